@@ -1,0 +1,3 @@
+from seek.cli import main
+
+main()

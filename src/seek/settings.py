@@ -1,0 +1,265 @@
+"""Every default and tunable of seek in one frozen object, with where each value came from.
+
+Sources, later wins (seek.md §3):
+
+1. built-in defaults (the reference's §10 numbers plus seek's own),
+2. ``~/.config/seek/config.toml`` (``$XDG_CONFIG_HOME`` honoured),
+3. ``<workspace>/.seek.toml``, else ``[tool.seek]`` in ``<workspace>/pyproject.toml``,
+4. ``SEEK_<NAME>`` environment variables (``SEEK_CHUNK_MAX_CHARS=800``),
+5. command-line flags (passed in as ``overrides``).
+
+Keys in files use the field names below (``chunk_max_chars = 800``). Unknown keys are an
+error, so a typo never silently does nothing. Lists in environment variables are
+comma-separated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from seek.errors import SettingsError
+
+ENV_PREFIX = "SEEK_"
+BUILTIN = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The effective settings. Build with :func:`load_settings`; never mutate."""
+
+    # -- embeddings ------------------------------------------------------------
+    provider: str = "local"
+    """Embedding provider: ``local`` (built in), ``ollama`` or ``openai``."""
+    model: str = ""
+    """Embedding model. Empty = the built-in local model; for ``local`` also a folder path."""
+    base_url: str = ""
+    """Embedding server URL (``ollama``/``openai``); empty = the provider's usual address."""
+    api_key_env: str = ""
+    """Name of the environment variable that holds the API key (the key is never stored)."""
+    embed_batch_size: int = 16
+    embed_timeout_s: float = 60.0
+    embed_concurrency: int = 4
+    """Files embedded at once against a server (1 for a shared gateway)."""
+
+    # -- chunking (a change forces a rebuild) -----------------------------------
+    chunk_max_chars: int = 1000
+    chunk_min_chars: int = 100
+    chunk_overlap_chars: int = 100
+    window_chars: int = 600
+    window_overlap_chars: int = 80
+
+    # -- scanning ---------------------------------------------------------------
+    max_file_bytes: int = 524_288
+    binary_sniff_bytes: int = 8_000
+    ignored_globs: tuple[str, ...] = ()
+    """Extra gitignore-style patterns; they win over ``.gitignore`` negations."""
+    flush_every_files: int = 25
+
+    # -- retrieval and prompt (used by search/context) --------------------------
+    retrieve_k: int = 20
+    focus_k: int = 6
+    focus_files: int = 8
+    rrf_k: int = 60
+    rerank_top: int = 12
+    rerank_threshold: float = 0.08
+    near_misses: int = 3
+    reranker_model: str = ""
+    """Folder of the cross-encoder model; empty = the built-in one when it exists."""
+    snippets: int = 6
+    prompt_budget_chars: int = 12_000
+    widen_chars: int = 3_000
+    imports_chars: int = 1_200
+    merge_chars: int = 4_000
+
+    # -- keeping current ----------------------------------------------------------
+    update_on_save: bool = True
+    watch_debounce_s: float = 1.5
+
+    # -- chat ------------------------------------------------------------------
+    chat_provider: str = "ollama"
+    chat_model: str = ""
+    chat_url: str = ""
+
+    # -- team context -----------------------------------------------------------
+    team_url: str = ""
+    team_token_env: str = ""
+    team_k: int = 6
+    team_timeout_s: float = 8.0
+
+    # -- where indexes live -----------------------------------------------------
+    home: str = ""
+    """Folder holding every index; empty = ``$SEEK_HOME`` or the OS cache dir."""
+
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Field name -> where its value came from (``default``, a file path, ``env SEEK_X``,
+    ``flag``)."""
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def source_of(self, name: str) -> str:
+        return self.sources.get(name, BUILTIN)
+
+    def values(self) -> dict[str, Any]:
+        """The settings as plain data (no sources)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sources"}
+
+
+def setting_names() -> list[str]:
+    return [f.name for f in fields(Settings) if f.name != "sources"]
+
+
+def _validate(s: Settings) -> None:
+    if s.provider not in ("local", "ollama", "openai"):
+        raise SettingsError(
+            f"provider must be local, ollama or openai, not {s.provider!r} "
+            f"(from {s.source_of('provider')})"
+        )
+    positive = (
+        "chunk_max_chars",
+        "window_chars",
+        "max_file_bytes",
+        "embed_batch_size",
+        "embed_concurrency",
+        "flush_every_files",
+        "binary_sniff_bytes",
+    )
+    for name in positive:
+        if getattr(s, name) <= 0:
+            raise SettingsError(f"{name} must be > 0 (from {s.source_of(name)})")
+    for name in ("chunk_min_chars", "chunk_overlap_chars", "window_overlap_chars"):
+        if getattr(s, name) < 0:
+            raise SettingsError(f"{name} must be >= 0 (from {s.source_of(name)})")
+    if s.window_overlap_chars >= s.window_chars:
+        raise SettingsError("window_overlap_chars must be smaller than window_chars")
+
+
+def effective_chunk_sizes(s: Settings) -> tuple[int, int, int]:
+    """(max, min, overlap) after the reference's clamps (§2.1)."""
+    max_chars = s.chunk_max_chars
+    return max_chars, min(s.chunk_min_chars, max_chars), min(s.chunk_overlap_chars, max_chars // 2)
+
+
+def _field_types() -> dict[str, Any]:
+    hints = typing.get_type_hints(Settings)
+    return {name: hints[name] for name in setting_names()}
+
+
+def _coerce(name: str, value: Any, kind: Any, origin: str) -> Any:
+    """Turn a TOML or environment value into the field's type, or explain why not."""
+    try:
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind is int:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return int(value)
+        if kind is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if kind == tuple[str, ...]:
+            if isinstance(value, str):
+                return tuple(part.strip() for part in value.split(",") if part.strip())
+            if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                return tuple(value)
+            raise ValueError(value)
+        if kind is str:
+            if not isinstance(value, str | int | float):
+                raise ValueError(value)
+            return str(value)
+    except (TypeError, ValueError):
+        pass
+    type_name = "list of strings" if kind == tuple[str, ...] else getattr(kind, "__name__", kind)
+    raise SettingsError(f"{name} in {origin} must be a {type_name}, not {value!r}")
+
+
+def _apply(
+    values: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], origin: str
+) -> None:
+    kinds = _field_types()
+    for key, raw in data.items():
+        name = key.replace("-", "_")
+        if name not in kinds:
+            raise SettingsError(f"unknown setting {key!r} in {origin}")
+        values[name] = _coerce(name, raw, kinds[name], origin)
+        sources[name] = origin
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"cannot parse {path}: {exc}") from exc
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "seek" / "config.toml"
+
+
+def load_settings(
+    workspace: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    user_config: Path | None = None,
+) -> Settings:
+    """Merge every source into one :class:`Settings` (later sources win)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    config_file = user_config if user_config is not None else user_config_path(env)
+    if config_file.is_file():
+        _apply(values, sources, _read_toml(config_file), str(config_file))
+
+    if workspace is not None:
+        seek_toml = workspace / ".seek.toml"
+        pyproject = workspace / "pyproject.toml"
+        if seek_toml.is_file():
+            _apply(values, sources, _read_toml(seek_toml), str(seek_toml))
+        elif pyproject.is_file():
+            section = _read_toml(pyproject).get("tool", {}).get("seek")
+            if isinstance(section, dict):
+                _apply(values, sources, section, f"{pyproject} [tool.seek]")
+
+    kinds = _field_types()
+    for name in kinds:
+        var = ENV_PREFIX + name.upper()
+        if var in env:
+            values[name] = _coerce(name, env[var], kinds[name], f"env {var}")
+            sources[name] = f"env {var}"
+    if overrides:
+        for name, value in overrides.items():
+            if value is None:
+                continue
+            if name not in kinds:
+                raise SettingsError(f"unknown setting {name!r}")
+            values[name] = _coerce(name, value, kinds[name], "flag")
+            sources[name] = "flag"
+    return Settings(**values, sources=sources)
+
+
+def replace(settings: Settings, **changes: Any) -> Settings:
+    """A copy with some values changed (marked as coming from flags)."""
+    sources = dict(settings.sources)
+    sources.update({name: "flag" for name in changes})
+    return dataclasses.replace(settings, **changes, sources=sources)

@@ -1,0 +1,76 @@
+"""Shared fixtures: a temp index home, a workspace builder and a deterministic embedder."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seek.settings import Settings, load_settings
+
+FAKE_DIMS = 16
+
+
+class HashEmbedder:
+    """Vectors derived from a hash of each text; counts what it was asked to embed."""
+
+    model_id = "test/hash"
+
+    def __init__(self, dims: int = FAKE_DIMS) -> None:
+        self.dims = dims
+        self.calls: list[int] = []
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        self.texts.extend(texts)
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for i, text in enumerate(texts):
+            digest = hashlib.sha256(text.encode()).digest()
+            out[i] = np.frombuffer(digest, dtype=np.uint8)[: self.dims] / 255.0
+        return out
+
+    def files_embedded(self) -> set[str]:
+        return {text.split("\n", 1)[0] for text in self.texts}
+
+
+@pytest.fixture
+def seek_home(tmp_path: Path) -> Path:
+    home = tmp_path / "seek-home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def settings_for(seek_home: Path) -> Callable[..., Settings]:
+    def make(workspace: Path | None = None, **overrides: object) -> Settings:
+        return load_settings(
+            workspace,
+            overrides={"home": str(seek_home), **overrides},
+            env={},
+            user_config=seek_home / "no-user-config.toml",
+        )
+
+    return make
+
+
+@pytest.fixture
+def make_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Write ``{relative path: text or bytes}`` under a fresh folder and return it."""
+
+    def make(files: dict[str, str | bytes], name: str = "ws") -> Path:
+        root = tmp_path / name
+        root.mkdir(exist_ok=True)
+        for rel, content in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return root
+
+    return make
