@@ -1,0 +1,144 @@
+"""Walk a workspace and decide which files to index (reference §1 with seek.md §4).
+
+Per entry, in order: symlink (never followed) -> always-excluded paths (``.git``,
+submodules as path prefixes, the index folder) -> ignore rules -> name allowlist ->
+``stat`` size between 1 byte and ``max_file_bytes``. Every file left out is counted by
+reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from seek.scan.allowlist import is_indexable_name
+from seek.scan.ignore import RULE_FILES, IgnoreRules
+
+# Reasons a file is left out; ``binary`` and ``no_chunks`` are found when reading.
+IGNORED = "ignored"
+NOT_ALLOWLISTED = "not_allowlisted"
+TOO_BIG = "too_big"
+EMPTY = "empty"
+SYMLINK = "symlink"
+UNREADABLE = "unreadable"
+BINARY = "binary"
+NO_CHUNKS = "no_chunks"
+
+ALWAYS_EXCLUDED_NAMES = frozenset({".git", ".gitignore"})
+EXAMPLES_PER_REASON = 5
+
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    rel: str
+    """Workspace-relative path with ``/`` separators."""
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class ScanResult:
+    files: list[ScannedFile] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    """A few paths per reason, so a report can name them (unreadable ones above all)."""
+
+    def skip(self, reason: str, rel: str) -> None:
+        self.skipped[reason] += 1
+        shown = self.examples.setdefault(reason, [])
+        if len(shown) < EXAMPLES_PER_REASON:
+            shown.append(rel)
+
+
+def submodule_paths(root: Path) -> tuple[str, ...]:
+    """Submodule folders declared in the root ``.gitmodules`` (relative, ``/``-separated)."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    paths = []
+    for line in text.splitlines():
+        match = _SUBMODULE_PATH.match(line)
+        if match:
+            paths.append(match.group(1).strip("/"))
+    return tuple(p for p in paths if p)
+
+
+def scan_workspace(
+    root: Path,
+    *,
+    max_file_bytes: int,
+    ignored_globs: tuple[str, ...] = (),
+    exclude_dirs: tuple[Path, ...] = (),
+) -> ScanResult:
+    """List the indexable files under ``root`` and count the others by reason."""
+    result = ScanResult()
+    submodules = submodule_paths(root)
+    excluded = {os.path.realpath(p) for p in exclude_dirs}
+    stack: list[tuple[str, str, IgnoreRules]] = [
+        (str(root), "", IgnoreRules.for_root(root, ignored_globs))
+    ]
+    while stack:
+        folder, folder_rel, rules = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            result.skip(UNREADABLE, folder_rel + "/" if folder_rel else "./")
+            continue
+        if folder_rel:
+            names = {e.name for e in entries if e.name in RULE_FILES}
+            if names:
+                rules = rules.child(Path(folder), folder_rel, names)
+        subfolders: list[tuple[str, str, IgnoreRules]] = []
+        for entry in entries:
+            rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
+            try:
+                if entry.is_symlink():
+                    result.skip(SYMLINK, rel)
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                result.skip(UNREADABLE, rel)
+                continue
+            if (
+                entry.name in ALWAYS_EXCLUDED_NAMES
+                or _in_submodule(rel, submodules)
+                or (is_dir and excluded and os.path.realpath(entry.path) in excluded)
+                or rules.is_ignored(rel, is_dir)
+            ):
+                result.skip(IGNORED, rel + "/" if is_dir else rel)
+                continue
+            if is_dir:
+                subfolders.append((entry.path, rel, rules))
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                result.skip(NOT_ALLOWLISTED, rel)  # sockets, fifos, devices
+                continue
+            if not is_indexable_name(entry.name):
+                result.skip(NOT_ALLOWLISTED, rel)
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # vanished between listing and stat: not a file any more
+            except OSError:
+                result.skip(UNREADABLE, rel)
+                continue
+            if st.st_size == 0:
+                result.skip(EMPTY, rel)
+            elif st.st_size > max_file_bytes:
+                result.skip(TOO_BIG, rel)
+            else:
+                result.files.append(ScannedFile(rel, st.st_size, st.st_mtime_ns))
+        stack.extend(reversed(subfolders))
+    return result
+
+
+def _in_submodule(rel: str, submodules: tuple[str, ...]) -> bool:
+    return any(rel == sub or rel.startswith(sub + "/") for sub in submodules)
