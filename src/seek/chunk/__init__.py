@@ -1,0 +1,44 @@
+"""Cut a file into chunks: tree-sitter syntax breaks where a grammar exists, prose breaks
+otherwise, then greedy packing (reference §2)."""
+
+from __future__ import annotations
+
+import logging
+
+from seek.chunk.languages import grammar_for_path, parser_for
+from seek.chunk.packing import Chunk, chunks_from_breaks, prose_breaks
+from seek.chunk.syntax import syntax_breaks
+from seek.chunk.windows import embedding_windows
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Chunk", "chunk_file", "embedding_windows", "grammar_for_path"]
+
+
+def chunk_file(
+    rel_path: str,
+    source: bytes,
+    *,
+    max_chars: int,
+    min_chars: int,
+    overlap_chars: int,
+) -> list[Chunk]:
+    """Chunks of one file's bytes (decoded as UTF-8, invalid bytes replaced)."""
+    text = source.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    breaks: list[int] | None = None
+    grammar = grammar_for_path(rel_path)
+    if grammar is not None:
+        parser = parser_for(grammar)
+        if parser is not None:
+            try:
+                breaks = syntax_breaks(parser.parse(source), source, max_chars)
+            except Exception as exc:  # noqa: BLE001 - a parser failure must not stop indexing
+                log.warning(
+                    "cannot parse %s as %s (%s); using prose breaks", rel_path, grammar, exc
+                )
+    if breaks is None:
+        breaks = prose_breaks(lines)
+    return chunks_from_breaks(
+        lines, breaks, max_chars=max_chars, min_chars=min_chars, overlap_chars=overlap_chars
+    )

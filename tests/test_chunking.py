@@ -1,0 +1,209 @@
+"""Chunking invariants and examples ported from the reference's chunker tests (§11.1)."""
+
+import logging
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seek.chunk import chunk_file, embedding_windows, languages
+from seek.chunk.packing import chunks_from_breaks, prose_breaks
+
+
+def chunk_text(text, *, path="notes.txt", max_chars=60, min_chars=20, overlap=15):
+    return chunk_file(
+        path, text.encode(), max_chars=max_chars, min_chars=min_chars, overlap_chars=overlap
+    )
+
+
+def assert_exact_slices_and_coverage(text, chunks):
+    lines = text.split("\n")
+    covered = set()
+    for chunk in chunks:
+        whole = "\n".join(lines[chunk.start_line : chunk.end_line + 1])
+        assert chunk.content in whole  # exact slice (giant lines are sliced further)
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+    non_blank = {i for i, line in enumerate(lines) if line.strip()}
+    assert non_blank <= covered
+
+
+PARAGRAPHS = "\n".join(
+    f"paragraph {i} line {j} with some words" for i in range(6) for j in range(3)
+)
+
+
+def test_exact_slices_and_full_coverage():
+    chunks = chunk_text(PARAGRAPHS)
+    assert len(chunks) > 1
+    assert_exact_slices_and_coverage(PARAGRAPHS, chunks)
+
+
+def test_pieces_respect_max_except_overlap_and_folding():
+    chunks = chunk_text(PARAGRAPHS, overlap=0, min_chars=0)
+    assert all(len(c.content) <= 60 for c in chunks)
+
+
+def test_overlap_makes_the_next_chunk_start_inside_the_previous_one():
+    text = "\n".join(f"line {i:04d}" for i in range(40))  # 10-char lines
+    chunks = chunk_text(text, overlap=15)
+    assert len(chunks) > 2
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        assert previous.start_line < current.start_line <= previous.end_line
+
+
+def test_tiny_segments_pack_together():
+    text = "\n\n".join(f"w{i}" for i in range(10))  # ten tiny paragraphs
+    chunks = chunk_text(text, max_chars=1000, min_chars=0, overlap=0)
+    assert len(chunks) == 1 and chunks[0].content == text
+
+
+def test_short_tail_folds_into_previous_chunk():
+    lines = ["x" * 30, "x" * 30, "", "tail"]
+    chunks = chunks_from_breaks(lines, [0, 3], max_chars=62, min_chars=20, overlap_chars=0)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(0, 3)]
+
+
+def test_prose_breaks_example():
+    lines = ["# Title", "para one", "still one", "", "para two", "## Sub", "para three"]
+    assert prose_breaks(lines) == [0, 4, 5]
+
+
+def test_paragraphs_never_lose_text():
+    text = "alpha beta\n\ngamma delta\nepsilon\n\n# head\nzeta"
+    chunks = chunk_text(text, max_chars=20, min_chars=0, overlap=0)
+    joined = "\n".join(c.content for c in chunks)
+    for word in ("alpha", "beta", "gamma", "delta", "epsilon", "head", "zeta"):
+        assert word in joined
+
+
+def test_giant_line_is_cut_into_max_sized_slices():
+    chunks = chunk_text("x" * 500, max_chars=100, min_chars=20, overlap=15)
+    assert [len(c.content) for c in chunks] == [100] * 5
+    assert {(c.start_line, c.end_line) for c in chunks} == {(0, 0)}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n\t\n"])
+def test_whitespace_or_empty_gives_no_chunks(text):
+    assert chunk_text(text) == []
+
+
+def test_windows_are_bounded_cover_every_line_and_share_seams():
+    text = "\n".join(f"line number {i:03d}" for i in range(40))
+    windows = embedding_windows(text, 100, 30)
+    assert all(len(w) <= 100 for w in windows)
+    assert set(text.split("\n")) <= {line for w in windows for line in w.split("\n")}
+    for first, second in zip(windows, windows[1:], strict=False):
+        assert first.split("\n")[-1] == second.split("\n")[0] or set(first.split("\n")) & set(
+            second.split("\n")
+        )
+
+
+def test_long_line_windows():
+    assert [len(w) for w in embedding_windows("y" * 250, 100, 30)] == [100, 100, 50]
+
+
+def test_short_chunk_is_one_window():
+    assert embedding_windows("short", 600, 80) == ["short"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab \t#x\n", max_size=80), max_size=40),
+    st.integers(20, 200),
+    st.integers(0, 50),
+    st.integers(0, 60),
+)
+def test_packing_properties(parts, max_chars, min_chars, overlap):
+    text = "\n".join(parts)
+    chunks = chunk_text(text, max_chars=max_chars, min_chars=min_chars, overlap=overlap)
+    assert_exact_slices_and_coverage(text, chunks)
+    for chunk in chunks:
+        assert chunk.content.strip()
+        assert 0 <= chunk.start_line <= chunk.end_line
+
+
+# One small program per required language: two definitions, each about 400 characters,
+# so with max 500 the syntax breaks must put each definition in its own chunk.
+def body(comment: str, n: int = 12) -> str:
+    return "\n".join(f"    {comment} step {i} of the work goes here" for i in range(n))
+
+
+SAMPLES = {
+    "a.py": "def first():\n{b}\n    return 1\n\ndef second():\n{b}\n    return 2\n",
+    "a.js": "function first() {{\n{b}\n}}\n\nfunction second() {{\n{b}\n}}\n",
+    "a.ts": "function first(): number {{\n{b}\n  return 1;\n}}\n\nfunction second(): number {{\n{b}\n  return 2;\n}}\n",
+    "a.tsx": "function First() {{\n{b}\n  return <div/>;\n}}\n\nfunction Second() {{\n{b}\n  return <p/>;\n}}\n",
+    "a.go": "package a\n\nfunc first() {{\n{b}\n}}\n\nfunc second() {{\n{b}\n}}\n",
+    "a.rs": "fn first() {{\n{b}\n}}\n\nfn second() {{\n{b}\n}}\n",
+    "A.java": "class A {{\n  void first() {{\n{b}\n  }}\n\n  void second() {{\n{b}\n  }}\n}}\n",
+    "a.kt": "fun first() {{\n{b}\n}}\n\nfun second() {{\n{b}\n}}\n",
+    "a.scala": "object A {{\n  def first(): Unit = {{\n{b}\n  }}\n\n  def second(): Unit = {{\n{b}\n  }}\n}}\n",
+    "a.swift": "func first() {{\n{b}\n}}\n\nfunc second() {{\n{b}\n}}\n",
+    "a.c": "void first(void) {{\n{b}\n}}\n\nvoid second(void) {{\n{b}\n}}\n",
+    "a.cpp": "namespace a {{\nvoid first() {{\n{b}\n}}\n\nvoid second() {{\n{b}\n}}\n}}\n",
+    "a.cs": "class A {{\n  void First() {{\n{b}\n  }}\n\n  void Second() {{\n{b}\n  }}\n}}\n",
+    "a.rb": "def first\n{b}\nend\n\ndef second\n{b}\nend\n",
+    "a.php": "<?php\nfunction first() {{\n{b}\n}}\n\nfunction second() {{\n{b}\n}}\n",
+    "a.ex": "defmodule A do\n  def first do\n{b}\n  end\n\n  def second do\n{b}\n  end\nend\n",
+    "a.hs": "module A where\n\nfirst :: Int\nfirst =\n{b}\n  1\n\nsecond :: Int\nsecond =\n{b}\n  2\n",
+    "a.lua": "function first()\n{b}\nend\n\nfunction second()\n{b}\nend\n",
+    "a.zig": "fn first() void {{\n{b}\n}}\n\nfn second() void {{\n{b}\n}}\n",
+    "a.sh": "first() {{\n{b}\n}}\n\nsecond() {{\n{b}\n}}\n",
+}
+COMMENT = {
+    "py": "#",
+    "rb": "#",
+    "ex": "#",
+    "sh": "#",
+    "hs": "--",
+    "lua": "--",
+}
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_syntax_chunking_splits_at_definitions(path):
+    ext = path.rsplit(".", 1)[1]
+    text = SAMPLES[path].format(b=body(COMMENT.get(ext, "//")))
+    grammar = languages.grammar_for_path(path)
+    assert grammar is not None and languages.load_language(grammar) is not None
+    chunks = chunk_text(text, path=path, max_chars=500, min_chars=50, overlap=0)
+    assert_exact_slices_and_coverage(text, chunks)
+    second_line = next(
+        i
+        for i, line in enumerate(text.split("\n"))
+        if "second" in line.lower() and "::" not in line
+    )
+    starts = {c.start_line for c in chunks}
+    # The second definition starts a chunk (possibly with its signature line just above).
+    assert starts & {second_line, second_line - 1}, (path, starts, second_line)
+
+
+def test_syntax_and_prose_differ_for_code():
+    # No blank line between the definitions: only the parser sees where the second starts.
+    text = SAMPLES["a.py"].replace("\n\ndef", "\ndef").format(b=body("#"))
+    second = text.split("\n").index("def second():")
+    syntax = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+    prose = chunk_text(text, path="a.unknownext", max_chars=500, min_chars=50, overlap=0)
+    assert second in [c.start_line for c in syntax]
+    assert second not in [c.start_line for c in prose]
+
+
+def test_broken_grammar_degrades_to_prose_with_a_warning(monkeypatch, caplog):
+    monkeypatch.setitem(languages.GRAMMARS, "python", ("tree_sitter_not_installed", "language"))
+    languages.load_language.cache_clear()
+    monkeypatch.setattr(languages, "_local", type(languages._local)())
+    try:
+        text = SAMPLES["a.py"].format(b=body("#"))
+        with caplog.at_level(logging.WARNING):
+            chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+        assert chunks and "could not be loaded" in caplog.text
+        assert_exact_slices_and_coverage(text, chunks)
+    finally:
+        languages.load_language.cache_clear()
+
+
+def test_non_ascii_source_chunks_by_characters():
+    text = "def é():\n" + "\n".join(f"    x = '{'é' * 30}'" for _ in range(30)) + "\n"
+    chunks = chunk_text(text, path="u.py", max_chars=500, min_chars=50, overlap=0)
+    assert_exact_slices_and_coverage(text, chunks)
+    assert all(len(c.content) <= 1000 for c in chunks)
