@@ -1,0 +1,96 @@
+"""The built-in local embedder: a Model2Vec static model shipped inside the package.
+
+Loading takes about half a second and encoding needs no server, key or download. The model
+is a folder (``model`` setting: a path, or empty for the built-in one), so a better model is a
+drop-in replacement.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from seek.embed import register_provider
+from seek.errors import EmbeddingError
+from seek.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BUILTIN_MODEL_NAME = "minilm-static"
+BUILTIN_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+ENCODE_BATCH = 1024
+
+
+def model_folder(settings: Settings) -> Path:
+    if not settings.model:
+        return BUILTIN_MODELS_DIR / BUILTIN_MODEL_NAME
+    candidate = Path(settings.model).expanduser()
+    if candidate.is_dir():
+        return candidate
+    builtin = BUILTIN_MODELS_DIR / settings.model
+    return builtin if builtin.is_dir() else candidate
+
+
+def local_model_id(settings: Settings) -> str:
+    """``local/<folder name>``; a different model must live in a differently named folder."""
+    return f"local/{model_folder(settings).name}"
+
+
+class LocalEmbedder:
+    """Model2Vec static embeddings, loaded lazily on first use."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.model_id = f"local/{folder.name}"
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):  # noqa: ANN202 - model2vec's StaticModel
+        with self._lock:
+            if self._model is None:
+                if not (self.folder / "config.json").is_file():
+                    raise EmbeddingError(
+                        f"no embedding model in {self.folder} (expected a Model2Vec folder with "
+                        "config.json, model.safetensors and tokenizer.json)"
+                    )
+                try:
+                    from model2vec import StaticModel
+
+                    model = StaticModel.from_pretrained(str(self.folder))
+                except Exception as exc:
+                    raise EmbeddingError(
+                        f"cannot load the embedding model in {self.folder}: {exc}"
+                    ) from exc
+                # Stored as float16 to keep the package small; numpy averages float16 in
+                # software, float32 is ~1.5x faster to encode for 30 MB of memory.
+                model.embedding = np.asarray(model.embedding, dtype=np.float32)
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        if not texts:
+            return np.zeros((0, model.dim), dtype=np.float32)
+        # multiprocessing_threshold=0: model2vec then spreads batches over threads (the
+        # tokenizer releases the GIL), measured 1.4x faster than one thread on 2 cores.
+        vectors = model.encode(
+            list(texts),
+            batch_size=ENCODE_BATCH,
+            show_progress_bar=False,
+            multiprocessing_threshold=0,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def _shared_embedder(folder: Path) -> LocalEmbedder:
+    """One loaded model per folder per process (a server or a benchmark indexes many times)."""
+    return LocalEmbedder(folder)
+
+
+register_provider("local", lambda settings: _shared_embedder(model_folder(settings).resolve()))

@@ -1,0 +1,152 @@
+"""``manifest.json``: what the index holds and how it was built (reference §4.1 + seek.md §4).
+
+Shape (``format`` is seek's index format; ``version`` the reference's manifest version)::
+
+    {"version": 3, "format": 1, "model": "local/minilm-static", "dimensions": 256,
+     "chunking": {"max": 1000, "min": 100, "overlap": 100, "window": 600, "window_overlap": 80},
+     "files": {"src/a.py": {"hash": "<sha1>", "size": 12, "mtimeNs": 1, "chunks": 3}},
+     "skipped": {"too_big": 2}, "skippedExamples": {"too_big": ["big.json"]},
+     "updatedAt": 1767000000000, "runOpen": false}
+
+A stamp with ``"skip": "binary"`` or ``"no_chunks"`` marks a file that was read and holds
+no rows, so it is not read again until it changes. ``runOpen`` is true while a run may have
+written rows the stamps do not describe yet (a crash leaves it set; the next run then
+removes rows of files without a stamp).
+
+Saving is atomic (write a temporary file, fsync, rename). A missing, unreadable or
+unparsable manifest, or one of another version, reads as empty, which makes the next run
+a full rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MANIFEST_VERSION = 3
+INDEX_FORMAT = 1
+MANIFEST_NAME = "manifest.json"
+
+
+@dataclass(slots=True)
+class Stamp:
+    hash: str
+    size: int
+    mtime_ns: int
+    chunks: int
+    skip: str = ""
+    """``binary`` or ``no_chunks`` when the file holds no rows on purpose."""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "hash": self.hash,
+            "size": self.size,
+            "mtimeNs": self.mtime_ns,
+            "chunks": self.chunks,
+        }
+        if self.skip:
+            data["skip"] = self.skip
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Stamp:
+        return cls(
+            hash=str(data["hash"]),
+            size=int(data["size"]),
+            mtime_ns=int(data["mtimeNs"]),
+            chunks=int(data["chunks"]),
+            skip=str(data.get("skip", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSpec:
+    max: int
+    min: int
+    overlap: int
+    window: int
+    window_overlap: int
+
+
+@dataclass(slots=True)
+class Manifest:
+    model: str = ""
+    dimensions: int = 0
+    chunking: ChunkingSpec | None = None
+    format: int = INDEX_FORMAT
+    files: dict[str, Stamp] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    updated_at: int | None = None
+    run_open: bool = False
+
+    @property
+    def has_index(self) -> bool:
+        return bool(self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": MANIFEST_VERSION,
+            "format": self.format,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "chunking": asdict(self.chunking) if self.chunking else None,
+            "files": {path: stamp.to_json() for path, stamp in sorted(self.files.items())},
+            "skipped": dict(sorted(self.skipped.items())),
+            "skippedExamples": self.skipped_examples,
+            "updatedAt": self.updated_at,
+            "runOpen": self.run_open,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        chunking = data.get("chunking")
+        return cls(
+            model=str(data.get("model", "")),
+            dimensions=int(data.get("dimensions", 0)),
+            chunking=ChunkingSpec(**chunking) if chunking else None,
+            format=int(data.get("format", 0)),
+            files={p: Stamp.from_json(s) for p, s in data.get("files", {}).items()},
+            skipped={k: int(v) for k, v in data.get("skipped", {}).items()},
+            skipped_examples={k: list(v) for k, v in data.get("skippedExamples", {}).items()},
+            updated_at=data.get("updatedAt"),
+            run_open=bool(data.get("runOpen", False)),
+        )
+
+
+def load_manifest(index_dir: Path) -> Manifest:
+    """The stored manifest, or an empty one when it is missing, unreadable or outdated."""
+    path = index_dir / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Manifest()
+    except (OSError, ValueError) as exc:
+        log.warning("manifest %s is unreadable (%s); the index will be rebuilt", path, exc)
+        return Manifest()
+    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+        log.warning("manifest %s has another version; the index will be rebuilt", path)
+        return Manifest()
+    try:
+        return Manifest.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("manifest %s is malformed (%s); the index will be rebuilt", path, exc)
+        return Manifest()
+
+
+def save_manifest(index_dir: Path, manifest: Manifest) -> None:
+    """Write atomically: readers see the old or the new manifest, never half of one."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    path = index_dir / MANIFEST_NAME
+    tmp = path.with_name(f"{MANIFEST_NAME}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(manifest.to_json(), fh, separators=(",", ":"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

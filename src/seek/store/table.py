@@ -1,0 +1,256 @@
+"""The LanceDB table ``chunks``: one row per embedding window (reference §3.2).
+
+Contract (the only place seek touches lancedb/pyarrow):
+
+- ``replace_files(paths, rows)`` deletes every row of ``paths`` then adds ``rows``;
+- ``delete_files(paths)`` removes every row of ``paths``;
+- ``finish()`` builds the keyword (BM25) index when missing and compacts the table;
+- ``vector_search(vector, limit, paths=None)`` returns the nearest chunks, one hit per chunk
+  at the rank of its nearest window, optionally only within ``paths``;
+- ``keyword_search(query, limit, paths=None)`` runs BM25 over the keyword column of each
+  chunk's first window (so a chunk is one hit), optionally only within ``paths``;
+- ``count_chunks()`` counts chunks (``part = 0`` rows); ``stored_paths()`` lists the files
+  that have rows.
+
+Rows: ``path`` (workspace-relative, ``/``), ``chunk`` (its number in the file), ``start_line``
+and ``end_line`` (0-based, inclusive, overlap prefix included), ``part`` (window number),
+``content`` (the whole chunk, same on every window row), ``keywords`` (path words + code
+words), ``vector`` (the window's embedding).
+
+LanceDB commits are atomic, so a process killed mid-write leaves the previous version.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+TABLE_NAME = "chunks"
+KEYWORD_COLUMN = "keywords"
+SQL_IN_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    path: str
+    start_line: int
+    end_line: int
+    content: str
+    score: float
+    """Vector hits: distance (smaller is nearer). Keyword hits: BM25 score (larger is better)."""
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows of several files, column by column, ready to write."""
+
+    path: list[str]
+    chunk: list[int]
+    start_line: list[int]
+    end_line: list[int]
+    part: list[int]
+    content: list[str]
+    keywords: list[str]
+    vectors: np.ndarray
+
+    @classmethod
+    def empty(cls, dims: int) -> RowBatch:
+        return cls([], [], [], [], [], [], [], np.zeros((0, dims), dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self.path)
+
+
+def sql_quote(value: str) -> str:
+    """A SQL string literal: single quotes, embedded quotes doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def paths_filter(paths: Iterable[str]) -> str:
+    return "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
+
+
+class ChunkTable:
+    """Lazily opened LanceDB table in ``<index_dir>/lancedb``."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.db_dir = index_dir / "lancedb"
+        self._db: Any = None
+        self._table: Any = None
+
+    # -- opening --------------------------------------------------------------
+    def _connect(self) -> Any:
+        if self._db is None:
+            # lance logs through Rust's env_logger; its "creating dataset" warnings are noise.
+            os.environ.setdefault("LANCEDB_LOG", "error")
+            import lancedb
+
+            self.db_dir.mkdir(parents=True, exist_ok=True)
+            self._db = lancedb.connect(str(self.db_dir))
+        return self._db
+
+    def _open(self) -> Any | None:
+        if self._table is None:
+            db = self._connect()
+            if TABLE_NAME in db.list_tables().tables:
+                self._table = db.open_table(TABLE_NAME)
+        return self._table
+
+    def drop(self) -> None:
+        """Remove every row and the table itself (rebuilds start here)."""
+        self._table = None
+        if not self.db_dir.exists():
+            return
+        db = self._connect()
+        if TABLE_NAME in db.list_tables().tables:
+            db.drop_table(TABLE_NAME)
+        self._table = None
+
+    # -- writing --------------------------------------------------------------
+    def _arrow(self, rows: RowBatch) -> Any:
+        import pyarrow as pa
+
+        dims = rows.vectors.shape[1]
+        flat = pa.array(rows.vectors.astype(np.float32, copy=False).reshape(-1), pa.float32())
+        return pa.table(
+            {
+                "path": pa.array(rows.path, pa.string()),
+                "chunk": pa.array(rows.chunk, pa.int32()),
+                "start_line": pa.array(rows.start_line, pa.int32()),
+                "end_line": pa.array(rows.end_line, pa.int32()),
+                "part": pa.array(rows.part, pa.int32()),
+                "content": pa.array(rows.content, pa.string()),
+                "keywords": pa.array(rows.keywords, pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, dims),
+            }
+        )
+
+    def delete_files(self, paths: Sequence[str]) -> None:
+        table = self._open()
+        if table is None or not paths:
+            return
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
+
+    def replace_files(self, paths: Sequence[str], rows: RowBatch) -> None:
+        """Delete the rows of ``paths`` (files that had rows before) and add ``rows``."""
+        self.delete_files(paths)
+        if not len(rows):
+            return
+        data = self._arrow(rows)
+        table = self._open()
+        if table is None:
+            self._table = self._connect().create_table(TABLE_NAME, data, mode="overwrite")
+        else:
+            table.add(data)
+
+    def has_keyword_index(self) -> bool:
+        table = self._open()
+        if table is None:
+            return False
+        return any(KEYWORD_COLUMN in idx.columns for idx in table.list_indices())
+
+    def build_keyword_index(self) -> None:
+        table = self._open()
+        if table is None:
+            return
+        from lancedb.index import FTS
+
+        # No positions (no phrase queries); the simple tokenizer cannot split identifiers,
+        # which is why the keyword column carries them pre-split.
+        config = FTS(
+            with_position=False,
+            base_tokenizer="simple",
+            language="English",
+            lower_case=True,
+            stem=True,
+            remove_stop_words=True,
+        )
+        table.create_index(KEYWORD_COLUMN, config=config, replace=True)
+
+    def finish(self) -> None:
+        """Make the keyword index cover every row and compact what the run wrote."""
+        if self._open() is None:
+            return
+        if not self.has_keyword_index():
+            self.build_keyword_index()
+        self._table.optimize()
+
+    # -- reading --------------------------------------------------------------
+    def count_chunks(self) -> int:
+        table = self._open()
+        return 0 if table is None else int(table.count_rows("part = 0"))
+
+    def count_rows(self) -> int:
+        table = self._open()
+        return 0 if table is None else int(table.count_rows())
+
+    def stored_paths(self) -> set[str]:
+        table = self._open()
+        if table is None:
+            return set()
+        rows = table.count_rows()
+        if not rows:
+            return set()
+        column = (
+            table.search().where("part = 0").select(["path"]).limit(rows).to_arrow().column("path")
+        )
+        return set(column.unique().to_pylist())
+
+    def vector_search(
+        self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
+    ) -> list[StoredChunk]:
+        table = self._open()
+        if table is None or limit <= 0:
+            return []
+        query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+        if paths is not None:
+            query = query.where(paths_filter(paths), prefilter=True)
+        rows = (
+            query.limit(2 * limit).select(["path", "start_line", "end_line", "content"]).to_list()
+        )
+        hits: list[StoredChunk] = []
+        seen: set[tuple[str, int, int]] = set()
+        for row in rows:
+            key = (row["path"], row["start_line"], row["end_line"])
+            if key in seen:
+                continue
+            seen.add(key)
+            hits.append(StoredChunk(*key, row["content"], float(row["_distance"])))
+            if len(hits) == limit:
+                break
+        return hits
+
+    def keyword_search(
+        self, query_text: str, limit: int, paths: Sequence[str] | None = None
+    ) -> list[StoredChunk]:
+        table = self._open()
+        if table is None or limit <= 0 or not query_text.strip():
+            return []
+        where = "part = 0"
+        if paths is not None:
+            where += " AND " + paths_filter(paths)
+        if not self.has_keyword_index():  # a run died before finishing: repair, then search
+            self.build_keyword_index()
+        rows = (
+            table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
+            .where(where, prefilter=True)
+            .select(["path", "start_line", "end_line", "content"])
+            .limit(limit)
+            .to_list()
+        )
+        return [
+            StoredChunk(r["path"], r["start_line"], r["end_line"], r["content"], float(r["_score"]))
+            for r in rows
+        ]
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.db_dir.rglob("*") if p.is_file())
