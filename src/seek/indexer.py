@@ -1,0 +1,401 @@
+"""Create and update a workspace's index (reference §4.2 with seek.md §4).
+
+A run: take the writer lock -> decide whether the stored index can be updated or must be
+rebuilt (model, dimensions, chunk settings, format) -> scan -> forget deleted files ->
+for each file whose size or mtime changed: read, sniff for binary, compare SHA-1, chunk,
+window -> every ``flush_every_files`` files embed the pending windows, replace those files'
+rows and save the manifest -> build the keyword index and compact.
+
+Stamps are saved only after their rows are written, and ``runOpen`` marks a run in progress,
+so a process killed at any instant leaves an index that the next run repairs without
+re-embedding the files already stamped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from threading import Event
+
+import numpy as np
+
+from seek.chunk import Chunk, chunk_file, embedding_windows
+from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
+from seek.errors import EmbeddingError, WorkspaceError
+from seek.scan import ScannedFile, scan_workspace
+from seek.scan.walk import BINARY, NO_CHUNKS, UNREADABLE
+from seek.settings import Settings, effective_chunk_sizes
+from seek.store import (
+    ChunkingSpec,
+    ChunkTable,
+    Manifest,
+    RowBatch,
+    Stamp,
+    WriterLock,
+    index_dir_for,
+    load_manifest,
+    save_manifest,
+)
+from seek.store.manifest import INDEX_FORMAT
+from seek.text import keyword_column
+
+log = logging.getLogger(__name__)
+
+UPDATE = "update"
+REBUILD = "rebuild"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress event: ``phase`` is scanning, embedding, writing or finishing."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+    current: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class IndexReport:
+    workspace: Path
+    index_dir: Path
+    mode: str = UPDATE
+    rebuild_reason: str = ""
+    embedded: int = 0
+    chunks: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    files: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.embedded or self.removed or self.rebuild_reason)
+
+    def summary(self) -> str:
+        """The closing line of reference §5.5."""
+        took = format_duration(self.seconds)
+        if self.cancelled:
+            return (
+                f"Indexing cancelled. {self.embedded} files were embedded and kept; "
+                "run again to continue."
+            )
+        if not self.changed:
+            return f"Index is up to date: {self.files} files, nothing changed ({took})."
+        return (
+            f"Indexed: {self.embedded} files embedded ({self.chunks} chunks), "
+            f"{self.unchanged} unchanged, {self.removed} removed in {took}."
+        )
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+def chunking_spec(settings: Settings) -> ChunkingSpec:
+    max_chars, min_chars, overlap = effective_chunk_sizes(settings)
+    return ChunkingSpec(
+        max_chars, min_chars, overlap, settings.window_chars, settings.window_overlap_chars
+    )
+
+
+def rebuild_reason(manifest: Manifest, model_id: str, chunking: ChunkingSpec) -> str:
+    """Why the stored index cannot be updated in place ("" when it can)."""
+    if not manifest.has_index:
+        return ""
+    if manifest.format != INDEX_FORMAT:
+        return f"index format changed ({manifest.format} -> {INDEX_FORMAT})"
+    if manifest.model != model_id:
+        return f"model changed ({manifest.model} -> {model_id})"
+    if manifest.chunking != chunking:
+        old, new = manifest.chunking, chunking
+        if old is None:
+            return "chunk settings unknown"
+        diffs = [
+            f"{name} {getattr(old, name)} -> {getattr(new, name)}"
+            for name in ("max", "min", "overlap", "window", "window_overlap")
+            if getattr(old, name) != getattr(new, name)
+        ]
+        return "chunk settings changed (" + ", ".join(diffs) + ")"
+    return ""
+
+
+def is_binary(data: bytes, sniff_bytes: int) -> bool:
+    return b"\x00" in data[:sniff_bytes]
+
+
+class _DimensionsChanged(Exception):
+    def __init__(self, old: int, new: int) -> None:
+        super().__init__(f"vector dimensions changed ({old} -> {new})")
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Files chunked and waiting to be embedded and written."""
+
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+    had_rows: list[str] = field(default_factory=list)
+    rows: list[tuple[str, int, Chunk, int]] = field(default_factory=list)  # path, n, chunk, part
+    texts: list[str] = field(default_factory=list)
+    keywords: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.stamps)
+
+
+class Indexer:
+    """One run over one workspace. Use :func:`index_workspace`."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: Event | None = None,
+    ) -> None:
+        self.root = root
+        self.settings = settings
+        self.index_dir = index_dir_for(root, settings)
+        self.embedder = embedder
+        self.model_id = embedder.model_id if embedder is not None else model_id_for(settings)
+        self.chunking = chunking_spec(settings)
+        self.doc_prefix = task_prefixes(settings.model or self.model_id)[0]
+        self.progress = progress or (lambda event: None)
+        self.cancel = cancel or Event()
+        self.table = ChunkTable(self.index_dir)
+
+    # -- the run ----------------------------------------------------------------
+    def run(self, mode: str) -> IndexReport:
+        started = time.perf_counter()
+        with WriterLock(self.index_dir, f"seek index {self.root}"):
+            try:
+                report = self._run(mode)
+            except _DimensionsChanged as exc:
+                report = self._run(REBUILD, reason=str(exc))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _run(self, mode: str, reason: str = "") -> IndexReport:
+        report = IndexReport(self.root, self.index_dir, mode=mode)
+        manifest = load_manifest(self.index_dir)
+        if not reason and mode == REBUILD and manifest.has_index:
+            reason = "rebuild requested"
+        reason = reason or rebuild_reason(manifest, self.model_id, self.chunking)
+        if reason or not manifest.has_index:
+            report.rebuild_reason = reason
+            report.mode = REBUILD if reason else UPDATE
+            self.table.drop()
+            manifest = Manifest(model=self.model_id, chunking=self.chunking)
+            save_manifest(self.index_dir, manifest)
+
+        self.progress(Progress("scanning"))
+        scan = scan_workspace(
+            self.root,
+            max_file_bytes=self.settings.max_file_bytes,
+            ignored_globs=self.settings.ignored_globs,
+            exclude_dirs=(self.index_dir,),
+        )
+        scanned = {f.rel: f for f in scan.files}
+        removed = [path for path in manifest.files if path not in scanned]
+        stale = [f for f in scan.files if _is_stale(manifest.files.get(f.rel), f)]
+        report.unchanged = len(scan.files) - len(stale)
+        report.removed = len(removed)
+
+        if removed or stale or manifest.run_open:
+            interrupted = manifest.run_open
+            manifest.run_open = True
+            save_manifest(self.index_dir, manifest)
+            if interrupted:
+                self._drop_orphans(manifest, removed)
+            self._remove(manifest, removed)
+            self._embed_stale(manifest, stale, report)
+            self.progress(Progress("finishing"))
+            self.table.finish()
+            manifest.run_open = False
+
+        read_skips = Counter(s.skip for s in manifest.files.values() if s.skip)
+        skipped = Counter(scan.skipped)
+        skipped.update(read_skips)
+        skipped[UNREADABLE] += len(report.unreadable)
+        manifest.skipped = {k: v for k, v in skipped.items() if v}
+        examples = dict(scan.examples)
+        if report.unreadable:
+            examples[UNREADABLE] = (examples.get(UNREADABLE, []) + report.unreadable)[:5]
+        manifest.skipped_examples = examples
+        if not report.cancelled:
+            manifest.updated_at = int(time.time() * 1000)
+        save_manifest(self.index_dir, manifest)
+        report.skipped = dict(manifest.skipped)
+        report.files = len(manifest.files)
+        return report
+
+    # -- steps ------------------------------------------------------------------
+    def _drop_orphans(self, manifest: Manifest, removed: list[str]) -> None:
+        """Rows written by a run that died before saving their stamps."""
+        orphans = sorted(self.table.stored_paths() - manifest.files.keys() - set(removed))
+        if orphans:
+            log.info("removing rows of %d files left by an interrupted run", len(orphans))
+            self.table.delete_files(orphans)
+
+    def _remove(self, manifest: Manifest, removed: list[str]) -> None:
+        if not removed:
+            return
+        with_rows = [p for p in removed if manifest.files[p].chunks]
+        self.table.delete_files(with_rows)
+        for path in removed:
+            del manifest.files[path]
+        save_manifest(self.index_dir, manifest)
+
+    def _embed_stale(
+        self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
+    ) -> None:
+        pending = _Pending()
+        total = len(stale)
+        recent: list[str] = []
+        for done, scanned in enumerate(stale):
+            if self.cancel.is_set():
+                report.cancelled = True
+                break
+            recent = (recent + [scanned.rel])[-3:]
+            self.progress(Progress("embedding", done, total, tuple(recent)))
+            self._prepare(manifest, scanned, pending, report)
+            if len(pending) >= self.settings.flush_every_files:
+                self._flush(manifest, pending, report)
+                pending = _Pending()
+        if len(pending):
+            self._flush(manifest, pending, report)
+        self.progress(Progress("embedding", total if not report.cancelled else done, total))
+
+    def _prepare(
+        self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
+    ) -> None:
+        """Read, sniff, hash and chunk one file; queue its windows or stamp it directly."""
+        old = manifest.files.get(scanned.rel)
+        try:
+            data = (self.root / scanned.rel).read_bytes()
+        except OSError as exc:
+            log.warning("cannot read %s: %s", scanned.rel, exc.strerror or exc)
+            report.unreadable.append(scanned.rel)
+            return
+        digest = hashlib.sha1(data).hexdigest()
+        size, mtime = len(data), scanned.mtime_ns
+        if old is not None and old.hash == digest:
+            manifest.files[scanned.rel] = Stamp(digest, size, mtime, old.chunks, old.skip)
+            report.unchanged += 1
+            return
+        had_rows = old is not None and old.chunks > 0
+        chunks: list[Chunk] = []
+        skip = BINARY if is_binary(data, self.settings.binary_sniff_bytes) else ""
+        if not skip:
+            chunks = chunk_file(
+                scanned.rel,
+                data,
+                max_chars=self.chunking.max,
+                min_chars=self.chunking.min,
+                overlap_chars=self.chunking.overlap,
+            )
+            if not chunks:
+                skip = NO_CHUNKS
+        pending.stamps[scanned.rel] = Stamp(digest, size, mtime, len(chunks), skip)
+        if had_rows:
+            pending.had_rows.append(scanned.rel)
+        for number, chunk in enumerate(chunks):
+            windows = embedding_windows(
+                chunk.content, self.chunking.window, self.chunking.window_overlap
+            ) or [chunk.content]
+            pending.keywords[(scanned.rel, number)] = keyword_column(scanned.rel, chunk.content)
+            for part, window in enumerate(windows):
+                pending.rows.append((scanned.rel, number, chunk, part))
+                pending.texts.append(f"{self.doc_prefix}{scanned.rel}\n{window}")
+
+    def _flush(self, manifest: Manifest, pending: _Pending, report: IndexReport) -> None:
+        """Embed the pending windows, replace those files' rows, then save their stamps."""
+        self.progress(Progress("writing", current=tuple(list(pending.stamps)[-3:])))
+        vectors = self._embed(pending.texts) if pending.texts else None
+        if vectors is not None:
+            dims = int(vectors.shape[1])
+            if manifest.dimensions and manifest.dimensions != dims:
+                raise _DimensionsChanged(manifest.dimensions, dims)
+            manifest.dimensions = dims
+            rows = RowBatch(
+                path=[r[0] for r in pending.rows],
+                chunk=[r[1] for r in pending.rows],
+                start_line=[r[2].start_line for r in pending.rows],
+                end_line=[r[2].end_line for r in pending.rows],
+                part=[r[3] for r in pending.rows],
+                content=[r[2].content for r in pending.rows],
+                keywords=[pending.keywords[(r[0], r[1])] for r in pending.rows],
+                vectors=vectors,
+            )
+        else:
+            rows = RowBatch.empty(manifest.dimensions or 1)
+        self.table.replace_files(pending.had_rows, rows)
+        manifest.files.update(pending.stamps)
+        save_manifest(self.index_dir, manifest)
+        for stamp in pending.stamps.values():
+            if not stamp.skip:
+                report.embedded += 1
+                report.chunks += stamp.chunks
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if self.embedder is None:
+            self.embedder = make_embedder(self.settings)
+        vectors = self.embedder.embed(texts)
+        if vectors.shape[0] != len(texts):
+            raise EmbeddingError(
+                f"the embedder returned {vectors.shape[0]} vectors for {len(texts)} texts"
+            )
+        return vectors
+
+
+def _is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
+    return stamp is None or stamp.size != scanned.size or stamp.mtime_ns != scanned.mtime_ns
+
+
+def resolve_workspace(path: Path | str) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise WorkspaceError(f"workspace {root} does not exist")
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace {root} is not a folder")
+    return root.resolve()
+
+
+def index_workspace(
+    path: Path | str,
+    settings: Settings,
+    *,
+    mode: str = UPDATE,
+    embedder: Embedder | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: Event | None = None,
+) -> IndexReport:
+    """Create or update the index of ``path``; ``mode`` is ``update`` or ``rebuild``."""
+    if mode not in (UPDATE, REBUILD):
+        raise ValueError(f"mode must be {UPDATE!r} or {REBUILD!r}")
+    root = resolve_workspace(path)
+    indexer = Indexer(root, settings, embedder=embedder, progress=progress, cancel=cancel)
+    return indexer.run(mode)
+
+
+__all__ = [
+    "IndexReport",
+    "Indexer",
+    "Progress",
+    "index_workspace",
+    "resolve_workspace",
+]

@@ -1,0 +1,79 @@
+"""What an index holds, read from its manifest without opening the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seek.embed import model_id_for
+from seek.indexer import chunking_spec, rebuild_reason
+from seek.settings import Settings
+from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
+
+
+@dataclass(slots=True)
+class WorkspaceStatus:
+    workspace: Path
+    index_dir: Path
+    exists: bool
+    files: int
+    chunks: int
+    model: str
+    configured_model: str
+    dimensions: int
+    updated_at: int | None
+    size_bytes: int
+    writer: str
+    rebuild_reason: str
+    interrupted: bool
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workspace": str(self.workspace),
+            "index": str(self.index_dir),
+            "exists": self.exists,
+            "files": self.files,
+            "chunks": self.chunks,
+            "model": self.model,
+            "configuredModel": self.configured_model,
+            "dimensions": self.dimensions,
+            "updatedAt": self.updated_at,
+            "sizeBytes": self.size_bytes,
+            "writer": self.writer or None,
+            "rebuildReason": self.rebuild_reason or None,
+            "interrupted": self.interrupted,
+            "skipped": self.skipped,
+            "skippedExamples": self.skipped_examples,
+        }
+
+
+def _folder_size(folder: Path) -> int:
+    if not folder.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
+    index_dir = index_dir_for(root, settings)
+    manifest = load_manifest(index_dir)
+    configured = model_id_for(settings)
+    return WorkspaceStatus(
+        workspace=root,
+        index_dir=index_dir,
+        exists=manifest.has_index,
+        files=sum(1 for s in manifest.files.values() if not s.skip),
+        chunks=sum(s.chunks for s in manifest.files.values()),
+        model=manifest.model,
+        configured_model=configured,
+        dimensions=manifest.dimensions,
+        updated_at=manifest.updated_at,
+        size_bytes=_folder_size(index_dir),
+        writer=describe_holder(index_dir) if is_locked(index_dir) else "",
+        rebuild_reason=rebuild_reason(manifest, configured, chunking_spec(settings)),
+        interrupted=manifest.run_open,
+        skipped=dict(manifest.skipped),
+        skipped_examples=dict(manifest.skipped_examples),
+    )
