@@ -1,0 +1,40 @@
+"""``seek config``: every effective setting and where its value came from."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from seek.cli import Context, cli
+from seek.settings import setting_names
+
+
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
+@click.pass_obj
+def config_command(obj: Context, as_json: bool) -> None:
+    """Show the effective settings and where each value came from."""
+    workspace = obj.workspace()
+    settings = obj.settings(workspace)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    name: {
+                        "value": list(v) if isinstance(v := getattr(settings, name), tuple) else v,
+                        "source": settings.source_of(name),
+                    }
+                    for name in setting_names()
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(f"# workspace {workspace}")
+    width = max(map(len, setting_names()))
+    for name in setting_names():
+        value = getattr(settings, name)
+        shown = ", ".join(value) if isinstance(value, tuple) else value
+        shown = '""' if shown == "" else shown
+        click.echo(f"{name:<{width}}  {shown!s:<24}  ({settings.source_of(name)})")
