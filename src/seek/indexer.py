@@ -18,6 +18,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Event
@@ -52,7 +53,7 @@ REBUILD = "rebuild"
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A progress event: ``phase`` is scanning, embedding, writing or finishing."""
+    """A progress event: ``phase`` is scanning, embedding or finishing."""
 
     phase: str
     done: int = 0
@@ -146,13 +147,16 @@ class _Pending:
     """Files chunked and waiting to be embedded and written."""
 
     stamps: dict[str, Stamp] = field(default_factory=dict)
+    refreshed: dict[str, Stamp] = field(default_factory=dict)
+    """Touched but unchanged files: only their size and mtime are new."""
     had_rows: list[str] = field(default_factory=list)
-    rows: list[tuple[str, int, Chunk, int]] = field(default_factory=list)  # path, n, chunk, part
+    rows: RowBatch = field(default_factory=lambda: RowBatch.empty(0))
+    """Every column but the vectors, which the flush adds."""
     texts: list[str] = field(default_factory=list)
-    keywords: dict[tuple[str, int], str] = field(default_factory=dict)
+    """What is embedded for each row: ``<task prefix><path>\n<window>``."""
 
     def __len__(self) -> int:
-        return len(self.stamps)
+        return len(self.stamps) + len(self.refreshed)
 
 
 class Indexer:
@@ -263,22 +267,37 @@ class Indexer:
     def _embed_stale(
         self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
     ) -> None:
+        """Chunk files on this thread while a writer thread embeds and stores the previous
+        batch (tokenizing and LanceDB writes release the GIL, so both cores work). At most one
+        batch is in flight, and only the writer touches the manifest's stamps."""
         pending = _Pending()
         total = len(stale)
+        done = 0
         recent: list[str] = []
-        for done, scanned in enumerate(stale):
-            if self.cancel.is_set():
-                report.cancelled = True
-                break
-            recent = (recent + [scanned.rel])[-3:]
-            self.progress(Progress("embedding", done, total, tuple(recent)))
-            self._prepare(manifest, scanned, pending, report)
-            if len(pending) >= self.settings.flush_every_files:
-                self._flush(manifest, pending, report)
-                pending = _Pending()
+        in_flight: Future[None] | None = None
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-writer") as writer:
+            try:
+                for done, scanned in enumerate(stale):
+                    if self.cancel.is_set():
+                        report.cancelled = True
+                        break
+                    recent = (recent + [scanned.rel])[-3:]
+                    self.progress(Progress("embedding", done, total, tuple(recent)))
+                    self._prepare(manifest, scanned, pending, report)
+                    if len(pending) >= self.settings.flush_every_files:
+                        if in_flight is not None:
+                            in_flight.result()
+                        in_flight = writer.submit(self._flush, manifest, pending, report)
+                        pending = _Pending()
+                else:
+                    done = total
+            finally:
+                # Files already chunked are kept even when the run stops early.
+                if in_flight is not None:
+                    in_flight.result()
         if len(pending):
             self._flush(manifest, pending, report)
-        self.progress(Progress("embedding", total if not report.cancelled else done, total))
+        self.progress(Progress("embedding", done, total))
 
     def _prepare(
         self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
@@ -294,7 +313,7 @@ class Indexer:
         digest = hashlib.sha1(data).hexdigest()
         size, mtime = len(data), scanned.mtime_ns
         if old is not None and old.hash == digest:
-            manifest.files[scanned.rel] = Stamp(digest, size, mtime, old.chunks, old.skip)
+            pending.refreshed[scanned.rel] = Stamp(digest, size, mtime, old.chunks, old.skip)
             report.unchanged += 1
             return
         had_rows = old is not None and old.chunks > 0
@@ -313,37 +332,35 @@ class Indexer:
         pending.stamps[scanned.rel] = Stamp(digest, size, mtime, len(chunks), skip)
         if had_rows:
             pending.had_rows.append(scanned.rel)
+        rows = pending.rows
         for number, chunk in enumerate(chunks):
             windows = embedding_windows(
                 chunk.content, self.chunking.window, self.chunking.window_overlap
-            ) or [chunk.content]
-            pending.keywords[(scanned.rel, number)] = keyword_column(scanned.rel, chunk.content)
-            for part, window in enumerate(windows):
-                pending.rows.append((scanned.rel, number, chunk, part))
+            )
+            # Only part 0 is searched by keyword, so the other windows of a chunk leave the
+            # column empty: half the BM25 index to build, the same results.
+            keywords = keyword_column(scanned.rel, chunk.content)
+            for part, window in enumerate(windows or [chunk.content]):
+                rows.path.append(scanned.rel)
+                rows.chunk.append(number)
+                rows.start_line.append(chunk.start_line)
+                rows.end_line.append(chunk.end_line)
+                rows.part.append(part)
+                rows.content.append(chunk.content)
+                rows.keywords.append(keywords if part == 0 else "")
                 pending.texts.append(f"{self.doc_prefix}{scanned.rel}\n{window}")
 
     def _flush(self, manifest: Manifest, pending: _Pending, report: IndexReport) -> None:
         """Embed the pending windows, replace those files' rows, then save their stamps."""
-        self.progress(Progress("writing", current=tuple(list(pending.stamps)[-3:])))
-        vectors = self._embed(pending.texts) if pending.texts else None
-        if vectors is not None:
-            dims = int(vectors.shape[1])
+        rows = pending.rows
+        if pending.texts:
+            rows.vectors = self._embed(pending.texts)
+            dims = int(rows.vectors.shape[1])
             if manifest.dimensions and manifest.dimensions != dims:
                 raise _DimensionsChanged(manifest.dimensions, dims)
             manifest.dimensions = dims
-            rows = RowBatch(
-                path=[r[0] for r in pending.rows],
-                chunk=[r[1] for r in pending.rows],
-                start_line=[r[2].start_line for r in pending.rows],
-                end_line=[r[2].end_line for r in pending.rows],
-                part=[r[3] for r in pending.rows],
-                content=[r[2].content for r in pending.rows],
-                keywords=[pending.keywords[(r[0], r[1])] for r in pending.rows],
-                vectors=vectors,
-            )
-        else:
-            rows = RowBatch.empty(manifest.dimensions or 1)
         self.table.replace_files(pending.had_rows, rows)
+        manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
         save_manifest(self.index_dir, manifest)
         for stamp in pending.stamps.values():

@@ -76,13 +76,13 @@ class LocalEmbedder:
         model = self._load()
         if not texts:
             return np.zeros((0, model.dim), dtype=np.float32)
-        # multiprocessing_threshold=0: model2vec then spreads batches over threads (the
-        # tokenizer releases the GIL), measured 1.4x faster than one thread on 2 cores.
+        # One thread: the indexer already embeds beside its chunking thread, and model2vec's
+        # joblib fan-out polls with sleeps that cost more than it saves on flush-sized batches.
         vectors = model.encode(
             list(texts),
             batch_size=ENCODE_BATCH,
             show_progress_bar=False,
-            multiprocessing_threshold=0,
+            use_multiprocessing=False,
         )
         return np.asarray(vectors, dtype=np.float32)
 
