@@ -61,7 +61,8 @@ class ProgressView:
         if event.total:
             fields.update(total=event.total, completed=event.done)
         if event.current:
-            fields["current"] = ", ".join(event.current)
+            names = ", ".join(path.rsplit("/", 1)[-1] for path in event.current)
+            fields["current"] = names if len(names) <= 60 else names[:59] + "…"
         self.bar.update(self.task, **fields)
 
 
