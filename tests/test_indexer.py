@@ -62,7 +62,7 @@ def test_editing_one_file_reembeds_only_it(workspace, settings_for):
     assert report.embedded == 1 and report.unchanged == 3
     assert embedder.files_embedded() == {"src/util.py"}
     hits = ChunkTable(index_dir_for(workspace, settings)).keyword_search("helper", 5)
-    assert [h.content for h in hits] == ["def helper(x):\n    return x * 3\n"]
+    assert [h.content for h in hits] == ["def helper(x):\n    return x * 3"]
 
 
 def test_deleting_a_file_removes_its_rows(workspace, settings_for):

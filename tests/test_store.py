@@ -24,7 +24,7 @@ def rows_for(chunks, dims=4):
             batch.end_line.append(end)
             batch.part.append(part)
             batch.content.append(content)
-            batch.keywords.append(keyword_column(path, content))
+            batch.keywords.append(keyword_column(path, content) if part == 0 else "")
             vectors.append(np.eye(dims, dtype=np.float32)[(number + part) % dims])
     batch.vectors = np.array(vectors, dtype=np.float32)
     return batch

@@ -26,6 +26,8 @@ def chunk_file(
     """Chunks of one file's bytes (decoded as UTF-8, invalid bytes replaced)."""
     text = source.decode("utf-8", errors="replace")
     lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another one
     breaks: list[int] | None = None
     grammar = grammar_for_path(rel_path)
     if grammar is not None:

@@ -90,7 +90,7 @@ def cli(ctx: click.Context, path: str | None, sets: tuple[str, ...], verbose: bo
 
 
 def main() -> None:
-    from seek.cli import config_cmd, index_cmd  # noqa: F401 - registers the commands
+    from seek.cli import config_cmd, index_cmd, search_cmd  # noqa: F401 - registers commands
 
     try:
         cli.main(standalone_mode=False)

@@ -30,7 +30,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MANIFEST_VERSION = 3
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: no phantom line after a final newline; keywords on part 0 only
 MANIFEST_NAME = "manifest.json"
 
 

@@ -41,6 +41,8 @@ SQL_IN_BATCH = 500
 @dataclass(frozen=True, slots=True)
 class StoredChunk:
     path: str
+    chunk: int
+    """The chunk's number within its file."""
     start_line: int
     end_line: int
     content: str
@@ -98,7 +100,8 @@ class ChunkTable:
         return self._db
 
     def _open(self) -> Any | None:
-        if self._table is None:
+        """The table, or None when nothing was written yet (reading never creates files)."""
+        if self._table is None and self.db_dir.is_dir():
             db = self._connect()
             if TABLE_NAME in db.list_tables().tables:
                 self._table = db.open_table(TABLE_NAME)
@@ -205,6 +208,47 @@ class ChunkTable:
         )
         return set(column.unique().to_pylist())
 
+    def load_all(self) -> dict[str, Any]:
+        """Every row's path, lines, part, content and vector, for in-memory search.
+
+        Returns plain Python lists and a float32 ``vectors`` matrix (rows x dims); content is
+        only kept on ``part = 0`` rows (the other rows carry the same text).
+        """
+        table = self._open()
+        rows = 0 if table is None else table.count_rows()
+        if not rows:
+            return {
+                "path": [],
+                "start_line": [],
+                "end_line": [],
+                "part": [],
+                "content": [],
+                "vectors": np.zeros((0, 0), dtype=np.float32),
+            }
+        data = (
+            table.search()
+            .select(["path", "chunk", "start_line", "end_line", "part", "content", "vector"])
+            .limit(rows)
+            .to_arrow()
+        )
+        vector_column = data.column("vector").combine_chunks()
+        dims = vector_column.type.list_size
+        vectors = vector_column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+        return {
+            "path": data.column("path").to_pylist(),
+            "chunk": data.column("chunk").to_pylist(),
+            "start_line": data.column("start_line").to_pylist(),
+            "end_line": data.column("end_line").to_pylist(),
+            "part": data.column("part").to_pylist(),
+            "content": data.column("content").to_pylist(),
+            "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
+        }
+
+    def version(self) -> int:
+        """The table's version (changes with every write); -1 when there is no table."""
+        table = self._open()
+        return -1 if table is None else int(table.version)
+
     def vector_search(
         self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
@@ -214,17 +258,16 @@ class ChunkTable:
         query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
         if paths is not None:
             query = query.where(paths_filter(paths), prefilter=True)
-        rows = (
-            query.limit(2 * limit).select(["path", "start_line", "end_line", "content"]).to_list()
-        )
+        columns = ["path", "chunk", "start_line", "end_line", "content"]
+        rows = query.limit(2 * limit).select(columns).to_list()
         hits: list[StoredChunk] = []
-        seen: set[tuple[str, int, int]] = set()
+        seen: set[tuple[str, int]] = set()
         for row in rows:
-            key = (row["path"], row["start_line"], row["end_line"])
+            key = (row["path"], row["chunk"])
             if key in seen:
                 continue
             seen.add(key)
-            hits.append(StoredChunk(*key, row["content"], float(row["_distance"])))
+            hits.append(StoredChunk(*(row[c] for c in columns), float(row["_distance"])))
             if len(hits) == limit:
                 break
         return hits
@@ -235,20 +278,20 @@ class ChunkTable:
         table = self._open()
         if table is None or limit <= 0 or not query_text.strip():
             return []
-        where = "part = 0"
-        if paths is not None:
-            where += " AND " + paths_filter(paths)
         if not self.has_keyword_index():  # a run died before finishing: repair, then search
             self.build_keyword_index()
+        query = table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
+        if paths is not None:
+            query = query.where(paths_filter(paths), prefilter=True)
         rows = (
-            table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
-            .where(where, prefilter=True)
-            .select(["path", "start_line", "end_line", "content"])
+            query.select(["path", "chunk", "start_line", "end_line", "content"])
             .limit(limit)
             .to_list()
         )
         return [
-            StoredChunk(r["path"], r["start_line"], r["end_line"], r["content"], float(r["_score"]))
+            StoredChunk(
+                r["path"], r["chunk"], r["start_line"], r["end_line"], r["content"], r["_score"]
+            )
             for r in rows
         ]
 

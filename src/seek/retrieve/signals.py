@@ -1,0 +1,343 @@
+"""Code-aware ranking signals (reference-ranking.md §1.6-§1.7), each a small pure function.
+
+Scores are ``dict[chunk_id, float]``; boosts are additive in units of the current best
+score, penalties multiply. Every signal has a name in :data:`SIGNALS` so a benchmark can
+switch it off (ablation).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+from seek.text import split_identifier
+
+FILE_COHERENCE = "file_coherence"
+DEFINITION_BOOST = "definition_boost"
+STEM_BOOST = "stem_boost"
+EMBEDDED_IDENTIFIER_BOOST = "embedded_identifier_boost"
+PATH_PENALTIES = "path_penalties"
+FILE_SATURATION = "file_saturation"
+QUERY_TYPE_WEIGHTING = "query_type_weighting"
+
+SIGNALS: tuple[str, ...] = (
+    QUERY_TYPE_WEIGHTING,
+    FILE_COHERENCE,
+    DEFINITION_BOOST,
+    STEM_BOOST,
+    EMBEDDED_IDENTIFIER_BOOST,
+    PATH_PENALTIES,
+    FILE_SATURATION,
+)
+
+# -- query type ------------------------------------------------------------------------
+
+SEMANTIC_WEIGHT_SYMBOL = 0.3
+"""Weight of the vector list for symbol queries (keywords find exact names better)."""
+SEMANTIC_WEIGHT_NL = 0.5
+"""Weight of the vector list for natural-language queries."""
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_SYMBOL_QUERY = re.compile(
+    rf"^(?:{_IDENT}(?:(?:::|\\|->|\.){_IDENT})+"  # qualified: a.b, A::B, a->b, A\B
+    r"|_[A-Za-z0-9_]*"  # _private
+    r"|[A-Za-z][A-Za-z0-9]*[A-Z_][A-Za-z0-9_]*"  # getUser, get_user, HTTP
+    r"|[A-Z][A-Za-z0-9]*)$"  # Session
+)
+_QUALIFIER = re.compile(r"::|\\|->|\.")
+
+
+def is_symbol_query(query: str) -> bool:
+    """True when the whole query is one identifier (possibly qualified); any space = NL."""
+    return _SYMBOL_QUERY.match(query.strip()) is not None
+
+
+def semantic_weight(query: str, enabled: bool = True) -> float:
+    if not enabled:
+        return SEMANTIC_WEIGHT_NL
+    return SEMANTIC_WEIGHT_SYMBOL if is_symbol_query(query) else SEMANTIC_WEIGHT_NL
+
+
+# -- definitions -------------------------------------------------------------------------
+
+DEFINITION_BOOST_UNITS = 3.0
+"""A chunk defining the queried symbol gains 3 x the best score."""
+SAME_NAME_FILE_TIER = 1.5
+"""... times 1.5 when its file is named after the symbol."""
+EMBEDDED_IDENTIFIER_SCALE = 0.5
+"""Identifiers inside a sentence are boosted at half strength (they may be incidental)."""
+EMBEDDED_STEM_MIN_CHARS = 4
+
+DEFINITION_KEYWORDS = (
+    "class", "module", "defmodule", "def", "interface", "struct", "enum", "trait", "type",
+    "func", "function", "object", "abstract class", "data class", "fn", "fun", "package",
+    "namespace", "protocol", "record", "typedef",
+)  # fmt: skip
+SQL_DEFINITION_KEYWORDS = ("CREATE TABLE", "CREATE VIEW", "CREATE PROCEDURE", "CREATE FUNCTION")
+_EMBEDDED_IDENTIFIER = re.compile(
+    r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*"  # PascalCase with two humps
+    r"|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b"  # camelCase
+)
+
+
+@lru_cache(maxsize=512)
+def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # keyword, whitespace, optional Namespace. / Namespace:: prefixes, the name, then an
+    # opening bracket, colon, semicolon, whitespace or the end of the line.
+    tail = r")\s+(?:" + _IDENT + r"(?:\.|::))*" + re.escape(name) + r"(?:\s|[<({:\[;]|$)"
+    head = r"(?:^|(?<=\s))(?:"
+    code = head + "|".join(map(re.escape, DEFINITION_KEYWORDS)) + tail
+    sql = head + "|".join(map(re.escape, SQL_DEFINITION_KEYWORDS)) + tail
+    return re.compile(code, re.MULTILINE), re.compile(sql, re.MULTILINE | re.IGNORECASE)
+
+
+def defines(content: str, name: str) -> bool:
+    """True when ``content`` holds a definition of ``name`` (class/def/fn/... name)."""
+    code, sql = _definition_patterns(name)
+    return code.search(content) is not None or sql.search(content) is not None
+
+
+def stem_names_symbol(stem: str, name: str) -> bool:
+    """``user_service`` / ``userservice`` / ``users`` name the symbol ``UserService``/``user``."""
+    name = name.lower()
+    flat = stem.replace("_", "")
+    return name in (stem, flat, stem.rstrip("s"), flat.rstrip("s"))
+
+
+def symbol_names(query: str) -> set[str]:
+    """The last segment of a qualified name, plus the whole name when it differs."""
+    whole = query.strip()
+    last = _QUALIFIER.split(whole)[-1]
+    return {last, whole}
+
+
+def embedded_identifiers(query: str) -> set[str]:
+    return set(_EMBEDDED_IDENTIFIER.findall(query))
+
+
+def _definition_bonus(content: str, stem: str, names: Iterable[str], unit: float) -> float:
+    names = list(names)
+    if not any(defines(content, name) for name in names):
+        return 0.0
+    return unit * (SAME_NAME_FILE_TIER if any(stem_names_symbol(stem, n) for n in names) else 1.0)
+
+
+def boost_definitions(
+    scores: dict[int, float],
+    names: set[str],
+    unit: float,
+    contents: Sequence[str],
+    stems: Sequence[str],
+    stem_ok: Callable[[str], bool],
+) -> None:
+    """Candidates defining a name gain ``unit`` (x1.5 in a same-name file); chunks that are
+    not candidates join with that bonus as their score when their file stem passes
+    ``stem_ok`` (the definition may be missing from both retrievers' lists)."""
+    for chunk_id in list(scores):
+        bonus = _definition_bonus(contents[chunk_id], stems[chunk_id], names, unit)
+        if bonus:
+            scores[chunk_id] += bonus
+    for chunk_id, stem in enumerate(stems):
+        if chunk_id in scores or not stem_ok(stem):
+            continue
+        bonus = _definition_bonus(contents[chunk_id], stem, names, unit)
+        if bonus:
+            scores[chunk_id] = bonus
+
+
+def symbol_query_boost(
+    scores: dict[int, float],
+    query: str,
+    best: float,
+    contents: Sequence[str],
+    stems: Sequence[str],
+) -> None:
+    """Symbol queries: chunks defining the symbol gain 3 x ``best`` (x1.5 same-name file)."""
+    names = symbol_names(query)
+    last = _QUALIFIER.split(query.strip())[-1]
+    unit = DEFINITION_BOOST_UNITS * best
+    boost_definitions(
+        scores, names, unit, contents, stems, lambda stem: stem_names_symbol(stem, last)
+    )
+
+
+def embedded_identifier_boost(
+    scores: dict[int, float],
+    query: str,
+    best: float,
+    contents: Sequence[str],
+    stems: Sequence[str],
+) -> None:
+    """Questions naming ``camelCase``/``PascalCase`` identifiers: their definitions gain
+    1.5 x ``best``; files named like a prefix of the identifier (``state.ts`` for
+    ``StateManager``) are searched for it too."""
+    names = embedded_identifiers(query)
+    if not names:
+        return
+    lowered = {n.lower() for n in names}
+
+    def stem_ok(stem: str) -> bool:
+        flat = stem.replace("_", "")
+        return any(
+            name in (stem, flat)
+            or (len(stem) >= EMBEDDED_STEM_MIN_CHARS and name.startswith(stem))
+            or (len(flat) >= EMBEDDED_STEM_MIN_CHARS and name.startswith(flat))
+            for name in lowered
+        )
+
+    unit = DEFINITION_BOOST_UNITS * EMBEDDED_IDENTIFIER_SCALE * best
+    boost_definitions(scores, names, unit, contents, stems, stem_ok)
+
+
+# -- path words --------------------------------------------------------------------------
+
+STEM_BOOST_UNITS = 1.0
+STEM_MATCH_MIN_RATIO = 0.10
+STEM_PREFIX_MIN_CHARS = 3
+STEM_STOP_WORDS = frozenset(
+    "a an and are as at be by do does for from has have how if in is it not of on or the to "
+    "was what when where which who why with".split()
+)
+
+
+def query_keywords(query: str) -> set[str]:
+    return {
+        word.lower()
+        for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
+        if len(word) > 2 and word.lower() not in STEM_STOP_WORDS
+    }
+
+
+@lru_cache(maxsize=8192)
+def path_parts(path: str) -> frozenset[str]:
+    """Words of a file's stem and of its folder's name."""
+    folder, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    parts = set(split_identifier(stem)) | {stem.lower()}
+    parent = folder.rpartition("/")[2]
+    if parent:
+        parts |= set(split_identifier(parent)) | {parent.lower()}
+    return frozenset(p for p in parts if p)
+
+
+def keyword_matches(keywords: set[str], parts: frozenset[str]) -> int:
+    """Keywords equal to a part, or sharing a prefix of at least 3 characters with one."""
+    matches = len(keywords & parts)
+    for word in keywords - parts:
+        for part in parts:
+            short, long_ = (word, part) if len(word) <= len(part) else (part, word)
+            if len(short) >= STEM_PREFIX_MIN_CHARS and long_.startswith(short):
+                matches += 1
+                break
+    return matches
+
+
+def stem_boost(scores: dict[int, float], query: str, best: float, paths: Sequence[str]) -> None:
+    """Candidates whose file or folder name matches the question's words gain up to 1 x best."""
+    keywords = query_keywords(query)
+    if not keywords:
+        return
+    unit = STEM_BOOST_UNITS * best
+    for chunk_id in list(scores):
+        ratio = keyword_matches(keywords, path_parts(paths[chunk_id])) / len(keywords)
+        if ratio >= STEM_MATCH_MIN_RATIO:
+            scores[chunk_id] += unit * ratio
+
+
+# -- file coherence ------------------------------------------------------------------------
+
+FILE_COHERENCE_UNITS = 0.2
+
+
+def file_coherence(scores: dict[int, float], paths: Sequence[str]) -> None:
+    """Each file's best candidate gains 0.2 x best score x (file's summed score / top file's)."""
+    if not scores:
+        return
+    best = max(scores.values())
+    if best <= 0:
+        return
+    totals: dict[str, float] = {}
+    leader: dict[str, int] = {}
+    for chunk_id, score in scores.items():
+        path = paths[chunk_id]
+        totals[path] = totals.get(path, 0.0) + score
+        if path not in leader or score > scores[leader[path]]:
+            leader[path] = chunk_id
+    top_total = max(totals.values())
+    for path, chunk_id in leader.items():
+        scores[chunk_id] += FILE_COHERENCE_UNITS * best * totals[path] / top_total
+
+
+# -- path penalties ------------------------------------------------------------------------
+
+STRONG_PENALTY = 0.3  # tests, compat shims, examples
+MODERATE_PENALTY = 0.5  # re-export barrels, package metadata
+MILD_PENALTY = 0.7  # .d.ts declaration stubs
+
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:"
+    r"test_[^/]*\.py|[^/]*_test\.py|[^/]*_test\.go|[^/]*Tests?\.java|[^/]*Test\.php"
+    r"|[^/]*_spec\.rb|[^/]*_test\.rb|[^/]*\.(?:test|spec)\.[jt]sx?"
+    r"|[^/]*Tests?\.kt|[^/]*Spec\.kt|[^/]*Tests?\.swift|[^/]*Spec\.swift|[^/]*Tests?\.cs"
+    r"|test_[^/]*\.cpp|[^/]*_test\.cpp|test_[^/]*\.c|[^/]*_test\.c"
+    r"|[^/]*(?:Spec|Suite|Test)\.scala|[^/]*_test\.dart|test_[^/]*\.dart"
+    r"|[^/]*_spec\.lua|[^/]*_test\.lua|test_[^/]*\.lua|test_helpers?[^/]*\.\w+"
+    r")$"
+)
+_TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+_COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
+_EXAMPLES_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
+REEXPORT_NAMES = frozenset({"__init__.py", "package-info.java"})
+
+
+@lru_cache(maxsize=8192)
+def path_penalty(path: str) -> float:
+    """Multiplier for files that rarely answer a question: tests, examples, compat, stubs."""
+    factor = 1.0
+    if _TEST_FILE.search(path) or _TEST_DIR.search(path):
+        factor *= STRONG_PENALTY
+    if path.rpartition("/")[2] in REEXPORT_NAMES:
+        factor *= MODERATE_PENALTY
+    if _COMPAT_DIR.search(path):
+        factor *= STRONG_PENALTY
+    if _EXAMPLES_DIR.search(path):
+        factor *= STRONG_PENALTY
+    if path.endswith(".d.ts"):
+        factor *= MILD_PENALTY
+    return factor
+
+
+def apply_path_penalties(scores: dict[int, float], paths: Sequence[str]) -> None:
+    for chunk_id in scores:
+        scores[chunk_id] *= path_penalty(paths[chunk_id])
+
+
+# -- file saturation -----------------------------------------------------------------------
+
+SATURATION_FREE_CHUNKS = 1
+"""Chunks a file may place before the decay starts."""
+SATURATION_DECAY = 0.5
+
+
+def select_top(
+    scores: dict[int, float], paths: Sequence[str], k: int, saturate: bool = True
+) -> list[tuple[int, float]]:
+    """Greedy top-k where each further chunk of a file counts 0.5^(n-1) of its score."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if not saturate:
+        return ranked[:k]
+    taken: list[tuple[int, float]] = []
+    per_file: dict[str, int] = {}
+    floor = float("inf")
+    for chunk_id, score in ranked:
+        if len(taken) >= k and score <= floor:
+            break
+        already = per_file.get(paths[chunk_id], 0)
+        excess = already - SATURATION_FREE_CHUNKS + 1
+        taken.append((chunk_id, score * SATURATION_DECAY**excess if excess > 0 else score))
+        per_file[paths[chunk_id]] = already + 1
+        if len(taken) >= k:
+            floor = min(s for _, s in taken)
+    taken.sort(key=lambda item: -item[1])
+    return taken[:k]

@@ -1,0 +1,76 @@
+"""Searching a real index (LanceDB in a temp dir) built with the deterministic embedder."""
+
+import pytest
+from conftest import HashEmbedder
+
+from seek.errors import SeekError
+from seek.indexer import index_workspace
+from seek.retrieve import Searcher
+
+FILES = {
+    "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
+    "src/http_client.py": "class HttpClient:\n    def send(self, request):\n        return 1\n",
+    "src/router.py": "class Router:\n    def add_route(self, path):\n        pass\n",
+    "tests/test_router.py": "def test_router():\n    Router().add_route('/')\n",
+    "README.md": "# Demo\n\nHow retries are configured.\n",
+}
+
+
+@pytest.fixture
+def searcher(make_tree, settings_for):
+    root = make_tree(FILES)
+    settings = settings_for()
+    embedder = HashEmbedder()
+    index_workspace(root, settings, embedder=embedder)
+    return Searcher.open(root, settings, embedder=embedder)
+
+
+def test_hits_have_one_based_lines_and_content(searcher):
+    result = searcher.search("configure_retries", k=3)
+    top = result.hits[0]
+    assert (top.path, top.start_line, top.end_line) == ("src/retry.py", 1, 2)
+    assert top.content == FILES["src/retry.py"].rstrip("\n")  # 2 lines, no phantom third
+    assert result.keyword_query == "configure_retries configure retries"
+
+
+def test_symbol_query_finds_the_definition_before_the_test(searcher):
+    paths = [h.path for h in searcher.search("Router", k=5).hits]
+    assert paths[0] == "src/router.py"
+    assert paths.index("tests/test_router.py") > 0
+
+
+def test_focus_files_get_their_own_passes(searcher):
+    plain = searcher.search("send request", k=5)
+    focused = searcher.search("send request", k=5, focus=("src/router.py",))
+    plain_score = {h.path: h.score for h in plain.hits}
+    focused_score = {h.path: h.score for h in focused.hits}
+    assert focused_score["src/router.py"] > plain_score.get("src/router.py", 0.0)
+
+
+def test_modes_and_unknown_signal(searcher):
+    assert searcher.search("HttpClient", mode="bm25").hits[0].path == "src/http_client.py"
+    assert searcher.search("HttpClient", mode="vector").hits
+    with pytest.raises(SeekError, match="unknown signals: nope"):
+        searcher.search("x", disabled=frozenset({"nope"}))
+
+
+def test_empty_query_returns_nothing(searcher):
+    assert searcher.search("   ").hits == []
+
+
+def test_model_mismatch_falls_back_to_keywords_with_a_note(make_tree, settings_for):
+    root = make_tree(FILES)
+    settings = settings_for()  # configured: the built-in local model
+    index_workspace(root, settings, embedder=HashEmbedder())  # built with test/hash
+    result = Searcher.open(root, settings).search("HttpClient send")
+    assert result.hits[0].path == "src/http_client.py"
+    assert result.notes == (
+        "The index was built with test/hash, not local/minilm-static, so only keywords "
+        "were matched.",
+    )
+
+
+def test_no_index_is_a_clear_error(make_tree, settings_for, seek_home):
+    with pytest.raises(SeekError, match="has no index yet: run `seek index"):
+        Searcher.open(make_tree({"a.py": "x"}), settings_for())
+    assert not any(seek_home.iterdir())  # searching creates nothing

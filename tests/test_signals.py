@@ -1,0 +1,127 @@
+"""Each ranking signal as a small table-driven test, plus fusion."""
+
+import pytest
+
+from seek.retrieve import fuse, rrf_ranks
+from seek.retrieve import signals as sig
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [
+        ("getUser", True), ("get_user", True), ("HTTP", True), ("Session", True),
+        ("_private", True), ("Sinatra::Base", True), ("os.path.join", True), ("a->b", True),
+        ("session", False), ("how does getUser work", False), ("", False),
+    ],
+)  # fmt: skip
+def test_symbol_query_classifier(query, symbol):
+    assert sig.is_symbol_query(query) is symbol
+
+
+def test_semantic_weight_by_query_type():
+    assert sig.semantic_weight("getUser") == sig.SEMANTIC_WEIGHT_SYMBOL
+    assert sig.semantic_weight("where are users loaded") == sig.SEMANTIC_WEIGHT_NL
+    assert sig.semantic_weight("getUser", enabled=False) == sig.SEMANTIC_WEIGHT_NL
+
+
+def test_rrf_two_seconds_beat_one_first():
+    scores = fuse([([1, 2], 0.5), ([3, 2], 0.5)], k=60)
+    assert max(scores, key=scores.get) == 2
+    assert rrf_ranks([7], 60) == {7: 1 / 61}
+    assert fuse([([], 0.5), ([], 0.5)], 60) == {}
+
+
+def test_fusion_weights_and_zero_weight_drops():
+    assert fuse([([1], 0.0), ([2], 1.0)], 60) == {2: 1 / 61}
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "expected"),
+    [
+        ("class UserService:\n    pass", "UserService", True),
+        ("def load_user(x):", "load_user", True),
+        ("func (s *Server) Serve() {}", "Serve", False),  # receiver between keyword and name
+        ("pub fn parse<T>(x: T)", "parse", True),
+        ("defmodule Phoenix.Router do", "Router", True),
+        ("export interface Props {", "Props", True),
+        ("x = UserService()", "UserService", False),
+        ("Class UserService", "UserService", False),  # keywords are case-sensitive
+        ("create table users (id int);", "users", True),  # SQL is not
+        ("class UserServiceFactory:", "UserService", False),
+    ],
+)
+def test_defines(content, name, expected):
+    assert sig.defines(content, name) is expected
+
+
+@pytest.mark.parametrize(
+    ("stem", "name", "expected"),
+    [("user_service", "UserService", True), ("users", "user", True), ("user", "User", True),
+     ("service", "UserService", False)],
+)  # fmt: skip
+def test_stem_names_symbol(stem, name, expected):
+    assert sig.stem_names_symbol(stem, name) is expected
+
+
+def test_symbol_boost_and_pull_in():
+    contents = ["x = Router()", "defmodule Phoenix.Router do", "class Router:", "y"]
+    stems = ["app", "router", "other", "router"]
+    scores = {0: 1.0, 2: 0.5}
+    sig.symbol_query_boost(scores, "Phoenix.Router", 1.0, contents, stems)
+    assert scores[0] == 1.0  # uses, does not define
+    assert scores[2] == 0.5 + 3.0  # defines, file not named after it
+    assert scores[1] == 3.0 * 1.5  # not a candidate: pulled in, same-name file tier
+    assert 3 not in scores  # same-name file without the definition
+
+
+def test_embedded_identifier_boost_half_strength_and_prefix_stems():
+    contents = ["class StateManager {", "const a = 1"]
+    stems = ["state", "state"]
+    scores = {1: 1.0}
+    sig.embedded_identifier_boost(scores, "where is the StateManager built", 1.0, contents, stems)
+    assert scores == {1: 1.0, 0: 1.5}  # state.ts is a prefix of StateManager: pulled in
+    untouched = {1: 1.0}
+    sig.embedded_identifier_boost(untouched, "plain words only", 1.0, contents, stems)
+    assert untouched == {1: 1.0}
+
+
+def test_stem_boost_ratio_and_prefixes():
+    paths = ["src/dependencies/resolve.py", "src/other/misc.py"]
+    scores = {0: 1.0, 1: 1.0}
+    sig.stem_boost(scores, "how is a dependency resolved", 1.0, paths)
+    # keywords: dependency, resolved. "resolved" starts with the part "resolve" (a prefix
+    # of >= 3 chars); "dependencies" does not start with "dependency": 1 of 2 matched.
+    assert scores == {0: 1.5, 1: 1.0}
+    sig.stem_boost(scores, "resolve", 1.0, paths)
+    assert scores == {0: 2.5, 1: 1.0}
+
+
+def test_file_coherence_boosts_each_files_best_chunk():
+    paths = ["a.py", "a.py", "b.py"]
+    scores = {0: 1.0, 1: 1.0, 2: 1.0}
+    sig.file_coherence(scores, paths)
+    assert scores[0] == pytest.approx(1.0 + 0.2 * 1.0 * 2 / 2)
+    assert scores[1] == 1.0
+    assert scores[2] == pytest.approx(1.0 + 0.2 * 1.0 * 1 / 2)
+
+
+@pytest.mark.parametrize(
+    ("path", "factor"),
+    [
+        ("src/app.py", 1.0), ("tests/test_app.py", 0.3), ("pkg/app_test.go", 0.3),
+        ("src/FooTest.java", 0.3), ("lib/__init__.py", 0.5), ("src/compat/x.py", 0.3),
+        ("examples/demo.py", 0.3), ("types/index.d.ts", 0.7), ("spec/a_spec.rb", 0.3),
+        ("src/contest.py", 1.0),
+    ],
+)  # fmt: skip
+def test_path_penalty(path, factor):
+    assert sig.path_penalty(path) == pytest.approx(factor)
+
+
+def test_file_saturation_decays_repeats():
+    paths = ["a", "a", "a", "b"]
+    scores = {0: 1.0, 1: 0.9, 2: 0.8, 3: 0.5}
+    top = sig.select_top(scores, paths, k=3)
+    assert [chunk for chunk, _ in top] == [0, 3, 1]  # 0.9 * 0.5 = 0.45 < 0.5
+    assert top[2][1] == pytest.approx(0.45)
+    assert [c for c, _ in sig.select_top(scores, paths, k=3, saturate=False)] == [0, 1, 2]
