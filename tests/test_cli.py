@@ -121,3 +121,15 @@ def _settings(home):
     from seek.settings import load_settings
 
     return load_settings(overrides={"home": str(home)}, env={})
+
+
+def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
+    out = seek(seek_home, "search", "function_3", str(project), "-k", "2").stdout.splitlines()
+    assert out[0].startswith(" 1  pkg/mod3.py:1-2  ")
+    assert out[1].strip() == "def function_3(value):"
+    data = json.loads(seek(seek_home, "search", "function_3", str(project), "--json").stdout)
+    assert data["query"] == "function_3" and data["keywordQuery"] == "function_3 function"
+    top = data["hits"][0]
+    assert (top["path"], top["startLine"], top["endLine"]) == ("pkg/mod3.py", 1, 2)
+    assert set(data["timingsMs"]) == {"vector_ms", "keyword_ms", "rank_ms"}
+    assert data["notes"] == []

@@ -67,7 +67,8 @@ def test_symbol_boost_and_pull_in():
     contents = ["x = Router()", "defmodule Phoenix.Router do", "class Router:", "y"]
     stems = ["app", "router", "other", "router"]
     scores = {0: 1.0, 2: 0.5}
-    sig.symbol_query_boost(scores, "Phoenix.Router", 1.0, contents, stems)
+    groups = sig.chunks_by_stem(stems)
+    sig.symbol_query_boost(scores, "Phoenix.Router", 1.0, contents, stems, groups)
     assert scores[0] == 1.0  # uses, does not define
     assert scores[2] == 0.5 + 3.0  # defines, file not named after it
     assert scores[1] == 3.0 * 1.5  # not a candidate: pulled in, same-name file tier
@@ -78,10 +79,13 @@ def test_embedded_identifier_boost_half_strength_and_prefix_stems():
     contents = ["class StateManager {", "const a = 1"]
     stems = ["state", "state"]
     scores = {1: 1.0}
-    sig.embedded_identifier_boost(scores, "where is the StateManager built", 1.0, contents, stems)
+    groups = sig.chunks_by_stem(stems)
+    sig.embedded_identifier_boost(
+        scores, "where is the StateManager built", 1.0, contents, stems, groups
+    )
     assert scores == {1: 1.0, 0: 1.5}  # state.ts is a prefix of StateManager: pulled in
     untouched = {1: 1.0}
-    sig.embedded_identifier_boost(untouched, "plain words only", 1.0, contents, stems)
+    sig.embedded_identifier_boost(untouched, "plain words only", 1.0, contents, stems, groups)
     assert untouched == {1: 1.0}
 
 
@@ -125,3 +129,18 @@ def test_file_saturation_decays_repeats():
     assert [chunk for chunk, _ in top] == [0, 3, 1]  # 0.9 * 0.5 = 0.45 < 0.5
     assert top[2][1] == pytest.approx(0.45)
     assert [c for c, _ in sig.select_top(scores, paths, k=3, saturate=False)] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("path", "non_code"),
+    [("src/app.py", False), ("docs/guide.md", True), ("config.yaml", True), ("Makefile", True),
+     ("README", True), (".github/x.yml", True), ("lib/a.rs", False), ("schema.sql", False)],
+)  # fmt: skip
+def test_non_code_files(path, non_code):
+    assert sig.is_non_code(path) is non_code
+
+
+def test_non_code_penalty_halves_docs():
+    scores = {0: 1.0, 1: 1.0}
+    sig.apply_non_code_penalty(scores, ["a.py", "a.md"])
+    assert scores == {0: 1.0, 1: sig.NON_CODE_FACTOR}

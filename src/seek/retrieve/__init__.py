@@ -103,6 +103,7 @@ class Searcher:
         self.ends = [data["end_line"][i] for i in first_rows]
         self.contents = [data["content"][i] for i in first_rows]
         self.stems = [p.rpartition("/")[2].split(".", 1)[0].lower() for p in self.paths]
+        self.stem_groups = sig.chunks_by_stem(self.stems)
         # A chunk is (path, number in file); every window row points at its chunk.
         self.chunk_of_key = {
             (data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)
@@ -265,14 +266,20 @@ class Searcher:
         best = max(scores.values())  # boosts are in units of the best score before them
         if sig.is_symbol_query(query):
             if sig.DEFINITION_BOOST not in disabled:
-                sig.symbol_query_boost(scores, query, best, self.contents, self.stems)
+                sig.symbol_query_boost(
+                    scores, query, best, self.contents, self.stems, self.stem_groups
+                )
         else:
             if sig.STEM_BOOST not in disabled:
                 sig.stem_boost(scores, query, best, self.paths)
             if sig.EMBEDDED_IDENTIFIER_BOOST not in disabled:
-                sig.embedded_identifier_boost(scores, query, best, self.contents, self.stems)
+                sig.embedded_identifier_boost(
+                    scores, query, best, self.contents, self.stems, self.stem_groups
+                )
         if sig.PATH_PENALTIES not in disabled and mode != VECTOR_ONLY:
             sig.apply_path_penalties(scores, self.paths)
+        if sig.NON_CODE_PENALTY not in disabled:
+            sig.apply_non_code_penalty(scores, self.paths)
         return sig.select_top(scores, self.paths, k, saturate=sig.FILE_SATURATION not in disabled)
 
 

@@ -8,7 +8,7 @@ switch it off (ablation).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from seek.text import split_identifier
@@ -18,6 +18,7 @@ DEFINITION_BOOST = "definition_boost"
 STEM_BOOST = "stem_boost"
 EMBEDDED_IDENTIFIER_BOOST = "embedded_identifier_boost"
 PATH_PENALTIES = "path_penalties"
+NON_CODE_PENALTY = "non_code_penalty"
 FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
 
@@ -28,6 +29,7 @@ SIGNALS: tuple[str, ...] = (
     STEM_BOOST,
     EMBEDDED_IDENTIFIER_BOOST,
     PATH_PENALTIES,
+    NON_CODE_PENALTY,
     FILE_SATURATION,
 )
 
@@ -123,12 +125,22 @@ def _definition_bonus(content: str, stem: str, names: Iterable[str], unit: float
     return unit * (SAME_NAME_FILE_TIER if any(stem_names_symbol(stem, n) for n in names) else 1.0)
 
 
+def chunks_by_stem(stems: Sequence[str]) -> dict[str, list[int]]:
+    """Chunk ids grouped by file stem; built once per index so that the pull-in scans test
+    each stem once per query instead of each chunk."""
+    groups: dict[str, list[int]] = {}
+    for chunk_id, stem in enumerate(stems):
+        groups.setdefault(stem, []).append(chunk_id)
+    return groups
+
+
 def boost_definitions(
     scores: dict[int, float],
     names: set[str],
     unit: float,
     contents: Sequence[str],
     stems: Sequence[str],
+    stem_groups: Mapping[str, Sequence[int]],
     stem_ok: Callable[[str], bool],
 ) -> None:
     """Candidates defining a name gain ``unit`` (x1.5 in a same-name file); chunks that are
@@ -138,12 +150,15 @@ def boost_definitions(
         bonus = _definition_bonus(contents[chunk_id], stems[chunk_id], names, unit)
         if bonus:
             scores[chunk_id] += bonus
-    for chunk_id, stem in enumerate(stems):
-        if chunk_id in scores or not stem_ok(stem):
+    for stem, chunk_ids in stem_groups.items():
+        if not stem_ok(stem):
             continue
-        bonus = _definition_bonus(contents[chunk_id], stem, names, unit)
-        if bonus:
-            scores[chunk_id] = bonus
+        for chunk_id in chunk_ids:
+            if chunk_id in scores:
+                continue
+            bonus = _definition_bonus(contents[chunk_id], stem, names, unit)
+            if bonus:
+                scores[chunk_id] = bonus
 
 
 def symbol_query_boost(
@@ -152,14 +167,16 @@ def symbol_query_boost(
     best: float,
     contents: Sequence[str],
     stems: Sequence[str],
+    stem_groups: Mapping[str, Sequence[int]],
 ) -> None:
     """Symbol queries: chunks defining the symbol gain 3 x ``best`` (x1.5 same-name file)."""
     names = symbol_names(query)
     last = _QUALIFIER.split(query.strip())[-1]
     unit = DEFINITION_BOOST_UNITS * best
     boost_definitions(
-        scores, names, unit, contents, stems, lambda stem: stem_names_symbol(stem, last)
-    )
+        scores, names, unit, contents, stems, stem_groups,
+        lambda stem: stem_names_symbol(stem, last),
+    )  # fmt: skip
 
 
 def embedded_identifier_boost(
@@ -168,6 +185,7 @@ def embedded_identifier_boost(
     best: float,
     contents: Sequence[str],
     stems: Sequence[str],
+    stem_groups: Mapping[str, Sequence[int]],
 ) -> None:
     """Questions naming ``camelCase``/``PascalCase`` identifiers: their definitions gain
     1.5 x ``best``; files named like a prefix of the identifier (``state.ts`` for
@@ -187,7 +205,7 @@ def embedded_identifier_boost(
         )
 
     unit = DEFINITION_BOOST_UNITS * EMBEDDED_IDENTIFIER_SCALE * best
-    boost_definitions(scores, names, unit, contents, stems, stem_ok)
+    boost_definitions(scores, names, unit, contents, stems, stem_groups, stem_ok)
 
 
 # -- path words --------------------------------------------------------------------------
@@ -311,6 +329,34 @@ def path_penalty(path: str) -> float:
 def apply_path_penalties(scores: dict[int, float], paths: Sequence[str]) -> None:
     for chunk_id in scores:
         scores[chunk_id] *= path_penalty(paths[chunk_id])
+
+
+# -- prose and configuration -------------------------------------------------------------
+
+NON_CODE_FACTOR = 0.5
+"""Docs, config and data files rank below code: a question to a code index is answered by
+code, while READMEs and skill files repeat the question's words without implementing it.
+Measured on the dev set: +0.008 NDCG@10 (0.5, 0.3 and 0.1 within 0.001 of each other)."""
+NON_CODE_EXTENSIONS = frozenset(
+    "md mdx markdown rst adoc txt text org tex bib json jsonc json5 jsonl yaml yml toml ini "
+    "cfg conf properties xml xaml plist csv tsv diff patch".split()
+)
+
+
+@lru_cache(maxsize=8192)
+def is_non_code(path: str) -> bool:
+    """Prose, configuration or data, judged by extension; extension-less names
+    (README, LICENSE, Makefile...) count as non-code too."""
+    name = path.rpartition("/")[2]
+    if "." not in name.lstrip("."):
+        return True
+    return name.rsplit(".", 1)[1].lower() in NON_CODE_EXTENSIONS
+
+
+def apply_non_code_penalty(scores: dict[int, float], paths: Sequence[str]) -> None:
+    for chunk_id in scores:
+        if is_non_code(paths[chunk_id]):
+            scores[chunk_id] *= NON_CODE_FACTOR
 
 
 # -- file saturation -----------------------------------------------------------------------
