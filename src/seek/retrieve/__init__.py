@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,7 @@ class Searcher:
         self.index_dir = index_dir_for(root, settings)
         self.table = ChunkTable(self.index_dir)
         self._embedder = embedder
+        self._executor: ThreadPoolExecutor | None = None
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
@@ -168,6 +170,22 @@ class Searcher:
         ids = [self.chunk_of_key.get((h.path, h.chunk)) for h in hits]
         return [i for i in ids if i is not None]
 
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-bm25")
+        return self._executor
+
+    def _keyword_passes(
+        self, words: str, n: int, focus_paths: list[str]
+    ) -> tuple[list[int], list[int]]:
+        whole = self.keyword_candidates(words, n)
+        focus = (
+            self.keyword_candidates(words, self.settings.focus_k, focus_paths)
+            if focus_paths
+            else []
+        )
+        return whole, focus
+
     # -- search ----------------------------------------------------------------------------
     def search(
         self,
@@ -200,6 +218,13 @@ class Searcher:
         started = time.perf_counter()
         focus_paths = [p for p in dict.fromkeys(focus) if p in self.rows_of_path]
         focus_paths = focus_paths[: self.settings.focus_files]
+        # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
+        # this one embeds the query and multiplies the vector matrix.
+        keyword_job = (
+            self._pool().submit(self._keyword_passes, words, n, focus_paths)
+            if mode != VECTOR_ONLY
+            else None
+        )
         q: np.ndarray | None = None
         if mode != BM25_ONLY:
             try:
@@ -212,22 +237,12 @@ class Searcher:
                     f"{model_id_for(self.settings)}, so only keywords were matched."
                 )
         vector_ids = self.vector_candidates(q, n)
-        focus_rows = (
-            np.concatenate([self.rows_of_path[p] for p in focus_paths]) if focus_paths else None
-        )
-        focus_vector_ids = (
-            self.vector_candidates(q, self.settings.focus_k, focus_rows) if focus_paths else []
-        )
+        focus_vector_ids: list[int] = []
+        if focus_paths:
+            rows = np.concatenate([self.rows_of_path[p] for p in focus_paths])
+            focus_vector_ids = self.vector_candidates(q, self.settings.focus_k, rows)
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        keyword_ids: list[int] = []
-        focus_keyword_ids: list[int] = []
-        if mode != VECTOR_ONLY:
-            keyword_ids = self.keyword_candidates(words, n)
-            if focus_paths:
-                focus_keyword_ids = self.keyword_candidates(
-                    words, self.settings.focus_k, focus_paths
-                )
+        keyword_ids, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000
 
         started = time.perf_counter()

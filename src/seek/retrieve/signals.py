@@ -96,6 +96,8 @@ def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def defines(content: str, name: str) -> bool:
     """True when ``content`` holds a definition of ``name`` (class/def/fn/... name)."""
+    if name not in content and name.lower() not in content.lower():
+        return False  # cheap test first: most chunks never mention the name
     code, sql = _definition_patterns(name)
     return code.search(content) is not None or sql.search(content) is not None
 
@@ -257,10 +259,13 @@ def stem_boost(scores: dict[int, float], query: str, best: float, paths: Sequenc
     if not keywords:
         return
     unit = STEM_BOOST_UNITS * best
+    ratios: dict[str, float] = {}  # candidates of one file share their path's ratio
     for chunk_id in list(scores):
-        ratio = keyword_matches(keywords, path_parts(paths[chunk_id])) / len(keywords)
-        if ratio >= STEM_MATCH_MIN_RATIO:
-            scores[chunk_id] += unit * ratio
+        path = paths[chunk_id]
+        if path not in ratios:
+            ratios[path] = keyword_matches(keywords, path_parts(path)) / len(keywords)
+        if ratios[path] >= STEM_MATCH_MIN_RATIO:
+            scores[chunk_id] += unit * ratios[path]
 
 
 # -- file coherence ------------------------------------------------------------------------
@@ -381,9 +386,12 @@ def select_top(
             break
         already = per_file.get(paths[chunk_id], 0)
         excess = already - SATURATION_FREE_CHUNKS + 1
-        taken.append((chunk_id, score * SATURATION_DECAY**excess if excess > 0 else score))
+        effective = score * SATURATION_DECAY**excess if excess > 0 else score
+        taken.append((chunk_id, effective))
         per_file[paths[chunk_id]] = already + 1
-        if len(taken) >= k:
+        if len(taken) == k:
             floor = min(s for _, s in taken)
+        elif len(taken) > k:
+            floor = min(floor, effective)  # scores only get added: the floor only falls
     taken.sort(key=lambda item: -item[1])
     return taken[:k]

@@ -87,6 +87,7 @@ class ChunkTable:
         self.db_dir = index_dir / "lancedb"
         self._db: Any = None
         self._table: Any = None
+        self._has_keyword_index = False
 
     # -- opening --------------------------------------------------------------
     def _connect(self) -> Any:
@@ -110,6 +111,7 @@ class ChunkTable:
     def drop(self) -> None:
         """Remove every row and the table itself (rebuilds start here)."""
         self._table = None
+        self._has_keyword_index = False
         if not self.db_dir.exists():
             return
         db = self._connect()
@@ -156,10 +158,13 @@ class ChunkTable:
             table.add(data)
 
     def has_keyword_index(self) -> bool:
+        if self._has_keyword_index:
+            return True  # indexes are never dropped while a table object is open
         table = self._open()
         if table is None:
             return False
-        return any(KEYWORD_COLUMN in idx.columns for idx in table.list_indices())
+        self._has_keyword_index = any(KEYWORD_COLUMN in idx.columns for idx in table.list_indices())
+        return self._has_keyword_index
 
     def build_keyword_index(self) -> None:
         table = self._open()
