@@ -34,8 +34,9 @@ HYBRID, BM25_ONLY, VECTOR_ONLY = "hybrid", "bm25", "vector"
 MODES = (HYBRID, BM25_ONLY, VECTOR_ONLY)
 CANDIDATES_PER_RESULT = 5
 """Each retriever contributes ``5 x k`` candidates."""
-WINDOW_OVERFETCH = 4
-"""Rows fetched per wanted chunk, since a chunk's windows may all be near the query."""
+WINDOW_BEST_WEIGHT = 0.3
+"""A chunk's vector score = 0.3 x its best window + 0.7 x its windows' mean. Measured on the
+dev set (NDCG@10): best window only 0.848, mean only 0.849, 0.7/0.5/0.3 -> 0.852/0.852/0.854."""
 
 __all__ = ["HYBRID", "MODES", "SIGNALS", "Hit", "SearchResult", "Searcher", "search"]
 
@@ -106,19 +107,24 @@ class Searcher:
         self.contents = [data["content"][i] for i in first_rows]
         self.stems = [p.rpartition("/")[2].split(".", 1)[0].lower() for p in self.paths]
         self.stem_groups = sig.chunks_by_stem(self.stems)
-        # A chunk is (path, number in file); every window row points at its chunk.
+        # A chunk is (path, number in file); every window row points at its chunk. Rows are
+        # sorted by chunk so per-chunk reductions are one ``reduceat``.
         self.chunk_of_key = {
             (data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)
         }
-        self.row_chunk = np.array(
+        row_chunk = np.array(
             [self.chunk_of_key[key] for key in zip(data["path"], data["chunk"], strict=True)],
             dtype=np.int64,
         )
-        rows_by_path: dict[str, list[int]] = {}
-        for row, path in enumerate(data["path"]):
-            rows_by_path.setdefault(path, []).append(row)
-        self.rows_of_path = {p: np.array(r, dtype=np.int64) for p, r in rows_by_path.items()}
-        vectors = data["vectors"]
+        order = np.argsort(row_chunk, kind="stable")
+        self.row_chunk = row_chunk[order]
+        self.chunk_first_row = np.searchsorted(self.row_chunk, np.arange(len(self.paths)))
+        self.chunk_rows = np.diff(np.append(self.chunk_first_row, len(self.row_chunk)))
+        chunks_by_path: dict[str, list[int]] = {}
+        for chunk_id, path in enumerate(self.paths):
+            chunks_by_path.setdefault(path, []).append(chunk_id)
+        self.chunks_of_path = {p: np.array(c, dtype=np.int64) for p, c in chunks_by_path.items()}
+        vectors = data["vectors"][order] if len(order) else data["vectors"]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else vectors
         self.vectors = vectors / np.maximum(norms, 1e-12) if len(vectors) else vectors
         self.version = self.table.version()
@@ -138,30 +144,28 @@ class Searcher:
         q = embedder.embed([self.query_prefix + query])[0].astype(np.float32)
         return q / max(float(np.linalg.norm(q)), 1e-12)
 
+    def chunk_similarities(self, q: np.ndarray) -> np.ndarray:
+        """Each chunk's similarity to the query: a blend of its best window and its windows'
+        mean, so a chunk that is on topic throughout beats one with a single lucky window."""
+        sims = self.vectors @ q
+        best = np.maximum.reduceat(sims, self.chunk_first_row)
+        mean = np.add.reduceat(sims, self.chunk_first_row) / self.chunk_rows
+        return WINDOW_BEST_WEIGHT * best + (1.0 - WINDOW_BEST_WEIGHT) * mean
+
     def vector_candidates(
-        self, q: np.ndarray | None, n: int, rows: np.ndarray | None = None
+        self, similarities: np.ndarray | None, n: int, chunk_ids: np.ndarray | None = None
     ) -> list[int]:
-        """Nearest chunks (each at its nearest window); ``rows`` restricts the search."""
-        if q is None:
+        """The ``n`` chunks most similar to the query, optionally among ``chunk_ids`` only."""
+        if similarities is None or n <= 0:
             return []
-        vectors = self.vectors if rows is None else self.vectors[rows]
-        if not len(vectors):
+        ids = np.arange(len(similarities)) if chunk_ids is None else chunk_ids
+        scores = similarities[ids]
+        if not len(scores):
             return []
-        sims = vectors @ q
-        want = min(len(sims), n * WINDOW_OVERFETCH)
-        top = np.argpartition(-sims, want - 1)[:want]
-        top = top[np.argsort(-sims[top])]
-        chunk_ids: list[int] = []
-        seen: set[int] = set()
-        row_chunk = self.row_chunk if rows is None else self.row_chunk[rows]
-        for row in top:
-            chunk_id = int(row_chunk[row])
-            if chunk_id not in seen:
-                seen.add(chunk_id)
-                chunk_ids.append(chunk_id)
-                if len(chunk_ids) == n:
-                    break
-        return chunk_ids
+        want = min(n, len(scores))
+        top = np.argpartition(-scores, want - 1)[:want]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [int(ids[i]) for i in top]
 
     def keyword_candidates(self, words: str, n: int, paths: list[str] | None = None) -> list[int]:
         if not words:
@@ -216,7 +220,7 @@ class Searcher:
             return SearchResult(query, words, [], tuple(notes), timings)
 
         started = time.perf_counter()
-        focus_paths = [p for p in dict.fromkeys(focus) if p in self.rows_of_path]
+        focus_paths = [p for p in dict.fromkeys(focus) if p in self.chunks_of_path]
         focus_paths = focus_paths[: self.settings.focus_files]
         # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
         # this one embeds the query and multiplies the vector matrix.
@@ -236,11 +240,14 @@ class Searcher:
                     f"The index was built with {self.model_id}, not "
                     f"{model_id_for(self.settings)}, so only keywords were matched."
                 )
-        vector_ids = self.vector_candidates(q, n)
+        similarities = self.chunk_similarities(q) if q is not None else None
+        vector_ids = self.vector_candidates(similarities, n)
         focus_vector_ids: list[int] = []
         if focus_paths:
-            rows = np.concatenate([self.rows_of_path[p] for p in focus_paths])
-            focus_vector_ids = self.vector_candidates(q, self.settings.focus_k, rows)
+            focus_ids = np.concatenate([self.chunks_of_path[p] for p in focus_paths])
+            focus_vector_ids = self.vector_candidates(
+                similarities, self.settings.focus_k, focus_ids
+            )
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
         keyword_ids, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000
