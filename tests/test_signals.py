@@ -115,7 +115,8 @@ def test_file_coherence_boosts_each_files_best_chunk():
         ("src/app.py", 1.0), ("tests/test_app.py", 0.3), ("pkg/app_test.go", 0.3),
         ("src/FooTest.java", 0.3), ("lib/__init__.py", 0.5), ("src/compat/x.py", 0.3),
         ("examples/demo.py", 0.3), ("types/index.d.ts", 0.7), ("spec/a_spec.rb", 0.3),
-        ("src/contest.py", 1.0),
+        ("src/contest.py", 1.0), ("absl/container/btree_test.cc", 0.3),
+        ("base/log_unittest.cc", 0.3), ("src/testing.cc", 1.0),
     ],
 )  # fmt: skip
 def test_path_penalty(path, factor):

@@ -303,7 +303,7 @@ _TEST_FILE = re.compile(
     r"test_[^/]*\.py|[^/]*_test\.py|[^/]*_test\.go|[^/]*Tests?\.java|[^/]*Test\.php"
     r"|[^/]*_spec\.rb|[^/]*_test\.rb|[^/]*\.(?:test|spec)\.[jt]sx?"
     r"|[^/]*Tests?\.kt|[^/]*Spec\.kt|[^/]*Tests?\.swift|[^/]*Spec\.swift|[^/]*Tests?\.cs"
-    r"|test_[^/]*\.cpp|[^/]*_test\.cpp|test_[^/]*\.c|[^/]*_test\.c"
+    r"|test_[^/]*\.(?:c|cc|cpp|cxx)|[^/]*_(?:test|unittest)\.(?:c|cc|cpp|cxx)"  # gtest: _test.cc
     r"|[^/]*(?:Spec|Suite|Test)\.scala|[^/]*_test\.dart|test_[^/]*\.dart"
     r"|[^/]*_spec\.lua|[^/]*_test\.lua|test_[^/]*\.lua|test_helpers?[^/]*\.\w+"
     r")$"
