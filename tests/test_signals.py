@@ -93,11 +93,22 @@ def test_stem_boost_ratio_and_prefixes():
     paths = ["src/dependencies/resolve.py", "src/other/misc.py"]
     scores = {0: 1.0, 1: 1.0}
     sig.stem_boost(scores, "how is a dependency resolved", 1.0, paths)
-    # keywords: dependency, resolved. "resolved" starts with the part "resolve" (a prefix
-    # of >= 3 chars); "dependencies" does not start with "dependency": 1 of 2 matched.
-    assert scores == {0: 1.5, 1: 1.0}
-    sig.stem_boost(scores, "resolve", 1.0, paths)
+    # Stemmed: "dependency"/"dependencies" -> "depend", "resolved"/"resolve" -> "resolv".
+    assert scores == {0: 2.0, 1: 1.0}
+    sig.stem_boost(scores, "resolving things", 1.0, paths)  # 1 of 2 words matches
     assert scores == {0: 2.5, 1: 1.0}
+
+
+def test_stem_boost_prefix_match_needs_three_letters():
+    scores = {0: 1.0}
+    sig.stem_boost(scores, "readers", 1.0, ["src/Readers/LaTeX.hs"])
+    assert scores == {0: 2.0}
+    scores = {0: 1.0}
+    sig.stem_boost(scores, "reads", 1.0, ["src/Readers/LaTeX.hs"])  # read ~ reader
+    assert scores == {0: 2.0}
+    scores = {0: 1.0}
+    sig.stem_boost(scores, "xy zz", 1.0, ["x/xyz.py"])  # no word longer than 2 letters
+    assert scores == {0: 1.0}
 
 
 def test_file_coherence_boosts_each_files_best_chunk():

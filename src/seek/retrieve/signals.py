@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
+import snowballstemmer
+
 from seek.text import split_identifier
 
 FILE_COHERENCE = "file_coherence"
@@ -221,9 +223,20 @@ STEM_STOP_WORDS = frozenset(
 )
 
 
+_english = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65_536)
+def english_stem(word: str) -> str:
+    """Snowball English stem, the stemmer the BM25 index uses too: "reads" and "readers"
+    meet at "read"/"reader", "writes" and "writers" at "write"/"writer"."""
+    return _english.stemWord(word)
+
+
 def query_keywords(query: str) -> set[str]:
+    """Stemmed, lower-cased words of the question longer than 2 letters, stop words dropped."""
     return {
-        word.lower()
+        english_stem(word.lower())
         for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
         if len(word) > 2 and word.lower() not in STEM_STOP_WORDS
     }
@@ -231,14 +244,14 @@ def query_keywords(query: str) -> set[str]:
 
 @lru_cache(maxsize=8192)
 def path_parts(path: str) -> frozenset[str]:
-    """Words of a file's stem and of its folder's name."""
+    """Stemmed words of a file's stem and of its folder's name."""
     folder, _, name = path.rpartition("/")
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     parts = set(split_identifier(stem)) | {stem.lower()}
     parent = folder.rpartition("/")[2]
     if parent:
         parts |= set(split_identifier(parent)) | {parent.lower()}
-    return frozenset(p for p in parts if p)
+    return frozenset(english_stem(p) for p in parts if p)
 
 
 def keyword_matches(keywords: set[str], parts: frozenset[str]) -> int:
