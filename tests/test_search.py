@@ -3,9 +3,10 @@
 import pytest
 from conftest import HashEmbedder
 
-from seek.errors import SeekError
+from seek.errors import EmbeddingError, SeekError
 from seek.indexer import index_workspace
-from seek.retrieve import Searcher
+from seek.retrieve import Searcher, search
+from seek.store import WriterLock, index_dir_for
 
 FILES = {
     "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
@@ -74,3 +75,34 @@ def test_no_index_is_a_clear_error(make_tree, settings_for, seek_home):
     with pytest.raises(SeekError, match="has no index yet: run `seek index"):
         Searcher.open(make_tree({"a.py": "x"}), settings_for())
     assert not any(seek_home.iterdir())  # searching creates nothing
+
+
+class BrokenEmbedder(HashEmbedder):
+    def embed(self, texts):
+        if len(texts) == 1:  # queries come one at a time; the index was built fine
+            raise EmbeddingError("server went away")
+        return super().embed(texts)
+
+
+def test_embedder_failure_falls_back_to_keywords_with_a_note(make_tree, settings_for):
+    root = make_tree(FILES)
+    settings = settings_for()
+    embedder = BrokenEmbedder()
+    index_workspace(root, settings, embedder=embedder)
+    result = Searcher.open(root, settings, embedder=embedder).search("HttpClient send")
+    assert result.hits[0].path == "src/http_client.py"
+    assert result.notes == (
+        "The embedder failed (server went away), so only keywords were matched.",
+    )
+
+
+def test_search_uses_the_index_as_it_stands_while_another_process_writes(make_tree, settings_for):
+    root = make_tree(FILES)
+    settings = settings_for()
+    index_workspace(root, settings)  # the built-in model, as `search` will use
+    (root / "src/new.py").write_text("def brand_new():\n    pass\n")
+    with WriterLock(index_dir_for(root, settings), "seek watch"):
+        result = search(root, "brand_new", settings)
+    assert result.notes[0].startswith("The index was not updated first: the index is being")
+    assert "src/new.py" not in {h.path for h in result.hits}
+    assert search(root, "brand_new", settings).hits[0].path == "src/new.py"
