@@ -249,11 +249,6 @@ class ChunkTable:
             "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
         }
 
-    def version(self) -> int:
-        """The table's version (changes with every write); -1 when there is no table."""
-        table = self._open()
-        return -1 if table is None else int(table.version)
-
     def vector_search(
         self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
