@@ -133,3 +133,14 @@ def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
     assert (top["path"], top["startLine"], top["endLine"]) == ("pkg/mod3.py", 1, 2)
     assert set(data["timingsMs"]) == {"vector_ms", "keyword_ms", "rank_ms"}
     assert data["notes"] == []
+
+
+def test_embedding_server_errors_are_one_line(project, seek_home):
+    out = seek(
+        seek_home, "--provider", "ollama", "--model", "nomic-embed-text",
+        "--url", "http://127.0.0.1:9", "index", str(project), check=False,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "seek: error: cannot reach http://127.0.0.1:9 — is Ollama running? (`ollama serve`)"
+    ]

@@ -78,15 +78,41 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
     metavar="NAME=VALUE",
     help="Override a setting for this command (repeatable); see `seek config`.",
 )
+@click.option(
+    "--provider",
+    type=click.Choice(["local", "ollama", "openai"]),
+    default=None,
+    help="Embedding provider (default: local, the built-in model).",
+)
+@click.option("--model", default=None, help="Embedding model name (or a Model2Vec folder).")
+@click.option("--url", "base_url", default=None, help="Embedding server address.")
+@click.option(
+    "--api-key-env",
+    default=None,
+    metavar="NAME",
+    help="Environment variable holding the server's API key (the key is never stored).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
 @click.pass_context
-def cli(ctx: click.Context, path: str | None, sets: tuple[str, ...], verbose: bool) -> None:
+def cli(
+    ctx: click.Context,
+    path: str | None,
+    sets: tuple[str, ...],
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    verbose: bool,
+) -> None:
     """seek: answers questions about a codebase with the code itself."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="seek: %(levelname)s: %(message)s",
     )
-    ctx.obj = Context(path, _parse_sets(sets))
+    overrides = _parse_sets(sets)
+    flags = {"provider": provider, "model": model, "base_url": base_url, "api_key_env": api_key_env}
+    overrides.update({name: value for name, value in flags.items() if value is not None})
+    ctx.obj = Context(path, overrides)
 
 
 def main() -> None:

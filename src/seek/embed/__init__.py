@@ -8,6 +8,7 @@ built-in ones register exactly as a third party would.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -58,10 +59,18 @@ def model_id_for(settings: Settings) -> str:
     return f"{settings.provider}/{settings.model}"
 
 
+BUILTIN_PROVIDER_MODULES = {
+    "local": "seek.embed.local",
+    "ollama": "seek.embed.http",
+    "openai": "seek.embed.http",
+}
+
+
 def make_embedder(settings: Settings) -> Embedder:
     if settings.provider not in PROVIDERS:
-        if settings.provider == "local":
-            import seek.embed.local  # noqa: F401 - registers itself
+        module = BUILTIN_PROVIDER_MODULES.get(settings.provider)
+        if module is not None:
+            importlib.import_module(module)  # registers itself
         if settings.provider not in PROVIDERS:
             raise SettingsError(
                 f"embedding provider {settings.provider!r} is not available in this version "

@@ -1,0 +1,118 @@
+"""A real HTTP embeddings server on 127.0.0.1 for tests and the batching benchmark.
+
+It speaks Ollama (``POST /api/embed`` -> ``{"embeddings": [...]}``), OpenAI
+(``POST /v1/embeddings`` -> ``{"data": [{"index", "embedding"}]}``, deliberately listed in
+reverse order) and the legacy single form (``POST /api/embeddings`` -> ``{"embedding"}``),
+with deterministic vectors, and can be told to misbehave through :class:`Behaviour`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def vector_for(text: str, dims: int) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    while len(digest) < dims:
+        digest += hashlib.sha256(digest).digest()
+    return [b / 255.0 for b in digest[:dims]]
+
+
+@dataclass
+class Behaviour:
+    dims: int = 8
+    refuse_lists: bool = False
+    """Answer 400 to any list input (a server that takes one string only)."""
+    rate_limits: int = 0
+    """Answer 429 this many times before behaving."""
+    retry_after: str | None = None
+    fail_after: int | None = None
+    """Answer 500 once this many requests have succeeded."""
+    hang_s: float = 0.0
+    wrong_count: bool = False
+    """Return one vector too few for lists."""
+    models: set[str] = field(default_factory=lambda: {"test-embed", "nomic-embed-text"})
+    api_key: str | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    succeeded: int = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    behaviour: Behaviour
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass  # keep test output clean
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        b = self.behaviour
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        with b.lock:
+            b.requests.append(
+                {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+            )
+        if b.hang_s:
+            time.sleep(b.hang_s)
+        if b.api_key is not None and self.headers.get("Authorization") != f"Bearer {b.api_key}":
+            return self._send(401, {"error": {"message": "invalid api key"}})
+        with b.lock:
+            if b.rate_limits > 0:
+                b.rate_limits -= 1
+                headers = {"Retry-After": b.retry_after} if b.retry_after else {}
+                return self._send(429, {"error": "slow down"}, headers)
+            if b.fail_after is not None and b.succeeded >= b.fail_after:
+                return self._send(500, {"error": "the model crashed (out of memory)"})
+        if body.get("model") not in b.models:
+            return self._send(
+                404, {"error": f'model "{body.get("model")}" not found, try pulling it first'}
+            )
+        texts = body.get("input")
+        is_list = isinstance(texts, list)
+        if is_list and b.refuse_lists:
+            return self._send(400, {"error": "input must be a string"})
+        items = texts if is_list else [texts]
+        vectors = [vector_for(str(t), b.dims) for t in items]
+        if is_list and b.wrong_count:
+            vectors = vectors[:-1]
+        with b.lock:
+            b.succeeded += 1
+        if self.path == "/v1/embeddings":
+            data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
+            return self._send(200, {"data": data, "usage": {"prompt_tokens": len(items)}})
+        if self.path == "/api/embeddings":
+            return self._send(200, {"embedding": vectors[0]})
+        return self._send(200, {"embeddings": vectors})
+
+
+@contextmanager
+def serve(behaviour: Behaviour | None = None) -> Iterator[tuple[str, Behaviour]]:
+    """Run the server in a thread; yields its base URL and the behaviour to steer it."""
+    behaviour = behaviour or Behaviour()
+    handler = type("Handler", (_Handler,), {"behaviour": behaviour})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", behaviour
+    finally:
+        server.shutdown()
+        server.server_close()
