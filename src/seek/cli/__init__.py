@@ -116,7 +116,7 @@ def cli(
 
 
 def main() -> None:
-    from seek.cli import config_cmd, index_cmd, search_cmd  # noqa: F401 - registers commands
+    from seek.cli import config_cmd, index_cmd, search_cmd, serve_cmd  # noqa: F401 - registers
 
     try:
         cli.main(standalone_mode=False)

@@ -1,0 +1,145 @@
+"""``seek mcp``: an MCP server on stdio for coding agents (official ``mcp`` SDK).
+
+Tools: ``search`` (ranked chunks) and ``status`` (what the index holds). A workspace is
+indexed on its first use and brought up to date before each search (milliseconds when
+nothing changed); concurrent calls on one workspace share one build. Failures come back as
+tool errors with one actionable sentence.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from seek import __version__
+from seek.errors import SeekError
+from seek.indexer import index_workspace, resolve_workspace
+from seek.retrieve import Searcher, SearchResult
+from seek.settings import Settings, load_settings
+from seek.status import workspace_status
+
+SNIPPET_LINES = 12
+MAX_K = 50
+
+INSTRUCTIONS = (
+    "seek searches a local code index. Call `search` with a question in plain words or an "
+    "identifier to get the few places in the code that answer it (file path, 1-based line "
+    "range, score, and the first lines of each chunk); open the files at those lines for "
+    "more. The workspace is indexed on first use."
+)
+
+
+class Workspaces:
+    """Loaded searchers per workspace, rebuilt when the index changed; one build at a time
+    per workspace even when calls arrive together."""
+
+    def __init__(self, default_root: Path, overrides: dict[str, object] | None = None) -> None:
+        self.default_root = default_root
+        self.overrides = dict(overrides or {})
+        self._locks: dict[Path, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._searchers: dict[Path, tuple[int | None, Searcher]] = {}
+
+    def root(self, path: str | None) -> Path:
+        if not path:
+            return resolve_workspace(self.default_root)
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.default_root / candidate
+        return resolve_workspace(candidate)
+
+    def settings(self, root: Path) -> Settings:
+        return load_settings(root, overrides=self.overrides)
+
+    def _lock(self, root: Path) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(root, threading.Lock())
+
+    def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> SearchResult:
+        settings = self.settings(root)
+        with self._lock(root):
+            report = index_workspace(root, settings)
+            stamp = report.index_dir.joinpath("manifest.json").stat().st_mtime_ns
+            cached = self._searchers.get(root)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, Searcher.open(root, settings))
+                self._searchers[root] = cached
+        return cached[1].search(query, k, focus=focus)
+
+
+def format_hits(result: SearchResult) -> str:
+    """Compact text an agent reads cheaply: one header line per hit, then its first lines."""
+    if not result.hits:
+        return "No matching code." + "".join(f"\nnote: {n}" for n in result.notes)
+    blocks = []
+    for rank, hit in enumerate(result.hits, 1):
+        lines = hit.content.split("\n")
+        shown = "\n".join(lines[:SNIPPET_LINES])
+        more = f"\n… {len(lines) - SNIPPET_LINES} more lines" if len(lines) > SNIPPET_LINES else ""
+        blocks.append(
+            f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} (score {hit.score:.4f})\n"
+            f"{shown}{more}"
+        )
+    notes = "".join(f"\nnote: {n}" for n in result.notes)
+    return "\n\n".join(blocks) + notes
+
+
+def build_server(default_root: Path, overrides: dict[str, object] | None = None) -> MCPServer:
+    workspaces = Workspaces(default_root, overrides)
+    server = MCPServer(name="seek", version=__version__, instructions=INSTRUCTIONS)
+
+    @server.tool()
+    async def search(
+        query: str, path: str | None = None, k: int = 10, focus: list[str] | None = None
+    ) -> str:
+        """Find the code that answers a question about a codebase.
+
+        Use it before reading files when you need to know where something is implemented,
+        configured, defined or used: pass a plain-language question ("how are retries
+        configured?") or an identifier ("HttpClient", "parse_config"). Returns up to `k`
+        chunks, best first: `path:start-end` (1-based lines), a score, and the chunk's first
+        lines. `path` is the workspace folder (default: the server's folder); `focus` lists
+        workspace-relative files the question is about (they get extra passes).
+        """
+        if not query.strip():
+            raise ToolError("query is empty: pass a question or an identifier")
+        k = max(1, min(int(k), MAX_K))
+        try:
+            root = workspaces.root(path)
+            result = await anyio.to_thread.run_sync(
+                workspaces.search, root, query, k, tuple(focus or ())
+            )
+        except SeekError as exc:
+            raise ToolError(str(exc)) from exc
+        return format_hits(result)
+
+    @server.tool()
+    async def status(path: str | None = None) -> str:
+        """What seek's index of a workspace holds: files, chunks, model, last update, and
+        files left out by reason. `path` is the workspace folder (default: the server's)."""
+        try:
+            root = workspaces.root(path)
+            info = await anyio.to_thread.run_sync(workspace_status, root, workspaces.settings(root))
+        except SeekError as exc:
+            raise ToolError(str(exc)) from exc
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(info.skipped.items())) or "none"
+        lines = [
+            f"workspace {info.workspace}",
+            f"indexed: {'yes' if info.exists else 'not yet (the first search builds it)'}",
+            f"files {info.files}, chunks {info.chunks}",
+            f"model {info.model or '-'} (configured {info.configured_model})",
+            f"skipped: {skipped}",
+        ]
+        if info.rebuild_reason:
+            lines.append(f"the next search rebuilds the index: {info.rebuild_reason}")
+        return "\n".join(lines)
+
+    return server
+
+
+def run_stdio(default_root: Path, overrides: dict[str, object] | None = None) -> None:
+    build_server(default_root, overrides).run("stdio")
