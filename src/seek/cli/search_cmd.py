@@ -10,7 +10,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.indexer import resolve_workspace
-from seek.retrieve import SearchResult, search
+from seek.retrieve import search
 
 SNIPPET_LINES = 3
 SNIPPET_WIDTH = 100
@@ -39,25 +39,6 @@ def relative_focus(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def result_json(result: SearchResult) -> dict[str, object]:
-    return {
-        "query": result.query,
-        "keywordQuery": result.keyword_query,
-        "hits": [
-            {
-                "path": h.path,
-                "startLine": h.start_line,
-                "endLine": h.end_line,
-                "score": h.score,
-                "content": h.content,
-            }
-            for h in result.hits
-        ],
-        "notes": list(result.notes),
-        "timingsMs": {k: round(v, 2) for k, v in result.timings_ms.items()},
-    }
-
-
 @cli.command("search")
 @click.argument("query")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
@@ -84,7 +65,7 @@ def search_command(
     root = resolve_workspace(obj.workspace(path))
     result = search(root, query, obj.settings(root), k=k, focus=relative_focus(root, focus))
     if as_json:
-        click.echo(json.dumps(result_json(result), indent=2))
+        click.echo(json.dumps(result.to_json(), indent=2))
         return
     for note in result.notes:
         click.echo(f"note: {note}", err=True)

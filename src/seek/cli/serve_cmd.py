@@ -14,3 +14,32 @@ def mcp_command(obj: Context) -> None:
     from seek.mcp import run_stdio
 
     run_stdio(obj.workspace(), obj.overrides)
+
+
+@cli.command("serve")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; anything but loopback needs SEEK_TOKEN.",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=7420, show_default=True)
+@click.option(
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="A workspace clients may search (repeatable; default: the current one).",
+)
+@click.pass_obj
+def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...]) -> None:
+    """Serve the HTTP JSON API (search, status, index) for editors and teams."""
+    import uvicorn
+
+    from seek.indexer import resolve_workspace
+    from seek.server import create_app, serve_config
+
+    roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
+    config = serve_config(host, roots, obj.overrides)
+    click.echo(f"seek: serving {', '.join(map(str, roots))} on http://{host}:{port}", err=True)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")

@@ -24,3 +24,22 @@ class SearchResult:
     hits: list[Hit]
     notes: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        """The result as JSON-ready data (``seek search --json``, the HTTP API)."""
+        return {
+            "query": self.query,
+            "keywordQuery": self.keyword_query,
+            "hits": [
+                {
+                    "path": h.path,
+                    "startLine": h.start_line,
+                    "endLine": h.end_line,
+                    "score": h.score,
+                    "content": h.content,
+                }
+                for h in self.hits
+            ],
+            "notes": list(self.notes),
+            "timingsMs": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
+        }

@@ -1,0 +1,236 @@
+"""``seek serve``: a JSON HTTP API for editors and teams (Starlette app, run by uvicorn).
+
+Endpoints (all JSON; errors are ``{"error": {"code": ..., "message": ...}}``):
+
+- ``POST /v1/search`` ``{"query", "path"?, "k"?, "focus"?}`` -> hits as ``seek search --json``
+- ``GET /v1/status?path=`` -> what the index holds
+- ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report
+
+Security: it binds 127.0.0.1 unless told otherwise, and any other address requires a token
+(``SEEK_TOKEN``; clients send ``Authorization: Bearer <token>``, compared in constant time;
+when ``SEEK_TOKEN`` is set it is required on loopback too). Only the workspaces it was
+started with can be named: a ``path`` is resolved (``..`` and symlinks included) and must
+be one of them. Request bodies, query lengths and request times are limited.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from seek.errors import IndexLockedError, SeekError, WorkspaceError
+from seek.indexer import REBUILD, UPDATE, index_workspace
+from seek.retrieve import Searcher
+from seek.settings import Settings, load_settings
+from seek.status import workspace_status
+from seek.store import index_dir_for
+
+MAX_BODY_BYTES = 64 * 1024
+TOO_LARGE = f"request bodies are limited to {MAX_BODY_BYTES} bytes"
+MAX_QUERY_CHARS = 2_000
+MAX_K = 50
+REQUEST_TIMEOUT_S = 30.0
+TOKEN_ENV = "SEEK_TOKEN"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServeConfig:
+    workspaces: tuple[Path, ...]
+    token: str = ""
+    overrides: dict[str, object] | None = None
+
+
+class Service:
+    """The library calls behind the endpoints, with per-workspace locking and caching."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.roots = tuple(p.resolve() for p in config.workspaces)
+        self._locks = {root: threading.Lock() for root in self.roots}
+        self._searchers: dict[Path, tuple[int, Searcher]] = {}
+
+    def root(self, path: object) -> Path:
+        """The allowed workspace a request names (default: the first one)."""
+        if path is None or path == "":
+            return self.roots[0]
+        if not isinstance(path, str):
+            raise ApiError(400, "bad_request", "path must be a string")
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.roots[0] / candidate
+        resolved = Path(os.path.realpath(candidate))
+        if resolved not in self.roots:
+            raise ApiError(403, "forbidden", f"{path} is not a workspace this server serves")
+        return resolved
+
+    def settings(self, root: Path) -> Settings:
+        return load_settings(root, overrides=self.config.overrides)
+
+    def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> dict[str, Any]:
+        settings = self.settings(root)
+        notes: list[str] = []
+        with self._locks[root]:
+            try:
+                index_workspace(root, settings)
+            except IndexLockedError as exc:
+                notes.append(f"The index was not updated first: {exc}.")
+            stamp = index_stamp(root, settings)
+            cached = self._searchers.get(root)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, Searcher.open(root, settings))
+                self._searchers[root] = cached
+        data = cached[1].search(query, k, focus=focus).to_json()
+        data["notes"] = notes + list(data["notes"])
+        return data
+
+    def status(self, root: Path) -> dict[str, Any]:
+        return workspace_status(root, self.settings(root)).to_json()
+
+    def index(self, root: Path, rebuild: bool) -> dict[str, Any]:
+        with self._locks[root]:
+            report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+        return {
+            "summary": report.summary(), "mode": report.mode,
+            "rebuildReason": report.rebuild_reason, "embedded": report.embedded,
+            "chunks": report.chunks, "unchanged": report.unchanged, "removed": report.removed,
+            "files": report.files, "skipped": report.skipped, "seconds": round(report.seconds, 3),
+        }  # fmt: skip
+
+
+def index_stamp(root: Path, settings: Settings) -> int:
+    """Changes whenever a run saved the manifest: the cue to reload a cached searcher."""
+    manifest = index_dir_for(root, settings) / "manifest.json"
+    return manifest.stat().st_mtime_ns if manifest.exists() else 0
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    service = Service(config)
+
+    def check_token(request: Request) -> None:
+        if not config.token:
+            return
+        header = request.headers.get("authorization", "")
+        given = header[7:] if header.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(given.encode(), config.token.encode()):
+            raise ApiError(
+                401, "unauthorized", "a valid `Authorization: Bearer <token>` is required"
+            )
+
+    async def json_body(request: Request) -> dict[str, Any]:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise ApiError(
+                413, "too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes"
+            )
+        body = b""
+        async for piece in request.stream():
+            body += piece
+            if len(body) > MAX_BODY_BYTES:
+                raise ApiError(
+                    413, "too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes"
+                )
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError as exc:
+            raise ApiError(400, "bad_json", "the request body is not valid JSON") from exc
+        if not isinstance(data, dict):
+            raise ApiError(400, "bad_request", "the request body must be a JSON object")
+        return data
+
+    async def run(fn, *args: Any) -> Any:  # noqa: ANN001
+        try:
+            with anyio.fail_after(REQUEST_TIMEOUT_S):
+                return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+        except TimeoutError as exc:
+            raise ApiError(
+                504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
+            ) from exc
+
+    def handler(endpoint):  # noqa: ANN001, ANN202
+        async def wrapped(request: Request) -> JSONResponse:
+            try:
+                check_token(request)
+                return JSONResponse(await endpoint(request))
+            except ApiError as exc:
+                return error_response(exc.status, exc.code, exc.message)
+            except WorkspaceError as exc:
+                return error_response(404, "no_workspace", str(exc))
+            except IndexLockedError as exc:
+                return error_response(409, "locked", str(exc))
+            except SeekError as exc:
+                return error_response(422, "seek_error", str(exc))
+
+        return wrapped
+
+    async def search(request: Request) -> dict[str, Any]:
+        data = await json_body(request)
+        query = data.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ApiError(400, "bad_request", "query must be a non-empty string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ApiError(400, "too_long", f"queries are limited to {MAX_QUERY_CHARS} characters")
+        k = data.get("k", 10)
+        if not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise ApiError(400, "bad_request", f"k must be an integer from 1 to {MAX_K}")
+        focus = data.get("focus") or []
+        if not isinstance(focus, list) or not all(isinstance(f, str) for f in focus):
+            raise ApiError(400, "bad_request", "focus must be a list of paths")
+        root = service.root(data.get("path"))
+        return await run(service.search, root, query, k, tuple(focus))
+
+    async def status(request: Request) -> dict[str, Any]:
+        return await run(service.status, service.root(request.query_params.get("path")))
+
+    async def index(request: Request) -> dict[str, Any]:
+        data = await json_body(request)
+        return await run(service.index, service.root(data.get("path")), bool(data.get("rebuild")))
+
+    return Starlette(routes=[
+        Route("/v1/search", handler(search), methods=["POST"]),
+        Route("/v1/status", handler(status), methods=["GET"]),
+        Route("/v1/index", handler(index), methods=["POST"]),
+    ])  # fmt: skip
+
+
+def serve_config(
+    host: str, workspaces: tuple[Path, ...], overrides: dict[str, object]
+) -> ServeConfig:
+    """Refuse to listen beyond loopback without a token."""
+    token = os.environ.get(TOKEN_ENV, "")
+    if not is_loopback(host) and not token:
+        raise SeekError(
+            f"binding {host} exposes your code to the network: set {TOKEN_ENV} to a secret "
+            "token first (clients send `Authorization: Bearer <token>`)"
+        )
+    return ServeConfig(workspaces=workspaces, token=token, overrides=overrides)

@@ -1,0 +1,117 @@
+"""The HTTP API against a real server on 127.0.0.1 (uvicorn in a thread)."""
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+
+import httpx
+import pytest
+import uvicorn
+
+from seek.errors import SeekError
+from seek.server import MAX_BODY_BYTES, ServeConfig, create_app, serve_config
+
+pytestmark = pytest.mark.slow
+
+
+@contextmanager
+def running(config):
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config), host="127.0.0.1", port=0, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started and time.time() < deadline:
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def workspace(make_tree, tmp_path):
+    root = make_tree({
+        "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
+        "src/client.py": "class HttpClient:\n    def send(self, request):\n        return 1\n",
+    })  # fmt: skip
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("password = 'x'\n")
+    os.symlink(outside, root / "link-out")
+    return root, outside
+
+
+@pytest.fixture
+def config(workspace, seek_home):
+    root, _ = workspace
+    return ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})
+
+
+def test_search_status_and_index(config, workspace):
+    root, _ = workspace
+    with running(config) as url:
+        found = httpx.post(f"{url}/v1/search", json={"query": "HttpClient", "k": 3}, timeout=60)
+        status = httpx.get(f"{url}/v1/status", timeout=30)
+        (root / "src/new.py").write_text("def brand_new():\n    pass\n")
+        indexed = httpx.post(f"{url}/v1/index", json={}, timeout=60)
+        again = httpx.post(f"{url}/v1/search", json={"query": "brand_new"}, timeout=60)
+    assert found.status_code == 200
+    assert found.json()["hits"][0]["path"] == "src/client.py"
+    assert found.json()["hits"][0]["startLine"] == 1
+    assert status.json()["files"] == 2
+    assert indexed.json()["embedded"] == 1
+    assert again.json()["hits"][0]["path"] == "src/new.py"
+
+
+@pytest.mark.parametrize("path", ["..", "../outside", "link-out", "/etc", "src/../.."])
+def test_paths_outside_the_served_workspaces_are_refused(config, path):
+    with running(config) as url:
+        answer = httpx.post(f"{url}/v1/search", json={"query": "x", "path": path}, timeout=30)
+        status = httpx.get(f"{url}/v1/status", params={"path": path}, timeout=30)
+    assert answer.status_code == 403 and status.status_code == 403
+    assert answer.json()["error"]["code"] == "forbidden"
+
+
+def test_limits_and_bad_requests(config):
+    with running(config) as url:
+        huge = httpx.post(
+            f"{url}/v1/search",
+            content=b'{"query": "' + b"a" * (MAX_BODY_BYTES + 10) + b'"}',
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+        )
+        long_query = httpx.post(f"{url}/v1/search", json={"query": "a" * 2001}, timeout=30)
+        not_json = httpx.post(f"{url}/v1/search", content=b"{nope", timeout=30)
+        bad_k = httpx.post(f"{url}/v1/search", json={"query": "x", "k": 0}, timeout=30)
+    assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
+    assert long_query.status_code == 400 and long_query.json()["error"]["code"] == "too_long"
+    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == "bad_json"
+    assert bad_k.status_code == 400
+
+
+def test_binding_beyond_loopback_needs_a_token(workspace, monkeypatch):
+    root, _ = workspace
+    monkeypatch.delenv("SEEK_TOKEN", raising=False)
+    with pytest.raises(SeekError, match="set SEEK_TOKEN"):
+        serve_config("0.0.0.0", (root,), {})
+    assert serve_config("127.0.0.1", (root,), {}).token == ""
+    monkeypatch.setenv("SEEK_TOKEN", "s3cret")
+    assert serve_config("0.0.0.0", (root,), {}).token == "s3cret"
+
+
+def test_token_is_checked(config):
+    config.token = "s3cret"
+    with running(config) as url:
+        missing = httpx.get(f"{url}/v1/status", timeout=30)
+        wrong = httpx.get(f"{url}/v1/status", headers={"Authorization": "Bearer nope"}, timeout=30)
+        right = httpx.get(
+            f"{url}/v1/status", headers={"Authorization": "Bearer s3cret"}, timeout=30
+        )
+    assert missing.status_code == 401 and wrong.status_code == 401
+    assert missing.json()["error"]["code"] == "unauthorized"
+    assert right.status_code == 200
