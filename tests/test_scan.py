@@ -126,3 +126,23 @@ def test_rules_apply_only_below_their_folder(name, folders):
     rel = "/".join([*folders, name])
     assert rules.decide(rel, is_dir=False) is None or rel.startswith("pkg/")
     assert rules.decide("pkg/" + rel, is_dir=False) is True
+
+
+def test_check_file_agrees_with_the_full_scan(make_tree):
+    from seek.scan.walk import check_file
+
+    root = make_tree({
+        ".gitignore": "build/\n*.log\n",
+        "pkg/.gitignore": "local.py\n",
+        "pkg/local.py": "x", "pkg/mod.py": "x", "build/out.py": "x", "a.py": "x",
+        "empty.py": "", "big.py": "x" * 200, "pic.png": "x", "d.log": "x",
+    })  # fmt: skip
+    full = {f.rel for f in scan(root, max_file_bytes=100).files}
+    names = ["pkg/local.py", "pkg/mod.py", "build/out.py", "a.py", "empty.py", "big.py",
+             "pic.png", "d.log", "gone.py", "pkg", "../a.py"]  # fmt: skip
+    verdicts = {n: check_file(root, n, max_file_bytes=100) for n in names}
+    assert {n for n, v in verdicts.items() if not isinstance(v, str)} == full
+    assert verdicts["pkg/local.py"] == "ignored" and verdicts["build/out.py"] == "ignored"
+    assert verdicts["empty.py"] == "empty" and verdicts["big.py"] == "too_big"
+    assert verdicts["pic.png"] == "not_allowlisted" and verdicts["gone.py"] == "missing"
+    assert verdicts["pkg"] == "missing" and verdicts["../a.py"] == "missing"

@@ -27,9 +27,9 @@ import numpy as np
 
 from seek.chunk import Chunk, chunk_file, embedding_windows
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import EmbeddingError, WorkspaceError
+from seek.errors import EmbeddingError, IndexMismatchError, WorkspaceError
 from seek.scan import ScannedFile, scan_workspace
-from seek.scan.walk import BINARY, NO_CHUNKS, UNREADABLE
+from seek.scan.walk import BINARY, NO_CHUNKS, UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
 from seek.store import (
     ChunkingSpec,
@@ -74,6 +74,10 @@ class IndexReport:
     files: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    """Files embedded by this run, in order."""
+    forgotten: list[str] = field(default_factory=list)
+    """Files whose rows and stamps this run removed."""
     cancelled: bool = False
     seconds: float = 0.0
 
@@ -226,6 +230,7 @@ class Indexer:
             if interrupted:
                 self._drop_orphans(manifest, removed)
             self._remove(manifest, removed)
+            report.forgotten = list(removed)
             self._embed_stale(manifest, stale, report)
             self.progress(Progress("finishing"))
             self.table.finish()
@@ -245,6 +250,51 @@ class Indexer:
         save_manifest(self.index_dir, manifest)
         report.skipped = dict(manifest.skipped)
         report.files = len(manifest.files)
+        return report
+
+    def run_paths(self, rels: list[str]) -> IndexReport:
+        """Bring only these paths up to date (a save, a delete, a rename under ``seek watch``).
+
+        Each path is judged as a full scan would: indexable files go through the same
+        unchanged checks (a save without a change embeds nothing); files that vanished or
+        became empty, too big, ignored or not allowlisted lose their rows; a path that was a
+        folder forgets every file under it. Refuses when the index must be rebuilt first.
+        """
+        started = time.perf_counter()
+        with WriterLock(self.index_dir, f"seek watch {self.root}"):
+            report = IndexReport(self.root, self.index_dir)
+            manifest = load_manifest(self.index_dir)
+            reason = rebuild_reason(manifest, self.model_id, self.chunking)
+            if reason or not manifest.has_index:
+                raise IndexMismatchError(
+                    f"updates stopped: {reason or 'there is no index yet'}; run `seek index`"
+                )
+            stale: list[ScannedFile] = []
+            removed: set[str] = set()
+            for rel in dict.fromkeys(rels):
+                verdict = check_file(
+                    self.root, rel, max_file_bytes=self.settings.max_file_bytes,
+                    ignored_globs=self.settings.ignored_globs, exclude_dirs=(self.index_dir,),
+                )  # fmt: skip
+                if isinstance(verdict, ScannedFile):
+                    if _is_stale(manifest.files.get(rel), verdict):
+                        stale.append(verdict)
+                    else:
+                        report.unchanged += 1
+                    continue
+                removed.update(p for p in manifest.files if p == rel or p.startswith(rel + "/"))
+            report.removed = len(removed)
+            if removed or stale:
+                manifest.run_open = True
+                save_manifest(self.index_dir, manifest)
+                report.forgotten = sorted(removed)
+                self._remove(manifest, report.forgotten)
+                self._embed_stale(manifest, stale, report)
+                self.table.finish()
+                manifest.run_open = False
+                save_manifest(self.index_dir, manifest)
+            report.files = len(manifest.files)
+        report.seconds = time.perf_counter() - started
         return report
 
     # -- steps ------------------------------------------------------------------
@@ -363,10 +413,11 @@ class Indexer:
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
         save_manifest(self.index_dir, manifest)
-        for stamp in pending.stamps.values():
+        for path, stamp in pending.stamps.items():
             if not stamp.skip:
                 report.embedded += 1
                 report.chunks += stamp.chunks
+                report.updated.append(path)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self.embedder is None:

@@ -116,7 +116,13 @@ def cli(
 
 
 def main() -> None:
-    from seek.cli import config_cmd, index_cmd, search_cmd, serve_cmd  # noqa: F401 - registers
+    from seek.cli import (  # noqa: F401 - importing registers the commands
+        config_cmd,
+        index_cmd,
+        search_cmd,
+        serve_cmd,
+        watch_cmd,
+    )
 
     try:
         cli.main(standalone_mode=False)

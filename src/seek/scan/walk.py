@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ SYMLINK = "symlink"
 UNREADABLE = "unreadable"
 BINARY = "binary"
 NO_CHUNKS = "no_chunks"
+MISSING = "missing"  # single-file checks only: the path is not a file (any more)
 
 ALWAYS_EXCLUDED_NAMES = frozenset({".git", ".gitignore"})
 EXAMPLES_PER_REASON = 5
@@ -142,3 +144,53 @@ def scan_workspace(
 
 def _in_submodule(rel: str, submodules: tuple[str, ...]) -> bool:
     return any(rel == sub or rel.startswith(sub + "/") for sub in submodules)
+
+
+def check_file(
+    root: Path,
+    rel: str,
+    *,
+    max_file_bytes: int,
+    ignored_globs: tuple[str, ...] = (),
+    exclude_dirs: tuple[Path, ...] = (),
+) -> ScannedFile | str:
+    """Judge one path exactly as :func:`scan_workspace` would: its :class:`ScannedFile`, or
+    the reason it is left out (:data:`MISSING` when it is not a regular file)."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        return MISSING
+    submodules = submodule_paths(root)
+    excluded = {os.path.realpath(p) for p in exclude_dirs}
+    rules = IgnoreRules.for_root(root, ignored_globs)
+    path = root
+    for depth, name in enumerate(parts):
+        path = path / name
+        sub_rel = "/".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        try:
+            if path.is_symlink():
+                return SYMLINK
+            st = path.stat()
+        except FileNotFoundError:
+            return MISSING
+        except OSError:
+            return UNREADABLE
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if is_dir == last:  # a folder where a file was named, or a file midway
+            return MISSING
+        if (
+            name in ALWAYS_EXCLUDED_NAMES
+            or _in_submodule(sub_rel, submodules)
+            or (is_dir and excluded and os.path.realpath(path) in excluded)
+            or rules.is_ignored(sub_rel, is_dir)
+        ):
+            return IGNORED
+        if is_dir:
+            rules = rules.child(path, sub_rel)
+    if not stat.S_ISREG(st.st_mode) or not is_indexable_name(parts[-1]):
+        return NOT_ALLOWLISTED
+    if st.st_size == 0:
+        return EMPTY
+    if st.st_size > max_file_bytes:
+        return TOO_BIG
+    return ScannedFile("/".join(parts), st.st_size, st.st_mtime_ns)
