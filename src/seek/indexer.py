@@ -13,8 +13,11 @@ re-embedding the files already stamped.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
+import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -355,7 +358,7 @@ class Indexer:
         """Read, sniff, hash and chunk one file; queue its windows or stamp it directly."""
         old = manifest.files.get(scanned.rel)
         try:
-            data = (self.root / scanned.rel).read_bytes()
+            data = read_regular_file(self.root / scanned.rel)
         except OSError as exc:
             log.warning("cannot read %s: %s", scanned.rel, exc.strerror or exc)
             report.unreadable.append(scanned.rel)
@@ -428,6 +431,20 @@ class Indexer:
                 f"the embedder returned {vectors.shape[0]} vectors for {len(texts)} texts"
             )
         return vectors
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a regular file by the time it is opened: a
+    symlink swapped in after the scan is not followed, and a FIFO does not block."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def _is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:

@@ -14,6 +14,11 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Chunk", "chunk_file", "embedding_windows", "grammar_for_path"]
 
+MAX_PARSE_LINE_CHARS = 4_000
+"""Files with a longer line use the prose splitter: tree-sitter's time grows with the square
+of a line's length for some grammars (50 KB of ``\r`` in an Elixir file: 11 s), and a line
+that long is generated or minified code whose syntax gives no useful breaks anyway."""
+
 
 def chunk_file(
     rel_path: str,
@@ -30,6 +35,8 @@ def chunk_file(
         lines.pop()  # a final newline ends the last line; it does not start another one
     breaks: list[int] | None = None
     grammar = grammar_for_path(rel_path)
+    if grammar is not None and max(map(len, lines), default=0) > MAX_PARSE_LINE_CHARS:
+        grammar = None  # minified or hostile: some grammars take quadratic time on such lines
     if grammar is not None:
         parser = parser_for(grammar)
         if parser is not None:

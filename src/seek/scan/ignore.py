@@ -43,11 +43,29 @@ class RuleSet:
         return self.spec.check_file(rel + "/" if is_dir else rel).include
 
 
+def _valid_lines(lines: list[str]) -> list[str]:
+    """Lines pathspec can compile; git skips a malformed line ("!", "foo\\") and so do we."""
+    valid = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            log.warning("ignoring the malformed ignore pattern %r", line)
+            continue
+        valid.append(line)
+    return valid
+
+
 def rules_from_lines(lines: list[str], base: str) -> RuleSet | None:
+    # Only a "#" in the first column starts a comment (" #x" is a pattern, as in git).
     cleaned = [line.rstrip("\r\n") for line in lines]
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in cleaned):
+    if not any(line.strip() and not line.startswith("#") for line in cleaned):
         return None
-    return RuleSet(base, pathspec.GitIgnoreSpec.from_lines(cleaned))
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(cleaned)
+    except ValueError:
+        spec = pathspec.GitIgnoreSpec.from_lines(_valid_lines(cleaned))
+    return RuleSet(base, spec)
 
 
 def read_rules(path: Path, base: str) -> RuleSet | None:

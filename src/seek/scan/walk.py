@@ -27,6 +27,7 @@ SYMLINK = "symlink"
 UNREADABLE = "unreadable"
 BINARY = "binary"
 NO_CHUNKS = "no_chunks"
+BAD_NAME = "bad_name"  # not valid UTF-8: cannot be stored, shown or searched as text
 MISSING = "missing"  # single-file checks only: the path is not a file (any more)
 
 ALWAYS_EXCLUDED_NAMES = frozenset({".git", ".gitignore"})
@@ -54,7 +55,20 @@ class ScanResult:
         self.skipped[reason] += 1
         shown = self.examples.setdefault(reason, [])
         if len(shown) < EXAMPLES_PER_REASON:
-            shown.append(rel)
+            shown.append(printable(rel))
+
+
+def printable(rel: str) -> str:
+    """A path that can be written as UTF-8 (undecodable bytes shown as \\xNN)."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def has_bad_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def submodule_paths(root: Path) -> tuple[str, ...]:
@@ -100,6 +114,9 @@ def scan_workspace(
         subfolders: list[tuple[str, str, IgnoreRules]] = []
         for entry in entries:
             rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
+            if has_bad_name(entry.name):
+                result.skip(BAD_NAME, rel)
+                continue
             try:
                 if entry.is_symlink():
                     result.skip(SYMLINK, rel)
@@ -159,6 +176,8 @@ def check_file(
     parts = [p for p in rel.split("/") if p]
     if not parts or any(p in (".", "..") for p in parts):
         return MISSING
+    if has_bad_name(rel):
+        return BAD_NAME
     submodules = submodule_paths(root)
     excluded = {os.path.realpath(p) for p in exclude_dirs}
     rules = IgnoreRules.for_root(root, ignored_globs)
