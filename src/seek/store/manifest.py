@@ -30,7 +30,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MANIFEST_VERSION = 3
-INDEX_FORMAT = 2  # 2: no phantom line after a final newline; keywords on part 0 only
+# 2: no phantom line after a final newline, keywords on part 0 only;
+# 3: files with lines over 4,000 characters are split as prose (no tree-sitter).
+INDEX_FORMAT = 3
 MANIFEST_NAME = "manifest.json"
 
 
