@@ -46,7 +46,8 @@ class Settings:
     embed_batch_size: int = 16
     embed_timeout_s: float = 60.0
     embed_concurrency: int = 4
-    """Files embedded at once against a server (1 for a shared gateway)."""
+    """Requests in flight to an embedding server (the reference's 4 files at once; 1 for a
+    shared gateway)."""
 
     # -- chunking (a change forces a rebuild) -----------------------------------
     chunk_max_chars: int = 1000
