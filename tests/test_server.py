@@ -115,3 +115,37 @@ def test_token_is_checked(config):
     assert missing.status_code == 401 and wrong.status_code == 401
     assert missing.json()["error"]["code"] == "unauthorized"
     assert right.status_code == 200
+
+
+def test_team_hits_follow_the_local_ones(make_tree, seek_home, monkeypatch):
+    from seek.retrieve import search
+    from seek.settings import load_settings
+
+    shared = make_tree({"lib/auth.py": "def check_token(token):\n    return token\n"}, "shared")
+    local = make_tree({"app.py": "def check_token_locally(token):\n    return True\n"}, "mine")
+    team_config = ServeConfig(workspaces=(shared,), token="t0k", overrides={"home": str(seek_home)})
+    monkeypatch.setenv("TEAM_TOKEN", "t0k")
+    with running(team_config) as url:
+        settings = load_settings(
+            local,
+            overrides={"home": str(seek_home), "team_url": url, "team_token_env": "TEAM_TOKEN"},
+            env={},
+        )
+        result = search(local, "check_token", settings, k=3)
+    paths = [hit.path for hit in result.hits]
+    assert paths[0] == "app.py"
+    assert "team:shared/lib/auth.py" in paths and paths.index("team:shared/lib/auth.py") > 0
+    assert result.notes == ()
+
+
+def test_a_failing_team_server_means_a_note_not_an_error(make_tree, seek_home):
+    from seek.retrieve import search
+    from seek.settings import load_settings
+
+    local = make_tree({"app.py": "def check_token_locally(token):\n    return True\n"}, "mine")
+    settings = load_settings(
+        local, overrides={"home": str(seek_home), "team_url": "http://127.0.0.1:9"}, env={}
+    )
+    result = search(local, "check_token", settings, k=3)
+    assert [hit.path for hit in result.hits] == ["app.py"]
+    assert result.notes[0].startswith("No team hits: the team server at http://127.0.0.1:9 failed")

@@ -21,6 +21,7 @@ from seek.indexer import index_workspace, resolve_workspace
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
+from seek.team import start_team_search, with_team_hits
 
 SNIPPET_LINES = 12
 MAX_K = 50
@@ -61,6 +62,7 @@ class Workspaces:
 
     def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> SearchResult:
         settings = self.settings(root)
+        team = start_team_search(settings, query)
         with self._lock(root):
             report = index_workspace(root, settings)
             stamp = report.index_dir.joinpath("manifest.json").stat().st_mtime_ns
@@ -68,7 +70,7 @@ class Workspaces:
             if cached is None or cached[0] != stamp:
                 cached = (stamp, Searcher.open(root, settings))
                 self._searchers[root] = cached
-        return cached[1].search(query, k, focus=focus)
+        return with_team_hits(cached[1].search(query, k, focus=focus), team)
 
 
 def format_hits(result: SearchResult) -> str:

@@ -3,6 +3,7 @@
 Endpoints (all JSON; errors are ``{"error": {"code": ..., "message": ...}}``):
 
 - ``POST /v1/search`` ``{"query", "path"?, "k"?, "focus"?}`` -> hits as ``seek search --json``
+  plus ``workspace`` (the folder's name); this is also what team clients ask (§9)
 - ``GET /v1/status?path=`` -> what the index holds
 - ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report
 
@@ -107,6 +108,7 @@ class Service:
                 cached = (stamp, Searcher.open(root, settings))
                 self._searchers[root] = cached
         data = cached[1].search(query, k, focus=focus).to_json()
+        data["workspace"] = root.name  # team clients label hits team:<workspace>/<path>
         data["notes"] = notes + list(data["notes"])
         return data
 

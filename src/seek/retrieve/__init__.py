@@ -36,12 +36,15 @@ def search(
     """Search a workspace, first bringing its index up to date (cheap when nothing changed).
 
     When another process is writing the index, the search uses the index as it stands and
-    says so in the notes.
+    says so in the notes. With ``team_url`` set, the team server's hits follow the local
+    ones (see :mod:`seek.team`).
     """
     from seek.errors import IndexLockedError
     from seek.indexer import index_workspace, resolve_workspace
+    from seek.team import start_team_search, with_team_hits
 
     root = resolve_workspace(path)
+    team = start_team_search(settings, query)  # in parallel with the local search
     notes: list[str] = []
     if update:
         try:
@@ -51,4 +54,4 @@ def search(
     result = Searcher.open(root, settings).search(query, k, focus=focus)
     if notes:
         result = dataclasses.replace(result, notes=(*notes, *result.notes))
-    return result
+    return with_team_hits(result, team)

@@ -1,0 +1,77 @@
+"""Team context (reference §9.1): every search also asks a shared seek server.
+
+With ``team_url`` set, the question is sent to ``POST <team_url>/v1/search`` with ``k = 6``
+(``team_k``) and an 8 s timeout (``team_timeout_s``), in parallel with the local search. Its
+hits are appended after the local ones as ``team:<workspace>/<path>``: not reranked, not
+counted in any limit. Any failure means no team hits and a note, never an error.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import httpx
+
+from seek.retrieve.types import Hit, SearchResult
+from seek.settings import Settings
+
+TEAM_PREFIX = "team:"
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="seek-team")
+
+
+def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
+    """The team server's hits for ``query`` and a note ("" when all went well)."""
+    headers = {}
+    if settings.team_token_env:
+        token = os.environ.get(settings.team_token_env, "")
+        if not token:
+            return [], f"No team hits: ${settings.team_token_env} is not set."
+        headers["Authorization"] = f"Bearer {token}"
+    url = settings.team_url.rstrip("/") + "/v1/search"
+    try:
+        response = httpx.post(
+            url,
+            json={"query": query, "k": settings.team_k},
+            headers=headers,
+            timeout=settings.team_timeout_s,
+        )
+        response.raise_for_status()
+        data = response.json()
+        workspace = str(data.get("workspace") or "team")
+        hits = [
+            Hit(
+                f"{TEAM_PREFIX}{workspace}/{hit['path']}",
+                int(hit["startLine"]),
+                int(hit["endLine"]),
+                float(hit["score"]),
+                str(hit["content"]),
+            )
+            for hit in data.get("hits", [])
+        ]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        return [], f"No team hits: the team server at {settings.team_url} failed ({exc})."
+    return hits, ""
+
+
+def start_team_search(settings: Settings, query: str) -> Future[tuple[list[Hit], str]] | None:
+    """Ask the team server in the background (None when no team server is configured)."""
+    if not settings.team_url or not query.strip():
+        return None
+    return _pool.submit(ask_team, settings, query)
+
+
+def with_team_hits(
+    result: SearchResult, pending: Future[tuple[list[Hit], str]] | None
+) -> SearchResult:
+    """``result`` with the team's hits appended after the local ones, and its note."""
+    if pending is None:
+        return result
+    hits, note = pending.result()
+    return SearchResult(
+        result.query,
+        result.keyword_query,
+        [*result.hits, *hits],
+        (*result.notes, note) if note else result.notes,
+        result.timings_ms,
+    )
