@@ -8,7 +8,6 @@ tool errors with one actionable sentence.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import anyio
@@ -17,8 +16,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from seek import __version__
 from seek.errors import SeekError
-from seek.indexer import index_workspace, resolve_workspace
-from seek.retrieve import Searcher, SearchResult
+from seek.indexer import resolve_workspace
+from seek.live import LiveIndexes
+from seek.retrieve import SearchResult
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
 from seek.team import start_team_search, with_team_hits
@@ -35,15 +35,12 @@ INSTRUCTIONS = (
 
 
 class Workspaces:
-    """Loaded searchers per workspace, rebuilt when the index changed; one build at a time
-    per workspace even when calls arrive together."""
+    """The server's workspaces: which folder a call names, and their live indexes."""
 
     def __init__(self, default_root: Path, overrides: dict[str, object] | None = None) -> None:
         self.default_root = default_root
         self.overrides = dict(overrides or {})
-        self._locks: dict[Path, threading.Lock] = {}
-        self._guard = threading.Lock()
-        self._searchers: dict[Path, tuple[int | None, Searcher]] = {}
+        self.live = LiveIndexes()
 
     def root(self, path: str | None) -> Path:
         if not path:
@@ -56,21 +53,10 @@ class Workspaces:
     def settings(self, root: Path) -> Settings:
         return load_settings(root, overrides=self.overrides)
 
-    def _lock(self, root: Path) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(root, threading.Lock())
-
     def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> SearchResult:
         settings = self.settings(root)
         team = start_team_search(settings, query)
-        with self._lock(root):
-            report = index_workspace(root, settings)
-            stamp = report.index_dir.joinpath("manifest.json").stat().st_mtime_ns
-            cached = self._searchers.get(root)
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, Searcher.open(root, settings))
-                self._searchers[root] = cached
-        return with_team_hits(cached[1].search(query, k, focus=focus), team)
+        return with_team_hits(self.live.search(root, settings, query, k, focus), team)
 
 
 def format_hits(result: SearchResult) -> str:

@@ -33,10 +33,9 @@ from starlette.routing import Route
 
 from seek.errors import IndexLockedError, SeekError, WorkspaceError
 from seek.indexer import REBUILD, UPDATE, index_workspace
-from seek.retrieve import Searcher
+from seek.live import LiveIndexes
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
-from seek.store import index_dir_for
 
 MAX_BODY_BYTES = 64 * 1024
 TOO_LARGE = f"request bodies are limited to {MAX_BODY_BYTES} bytes"
@@ -75,7 +74,7 @@ class Service:
         self.config = config
         self.roots = tuple(p.resolve() for p in config.workspaces)
         self._locks = {root: threading.Lock() for root in self.roots}
-        self._searchers: dict[Path, tuple[int, Searcher]] = {}
+        self.live = LiveIndexes()
 
     def root(self, path: object) -> Path:
         """The allowed workspace a request names (default: the first one)."""
@@ -95,21 +94,8 @@ class Service:
         return load_settings(root, overrides=self.config.overrides)
 
     def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> dict[str, Any]:
-        settings = self.settings(root)
-        notes: list[str] = []
-        with self._locks[root]:
-            try:
-                index_workspace(root, settings)
-            except IndexLockedError as exc:
-                notes.append(f"The index was not updated first: {exc}.")
-            stamp = index_stamp(root, settings)
-            cached = self._searchers.get(root)
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, Searcher.open(root, settings))
-                self._searchers[root] = cached
-        data = cached[1].search(query, k, focus=focus).to_json()
+        data = self.live.search(root, self.settings(root), query, k, focus).to_json()
         data["workspace"] = root.name  # team clients label hits team:<workspace>/<path>
-        data["notes"] = notes + list(data["notes"])
         return data
 
     def status(self, root: Path) -> dict[str, Any]:
@@ -124,12 +110,6 @@ class Service:
             "chunks": report.chunks, "unchanged": report.unchanged, "removed": report.removed,
             "files": report.files, "skipped": report.skipped, "seconds": round(report.seconds, 3),
         }  # fmt: skip
-
-
-def index_stamp(root: Path, settings: Settings) -> int:
-    """Changes whenever a run saved the manifest: the cue to reload a cached searcher."""
-    manifest = index_dir_for(root, settings) / "manifest.json"
-    return manifest.stat().st_mtime_ns if manifest.exists() else 0
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:

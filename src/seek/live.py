@@ -1,0 +1,63 @@
+"""Searchers kept in memory for long-running front-ends (MCP, HTTP).
+
+Before a search the workspace's index is brought up to date, at most once per
+``FRESHNESS_S`` per workspace (a no-change check scans the tree; under load it would
+otherwise run for every request), with one build at a time per workspace even when calls
+arrive together. The loaded searcher is reused until the manifest changes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from seek.errors import IndexLockedError
+from seek.indexer import index_workspace
+from seek.retrieve import Searcher, SearchResult
+from seek.settings import Settings
+from seek.store import index_dir_for
+
+FRESHNESS_S = 1.0
+
+
+class LiveIndexes:
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[Path, threading.Lock] = {}
+        self._checked: dict[Path, float] = {}
+        self._searchers: dict[Path, tuple[int, Searcher]] = {}
+
+    def _lock(self, root: Path) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(root, threading.Lock())
+
+    def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
+        """An up-to-date searcher for ``root`` and notes for the caller's result."""
+        notes: list[str] = []
+        with self._lock(root):
+            if time.monotonic() - self._checked.get(root, float("-inf")) >= FRESHNESS_S:
+                try:
+                    index_workspace(root, settings)
+                except IndexLockedError as exc:
+                    notes.append(f"The index was not updated first: {exc}.")
+                self._checked[root] = time.monotonic()
+            manifest = index_dir_for(root, settings) / "manifest.json"
+            stamp = manifest.stat().st_mtime_ns if manifest.exists() else 0
+            cached = self._searchers.get(root)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, Searcher.open(root, settings))
+                self._searchers[root] = cached
+        return cached[1], notes
+
+    def search(
+        self, root: Path, settings: Settings, query: str, k: int, focus: tuple[str, ...]
+    ) -> SearchResult:
+        searcher, notes = self.searcher(root, settings)
+        result = searcher.search(query, k, focus=focus)
+        if notes:
+            result = SearchResult(
+                result.query, result.keyword_query, result.hits,
+                (*notes, *result.notes), result.timings_ms,
+            )  # fmt: skip
+        return result
