@@ -97,8 +97,9 @@ def main() -> int:
             server.wait(30)
     ordered = sorted(latencies)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    p50 = statistics.median(ordered)
     print(f"{args.clients} clients, {wall:.1f} s on {args.repo}: {len(latencies)} requests, "
-          f"{len(latencies) / wall:.1f} requests/s, p50 {statistics.median(ordered) * 1000:.0f} ms, "
+          f"{len(latencies) / wall:.1f} requests/s, p50 {p50 * 1000:.0f} ms, "
           f"p95 {p95 * 1000:.0f} ms, errors {len(errors)}")  # fmt: skip
     for error in errors[:5]:
         print("  error:", error)
