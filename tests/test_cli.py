@@ -144,3 +144,10 @@ def test_embedding_server_errors_are_one_line(project, seek_home):
     assert out.stderr.strip().splitlines() == [
         "seek: error: cannot reach http://127.0.0.1:9 — is Ollama running? (`ollama serve`)"
     ]
+
+
+def test_context_prints_blocks_and_the_report_line(project, seek_home):
+    out = seek(seek_home, "context", "function_3 value", str(project), "--snippets", "1")
+    assert out.stdout.startswith("pkg/mod3.py (lines 1-2)\n```py\ndef function_3(value):")
+    assert out.stderr.strip().startswith("query: 'function_3 value' · weighed ")
+    assert "The reranker is unavailable, so scores are retrieval order." in out.stderr

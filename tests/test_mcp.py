@@ -41,17 +41,18 @@ def test_agent_searches_an_unseen_workspace_in_one_call(make_tree, seek_home):
             ),
         }
     )
-    tools, found, status, empty, missing = anyio.run(
+    tools, found, context, status, empty, missing = anyio.run(
         session_calls, root, seek_home,
         [
             ("search", {"query": "HttpClient"}),
+            ("context", {"question": "how does the http client send a request?"}),
             ("status", {}),
             ("search", {"query": "  "}),
             ("search", {"query": "x", "path": str(root / "nope")}),
         ],
     )  # fmt: skip
     names = {tool.name for tool in tools.tools}
-    assert {"search", "status"} <= names
+    assert {"search", "context", "status"} <= names
     description = next(t.description for t in tools.tools if t.name == "search")
     assert "Find the code that answers a question" in description
     assert not found.is_error
@@ -59,5 +60,8 @@ def test_agent_searches_an_unseen_workspace_in_one_call(make_tree, seek_home):
     assert first.startswith("1. src/http_client.py:1-3 (score ")
     assert "class HttpClient:" in text_of(found)
     assert "files 2, chunks 2" in text_of(status)
+    assert not context.is_error
+    assert "src/http_client.py (lines 1-3)\n```py\nclass HttpClient:" in text_of(context)
+    assert "weighed 2 candidates" in text_of(context)
     assert empty.is_error and "query is empty" in text_of(empty)
     assert missing.is_error and "does not exist" in text_of(missing)

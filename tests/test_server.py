@@ -60,12 +60,18 @@ def test_search_status_and_index(config, workspace):
         (root / "src/new.py").write_text("def brand_new():\n    pass\n")
         indexed = httpx.post(f"{url}/v1/index", json={}, timeout=60)
         again = httpx.post(f"{url}/v1/search", json={"query": "brand_new"}, timeout=60)
+        context = httpx.post(f"{url}/v1/context", json={"question": "HttpClient send"}, timeout=60)
+        no_question = httpx.post(f"{url}/v1/context", json={}, timeout=30)
     assert found.status_code == 200
     assert found.json()["hits"][0]["path"] == "src/client.py"
     assert found.json()["hits"][0]["startLine"] == 1
     assert status.json()["files"] == 2
     assert indexed.json()["embedded"] == 1
     assert again.json()["hits"][0]["path"] == "src/new.py"
+    blocks = context.json()["blocks"]
+    assert blocks[0]["path"] == "src/client.py" and blocks[0]["kind"] == "code"
+    assert context.json()["prompt"].startswith("src/client.py (lines 1-3)\n```py\n")
+    assert no_question.status_code == 400
 
 
 @pytest.mark.parametrize("path", ["..", "../outside", "link-out", "/etc", "src/../.."])

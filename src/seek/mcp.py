@@ -1,6 +1,7 @@
 """``seek mcp``: an MCP server on stdio for coding agents (official ``mcp`` SDK).
 
-Tools: ``search`` (ranked chunks) and ``status`` (what the index holds). A workspace is
+Tools: ``search`` (ranked chunks), ``context`` (labelled blocks for a question) and
+``status`` (what the index holds). A workspace is
 indexed on its first use and brought up to date before each search (milliseconds when
 nothing changed); concurrent calls on one workspace share one build. Failures come back as
 tool errors with one actionable sentence.
@@ -19,6 +20,7 @@ from seek.errors import SeekError
 from seek.indexer import resolve_workspace
 from seek.live import LiveIndexes
 from seek.retrieve import SearchResult
+from seek.retrieve.context import ContextResult, build_context
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
 from seek.team import start_team_search, with_team_hits
@@ -57,6 +59,11 @@ class Workspaces:
         settings = self.settings(root)
         team = start_team_search(settings, query)
         return with_team_hits(self.live.search(root, settings, query, k, focus), team)
+
+    def context(self, root: Path, question: str, budget: int | None) -> ContextResult:
+        settings = self.settings(root)
+        found = self.search(root, question, settings.rerank_top, ())
+        return build_context(root, found, settings, budget=budget)
 
 
 def format_hits(result: SearchResult) -> str:
@@ -104,6 +111,25 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         return format_hits(result)
+
+    @server.tool()
+    async def context(question: str, path: str | None = None, budget: int | None = None) -> str:
+        """Gather the code a question needs, as labelled blocks ready to read.
+
+        Use it when you want to understand how something works rather than find one place:
+        it returns whole functions or classes around the best matches (each headed
+        `path (lines a-b)` in a fenced block, imports included), within `budget` characters
+        (default 12,000), then a one-line report of what was weighed.
+        """
+        if not question.strip():
+            raise ToolError("question is empty: ask about the code in plain words")
+        try:
+            root = workspaces.root(path)
+            result = await anyio.to_thread.run_sync(workspaces.context, root, question, budget)
+        except SeekError as exc:
+            raise ToolError(str(exc)) from exc
+        body = result.prompt() or "No code scored above the threshold."
+        return f"{body}\n\n{result.context_line()}"
 
     @server.tool()
     async def status(path: str | None = None) -> str:

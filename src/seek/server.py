@@ -4,6 +4,7 @@ Endpoints (all JSON; errors are ``{"error": {"code": ..., "message": ...}}``):
 
 - ``POST /v1/search`` ``{"query", "path"?, "k"?, "focus"?}`` -> hits as ``seek search --json``
   plus ``workspace`` (the folder's name); this is also what team clients ask (§9)
+- ``POST /v1/context`` ``{"question", "path"?, "budget"?}`` -> prompt blocks and the report
 - ``GET /v1/status?path=`` -> what the index holds
 - ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report
 
@@ -34,6 +35,7 @@ from starlette.routing import Route
 from seek.errors import IndexLockedError, SeekError, WorkspaceError
 from seek.indexer import REBUILD, UPDATE, index_workspace
 from seek.live import LiveIndexes
+from seek.retrieve.context import build_context
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
 
@@ -97,6 +99,11 @@ class Service:
         data = self.live.search(root, self.settings(root), query, k, focus).to_json()
         data["workspace"] = root.name  # team clients label hits team:<workspace>/<path>
         return data
+
+    def context(self, root: Path, question: str, budget: int | None) -> dict[str, Any]:
+        settings = self.settings(root)
+        found = self.live.search(root, settings, question, settings.rerank_top, ())
+        return build_context(root, found, settings, budget=budget).to_json()
 
     def status(self, root: Path) -> dict[str, Any]:
         return workspace_status(root, self.settings(root)).to_json()
@@ -191,6 +198,21 @@ def create_app(config: ServeConfig) -> Starlette:
         root = service.root(data.get("path"))
         return await run(service.search, root, query, k, tuple(focus))
 
+    async def context(request: Request) -> dict[str, Any]:
+        data = await json_body(request)
+        question = data.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise ApiError(400, "bad_request", "question must be a non-empty string")
+        if len(question) > MAX_QUERY_CHARS:
+            raise ApiError(
+                400, "too_long", f"questions are limited to {MAX_QUERY_CHARS} characters"
+            )
+        budget = data.get("budget")
+        if budget is not None and (not isinstance(budget, int) or budget < 0):
+            raise ApiError(400, "bad_request", "budget must be a non-negative integer")
+        root = service.root(data.get("path"))
+        return await run(service.context, root, question, budget)
+
     async def status(request: Request) -> dict[str, Any]:
         return await run(service.status, service.root(request.query_params.get("path")))
 
@@ -200,6 +222,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
     return Starlette(routes=[
         Route("/v1/search", handler(search), methods=["POST"]),
+        Route("/v1/context", handler(context), methods=["POST"]),
         Route("/v1/status", handler(status), methods=["GET"]),
         Route("/v1/index", handler(index), methods=["POST"]),
     ])  # fmt: skip

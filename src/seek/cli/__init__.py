@@ -118,6 +118,7 @@ def cli(
 def main() -> None:
     from seek.cli import (  # noqa: F401 - importing registers the commands
         config_cmd,
+        context_cmd,
         index_cmd,
         search_cmd,
         serve_cmd,

@@ -20,7 +20,7 @@ from seek.settings import Settings
 
 __all__ = [
     "BM25_ONLY", "HYBRID", "MODES", "SIGNALS", "VECTOR_ONLY", "Hit", "SearchResult",
-    "Searcher", "fuse", "rrf_ranks", "search",
+    "Searcher", "context", "fuse", "rrf_ranks", "search",
 ]  # fmt: skip
 
 
@@ -55,3 +55,23 @@ def search(
     if notes:
         result = dataclasses.replace(result, notes=(*notes, *result.notes))
     return with_team_hits(result, team)
+
+
+def context(
+    path: Path | str,
+    question: str,
+    settings: Settings,
+    *,
+    budget: int | None = None,
+    snippets: int | None = None,
+    threshold: float | None = None,
+):  # noqa: ANN201 - ContextResult (imported lazily)
+    """Labelled, budgeted prompt blocks answering ``question`` (see :mod:`.context`)."""
+    from seek.indexer import resolve_workspace
+    from seek.retrieve.context import build_context
+
+    root = resolve_workspace(path)
+    result = search(root, question, settings, k=settings.rerank_top)
+    return build_context(
+        root, result, settings, budget=budget, snippets=snippets, threshold=threshold
+    )

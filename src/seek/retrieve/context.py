@@ -1,0 +1,285 @@
+"""Context for a chat model (reference §6.5-§6.7 and §8): candidates -> scores -> threshold
+and near misses -> widening to the enclosing syntax node -> imports blocks -> merging ->
+snippet limit -> character budget -> labelled prompt blocks and a one-line report.
+
+Scores come from the cross-encoder when one is configured; until seek ships one (the models
+issue) they fall back to retrieval order, ``1 - i/n``, and the note says so (§6.7).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from seek.chunk.languages import grammar_for_path, parser_for
+from seek.chunk.packing import LineSizes
+from seek.retrieve.types import SearchResult
+from seek.settings import Settings
+
+RERANKER_UNAVAILABLE = "The reranker is unavailable, so scores are retrieval order."
+IMPORT_NODE_WORDS = ("import", "use_declaration", "preproc_include")
+_BACKTICKS = re.compile(r"`+")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    path: str
+    start: int
+    """0-based first line."""
+    end: int
+    """0-based last line, inclusive."""
+    content: str
+    score: float
+    kind: str = "code"
+    """``code``, ``imports`` or ``team``."""
+
+
+@dataclass(slots=True)
+class ContextResult:
+    query: str
+    blocks: list[Block]
+    candidates: int
+    threshold: float
+    near_misses: list[Block] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        def block(b: Block) -> dict[str, object]:
+            return {"path": b.path, "startLine": b.start + 1, "endLine": b.end + 1,
+                    "score": round(b.score, 4), "kind": b.kind, "content": b.content}  # fmt: skip
+
+        return {
+            "query": self.query,
+            "prompt": self.prompt(),
+            "blocks": [block(b) for b in self.blocks],
+            "nearMisses": [block(b) for b in self.near_misses],
+            "candidates": self.candidates,
+            "threshold": self.threshold,
+            "notes": self.notes,
+            "contextLine": self.context_line(),
+        }
+
+    def prompt(self) -> str:
+        """The labelled blocks (§8.4), separated by blank lines."""
+        return "\n\n".join(format_block(block) for block in self.blocks)
+
+    def context_line(self) -> str:
+        """The one-line report (§8.5): query, candidates, each hit's score, near misses."""
+        files = len({b.path for b in self.blocks})
+        parts = [f"query: {self.query!r}", f"weighed {self.candidates} candidates"]
+        if self.blocks:
+            chunk_word = "chunk" if len(self.blocks) == 1 else "chunks"
+            file_word = "one file" if files == 1 else f"{files} files"
+            parts.append(f"{len(self.blocks)} {chunk_word} from {file_word}")
+            parts.append(", ".join(
+                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
+                + (" (imports)" if b.kind == "imports" else "")
+                for b in self.blocks
+            ))  # fmt: skip
+        else:
+            parts.append(f"nothing scored above {self.threshold:g}")
+        if self.near_misses:
+            parts.append("closest of the rest: " + ", ".join(
+                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}" for b in self.near_misses
+            ))  # fmt: skip
+        parts.extend(self.notes)
+        return " · ".join(parts)
+
+
+def language_tag(path: str) -> str:
+    name = path.rpartition("/")[2]
+    return name.rsplit(".", 1)[1].lower() if "." in name.lstrip(".") else ""
+
+
+def format_block(block: Block) -> str:
+    """``path (lines a-b)`` then a fence longer than any backtick run inside (at least 3)."""
+    longest = max((len(run) for run in _BACKTICKS.findall(block.content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    heading = f"{block.path} (lines {block.start + 1}-{block.end + 1})"
+    return f"{heading}\n{fence}{language_tag(block.path)}\n{block.content}\n{fence}"
+
+
+# -- widening and imports (§8.1-§8.2) -------------------------------------------------------
+
+
+def _last_row(node, line_count: int) -> int:  # noqa: ANN001 - tree_sitter.Node
+    row = node.end_point[0]
+    if node.end_point[1] == 0 and row > node.start_point[0]:
+        row -= 1  # a node ending with a newline ends on the line before
+    return max(0, min(row, line_count - 1))
+
+
+def enclosing_range(
+    root,  # noqa: ANN001 - tree_sitter.Node
+    sizes: LineSizes,
+    line_count: int,
+    start: int,
+    end: int,
+    max_chars: int,
+) -> tuple[int, int] | None:
+    """The widest syntax node that contains the hit, is larger than it, and fits."""
+    node = root
+    while node is not None:
+        first, last = node.start_point[0], _last_row(node, line_count)
+        if (first < start or last > end) and sizes.chars(first, last) <= max_chars:
+            return first, last
+        node = next(
+            (c for c in node.children
+             if c.start_point[0] <= start and _last_row(c, line_count) >= end),
+            None,
+        )  # fmt: skip
+    return None
+
+
+def imports_range(
+    root,  # noqa: ANN001 - tree_sitter.Node
+    sizes: LineSizes,
+    line_count: int,
+    max_chars: int,
+) -> tuple[int, int] | None:
+    """The run of import nodes at the top of the file (comments allowed inside), if it fits."""
+    first = last = None
+    for child in root.children:
+        kind = child.type
+        if any(word in kind for word in IMPORT_NODE_WORDS):
+            if first is None:
+                first = child.start_point[0]
+            last = _last_row(child, line_count)
+        elif "comment" in kind and first is not None:
+            continue
+        elif first is not None:
+            break
+    if first is None or last is None or sizes.chars(first, last) > max_chars:
+        return None
+    return first, last
+
+
+@dataclass(slots=True)
+class _File:
+    lines: list[str]
+    sizes: LineSizes
+    tree: object | None
+
+
+def _read(root: Path, path: str) -> _File | None:
+    try:
+        source = (root / path).read_bytes()
+    except OSError:
+        return None
+    lines = source.decode("utf-8", "replace").split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    tree = None
+    grammar = grammar_for_path(path)
+    parser = parser_for(grammar) if grammar else None
+    if parser is not None:
+        try:
+            tree = parser.parse(source)
+        except Exception:  # noqa: BLE001 - a parse failure leaves hits unwidened
+            tree = None
+    return _File(lines, LineSizes(lines), tree)
+
+
+# -- the whole pipeline -------------------------------------------------------------------------
+
+
+def build_context(
+    root: Path,
+    search_result: SearchResult,
+    settings: Settings,
+    *,
+    budget: int | None = None,
+    snippets: int | None = None,
+    threshold: float | None = None,
+) -> ContextResult:
+    """Turn a search (its top ``rerank_top`` hits) into labelled, budgeted prompt blocks."""
+    budget = settings.prompt_budget_chars if budget is None else budget
+    snippets = settings.snippets if snippets is None else snippets
+    threshold = settings.rerank_threshold if threshold is None else threshold
+    local = [h for h in search_result.hits if not h.path.startswith("team:")]
+    team = [h for h in search_result.hits if h.path.startswith("team:")]
+    candidates = local[: settings.rerank_top]
+    n = len(candidates)
+    scored = [
+        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, 1.0 - i / n)
+        for i, h in enumerate(candidates)
+    ]
+    notes = list(search_result.notes) + ([RERANKER_UNAVAILABLE] if candidates else [])
+    hits = sorted((b for b in scored if b.score >= threshold), key=lambda b: -b.score)
+    near = sorted((b for b in scored if b.score < threshold), key=lambda b: -b.score)
+    files = {path: _read(root, path) for path in {b.path for b in hits}}
+    widened = [_widen(b, files.get(b.path), settings.widen_chars) for b in hits]
+    merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
+    code = merged[:snippets]
+    imports = _imports_blocks(code, files, settings.imports_chars)
+    kept, left = [], budget
+    for block in [*code, *imports]:
+        if len(block.content) <= left:  # skip, do not stop: a smaller one may still fit
+            kept.append(block)
+            left -= len(block.content)
+    # Team hits follow, outside the limit and the budget (§9.1).
+    kept += [
+        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, h.score, "team") for h in team
+    ]
+    return ContextResult(
+        search_result.query, kept, n, threshold, near[: settings.near_misses], notes
+    )
+
+
+def _widen(block: Block, file: _File | None, max_chars: int) -> Block:
+    if file is None or file.tree is None:
+        return block
+    line_count = len(file.lines)
+    end = min(block.end, line_count - 1)
+    root = file.tree.root_node
+    wider = enclosing_range(root, file.sizes, line_count, block.start, end, max_chars)
+    if wider is None:
+        return block
+    first, last = wider
+    return replace(block, start=first, end=last, content="\n".join(file.lines[first : last + 1]))
+
+
+def _merge(blocks: list[Block], files: dict[str, _File | None], max_chars: int) -> list[Block]:
+    out: list[Block] = []
+    for path in dict.fromkeys(b.path for b in blocks):
+        mine = sorted((b for b in blocks if b.path == path), key=lambda b: b.start)
+        file = files.get(path)
+        current = mine[0]
+        for nxt in mine[1:]:
+            end = max(current.end, nxt.end)
+            if (
+                file is not None
+                and nxt.start <= current.end + 1
+                and file.sizes.chars(current.start, end) <= max_chars
+            ):
+                current = Block(
+                    path, current.start, end, "\n".join(file.lines[current.start : end + 1]),
+                    max(current.score, nxt.score),
+                    current.kind if current.kind == nxt.kind else "code",
+                )  # fmt: skip
+            else:
+                out.append(current)
+                current = nxt
+        out.append(current)
+    return out
+
+
+def _imports_blocks(
+    code: list[Block], files: dict[str, _File | None], max_chars: int
+) -> list[Block]:
+    blocks = []
+    for path in dict.fromkeys(b.path for b in code):
+        file = files.get(path)
+        if file is None or file.tree is None:
+            continue
+        found = imports_range(file.tree.root_node, file.sizes, len(file.lines), max_chars)
+        if found is None:
+            continue
+        first, last = found
+        mine = [b for b in code if b.path == path]
+        if any(b.start <= first and b.end >= last for b in mine):
+            continue  # a code block already shows the imports
+        content = "\n".join(file.lines[first : last + 1])
+        blocks.append(Block(path, first, last, content, max(b.score for b in mine), "imports"))
+    return blocks
