@@ -2,8 +2,9 @@
 and near misses -> widening to the enclosing syntax node -> imports blocks -> merging ->
 snippet limit -> character budget -> labelled prompt blocks and a one-line report.
 
-Scores come from the cross-encoder when one is configured; until seek ships one (the models
-issue) they fall back to retrieval order, ``1 - i/n``, and the note says so (§6.7).
+Scores come from the cross-encoder in the ``reranker_model`` folder (:mod:`seek.rerank`);
+without one (seek does not ship one yet) or when it fails they fall back to retrieval order,
+``1 - i/n``, and the note says so (§6.7).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from seek.chunk.languages import grammar_for_path, parser_for
 from seek.chunk.packing import LineSizes
-from seek.retrieve.types import SearchResult
+from seek.rerank import RerankerUnavailable, cross_encoder
+from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 
 RERANKER_UNAVAILABLE = "The reranker is unavailable, so scores are retrieval order."
@@ -201,11 +203,12 @@ def build_context(
     team = [h for h in search_result.hits if h.path.startswith("team:")]
     candidates = local[: settings.rerank_top]
     n = len(candidates)
+    scores, note = rerank_scores(settings, search_result.query, candidates)
     scored = [
-        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, 1.0 - i / n)
-        for i, h in enumerate(candidates)
+        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, score)
+        for h, score in zip(candidates, scores, strict=True)
     ]
-    notes = list(search_result.notes) + ([RERANKER_UNAVAILABLE] if candidates else [])
+    notes = list(search_result.notes) + ([note] if note else [])
     hits = sorted((b for b in scored if b.score >= threshold), key=lambda b: -b.score)
     near = sorted((b for b in scored if b.score < threshold), key=lambda b: -b.score)
     files = {path: _read(root, path) for path in {b.path for b in hits}}
@@ -225,6 +228,21 @@ def build_context(
     return ContextResult(
         search_result.query, kept, n, threshold, near[: settings.near_misses], notes
     )
+
+
+def rerank_scores(settings: Settings, query: str, hits: list[Hit]) -> tuple[list[float], str]:
+    """Cross-encoder probabilities for the hits (passage = path + newline + chunk), or the
+    retrieval-order fallback ``1 - i/n`` and its note when no reranker can score."""
+    if not hits:
+        return [], ""
+    fallback = [1.0 - i / len(hits) for i in range(len(hits))]
+    if not settings.reranker_model:
+        return fallback, RERANKER_UNAVAILABLE
+    try:
+        reranker = cross_encoder(str(Path(settings.reranker_model).expanduser().resolve()))
+        return reranker.score(query, [f"{h.path}\n{h.content}" for h in hits]), ""
+    except RerankerUnavailable:
+        return fallback, RERANKER_UNAVAILABLE
 
 
 def _widen(block: Block, file: _File | None, max_chars: int) -> Block:
