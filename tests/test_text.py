@@ -1,7 +1,16 @@
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seek.text import keyword_column, keyword_query, keyword_text, path_keywords, split_identifier
+from seek.text import (
+    is_follow_up,
+    keyword_column,
+    keyword_query,
+    keyword_text,
+    path_keywords,
+    search_text,
+    split_identifier,
+)
 
 
 def test_split_identifier_examples():
@@ -55,3 +64,29 @@ def test_parts_keep_every_letter_in_order(token):
     joined = "".join(split_identifier(token))
     remaining = iter(token.lower().replace("_", ""))
     assert all(ch in remaining for ch in joined)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["why?", "and how is it tested?", "what about caching", "explain this",
+     "does that use a cache", "where is it called from"],
+)  # fmt: skip
+def test_follow_ups(question):
+    assert is_follow_up(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["where is the login handled", "fix the bug in parseConfig",
+     "how does the embedding indexer decide what to skip"],
+)  # fmt: skip
+def test_standalone_questions(question):
+    assert not is_follow_up(question)
+
+
+def test_search_text_prepends_the_previous_question_to_follow_ups():
+    assert search_text(" and how is it tested? ", "where is the login handled") == (
+        "where is the login handled\nand how is it tested?"
+    )
+    assert search_text("where is the login handled", "earlier") == "where is the login handled"
+    assert search_text("why?", None) == "why?"

@@ -72,3 +72,33 @@ def keyword_query(text: str) -> str:
             if word not in STOP_WORDS:
                 seen.setdefault(word, None)
     return " ".join(seen)
+
+
+# -- follow-up questions (reference §6.2) ----------------------------------------------------
+
+_CONTENT_WORD = re.compile(r"[a-z_][a-z0-9_]+")
+PRONOUNS = frozenset("it its this that these those they them there one ones".split())
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of two or more characters that are not stop words."""
+    return [w for w in _CONTENT_WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+def is_follow_up(text: str) -> bool:
+    """A question that leans on the previous one: under 2 content words, or under 3 with a
+    pronoun ("and how is it tested?", "what about caching", "explain this")."""
+    words = content_words(text)
+    if len(words) < 2:
+        return True
+    if len(words) < 3:
+        return any(w in PRONOUNS for w in re.findall(r"[a-z]+", text.lower()))
+    return False
+
+
+def search_text(question: str, previous: str | None) -> str:
+    """What is searched: the question, preceded by the previous one when it is a follow-up."""
+    question = question.strip()
+    if previous and previous.strip() and is_follow_up(question):
+        return f"{previous.strip()}\n{question}"
+    return question
