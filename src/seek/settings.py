@@ -85,8 +85,11 @@ class Settings:
 
     # -- chat ------------------------------------------------------------------
     chat_provider: str = "ollama"
+    """Chat server for ``seek ask``: ``ollama`` or ``openai`` (any OpenAI-compatible)."""
     chat_model: str = ""
     chat_url: str = ""
+    chat_api_key_env: str = ""
+    """Name of the environment variable holding the chat server's API key."""
 
     # -- team context -----------------------------------------------------------
     team_url: str = ""

@@ -117,6 +117,7 @@ def cli(
 
 def main() -> None:
     from seek.cli import (  # noqa: F401 - importing registers the commands
+        ask_cmd,
         config_cmd,
         context_cmd,
         index_cmd,

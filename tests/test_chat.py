@@ -1,0 +1,108 @@
+"""`seek ask` against a real streaming chat server on 127.0.0.1 (Ollama NDJSON, OpenAI SSE)."""
+
+import json
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import HashEmbedder
+
+from seek.chat import ChatError, ask, chat_endpoint
+from seek.indexer import index_workspace
+
+ANSWER = ["Retries are ", "configured in ", "src/retry.py (lines 1-2)."]
+
+
+@contextmanager
+def chat_server(models=("llama3",)):
+    prompts = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts.append(body["messages"][-1]["content"])
+            if body["model"] not in models:
+                data = json.dumps({"error": f"model '{body['model']}' not found"}).encode()
+                self.send_response(404)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_response(200)
+            self.end_headers()
+            if self.path == "/api/chat":
+                for piece in ANSWER:
+                    line = {"message": {"role": "assistant", "content": piece}, "done": False}
+                    self.wfile.write((json.dumps(line) + "\n").encode())
+                self.wfile.write(b'{"message": {"content": ""}, "done": true}\n')
+            else:
+                for piece in ANSWER:
+                    chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", prompts
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def workspace(make_tree, settings_for):
+    root = make_tree({
+        "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
+        "tests/test_retry.py": "def test_configure_retries():\n    assert configure_retries(1)\n",
+    })  # fmt: skip
+    return root
+
+
+def settings(settings_for, url, provider="ollama"):
+    return settings_for(chat_provider=provider, chat_url=url, chat_model="llama3")
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_answer_streams_with_the_context_in_the_prompt(workspace, settings_for, provider):
+    with chat_server() as (url, prompts):
+        s = settings(settings_for, url, provider)
+        index_workspace(workspace, s, embedder=HashEmbedder())
+        pieces = []
+        answer = ask(workspace, "how are retries configured?", s, on_piece=pieces.append)
+    assert pieces == ANSWER and answer.text == "".join(ANSWER)
+    assert "src/retry.py (lines 1-2)\n```py\ndef configure_retries" in prompts[0]
+    assert prompts[0].rstrip().endswith("Question: how are retries configured?")
+
+
+def test_a_session_turns_follow_ups_into_focused_searches(workspace, settings_for):
+    with chat_server() as (url, _):
+        s = settings(settings_for, url)
+        index_workspace(workspace, s, embedder=HashEmbedder())
+        first = ask(workspace, "how are retries configured?", s, session="work")
+        second = ask(workspace, "and how is it tested?", s, session="work")
+        fresh = ask(workspace, "and how is it tested?", s, session="other")
+    assert first.searched == "how are retries configured?"
+    assert second.searched == "how are retries configured?\nand how is it tested?"
+    assert fresh.searched == "and how is it tested?"
+
+
+def test_clear_errors(workspace, settings_for):
+    s = settings(settings_for, "http://127.0.0.1:9")
+    index_workspace(workspace, s, embedder=HashEmbedder())
+    with pytest.raises(ChatError, match=r"cannot reach http://127.0.0.1:9 — is Ollama running"):
+        ask(workspace, "how are retries configured?", s)
+    with chat_server() as (url, _):
+        with pytest.raises(ChatError, match="model 'nope' not found on the server — pull it first"):
+            ask(workspace, "how are retries configured?", settings(settings_for, url), model="nope")
+
+
+def test_chat_endpoints(settings_for):
+    assert chat_endpoint(settings_for()) == "http://localhost:11434/api/chat"
+    s = settings_for(chat_provider="openai", chat_url="http://localhost:1234/v1")
+    assert chat_endpoint(s) == "http://localhost:1234/v1/chat/completions"
