@@ -33,6 +33,11 @@ for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 0.856 / 0.860 / 0.861 / 0.862 / 0.857; leave-one-repository-out CV picks 0.3 in every fold."""
 
 
+# One small pool for every searcher's keyword pass (searchers come and go as indexes change;
+# a pool each would leave idle threads behind).
+_KEYWORD_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-bm25")
+
+
 class Searcher:
     """An index loaded into memory for fast repeated searches."""
 
@@ -42,7 +47,6 @@ class Searcher:
         self.index_dir = index_dir_for(root, settings)
         self.table = ChunkTable(self.index_dir)
         self._embedder = embedder
-        self._executor: ThreadPoolExecutor | None = None
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
@@ -129,11 +133,6 @@ class Searcher:
         ids = [self.chunk_of_key.get((h.path, h.chunk)) for h in hits]
         return [i for i in ids if i is not None]
 
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-bm25")
-        return self._executor
-
     def _keyword_passes(
         self, words: str, n: int, focus_paths: list[str]
     ) -> tuple[list[int], list[int]]:
@@ -180,7 +179,7 @@ class Searcher:
         # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
         # this one embeds the query and multiplies the vector matrix.
         keyword_job = (
-            self._pool().submit(self._keyword_passes, words, n, focus_paths)
+            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths)
             if mode != VECTOR_ONLY
             else None
         )
