@@ -30,7 +30,7 @@ import numpy as np
 
 from seek.chunk import Chunk, chunk_file, embedding_windows
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import EmbeddingError, IndexMismatchError, WorkspaceError
+from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import BINARY, NO_CHUNKS, UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
@@ -458,6 +458,16 @@ def resolve_workspace(path: Path | str) -> Path:
     if not root.is_dir():
         raise WorkspaceError(f"workspace {root} is not a folder")
     return root.resolve()
+
+
+def refresh_before_search(root: Path, settings: Settings) -> list[str]:
+    """Bring the index up to date before a search; when another process is writing it, the
+    search goes ahead on the index as it stands and the returned note says so."""
+    try:
+        index_workspace(root, settings)
+    except IndexLockedError as exc:
+        return [f"The index was not updated first: {exc}."]
+    return []
 
 
 def index_workspace(

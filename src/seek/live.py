@@ -12,8 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from seek.errors import IndexLockedError
-from seek.indexer import index_workspace
+from seek.indexer import refresh_before_search
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
 from seek.store import index_dir_for
@@ -37,10 +36,7 @@ class LiveIndexes:
         notes: list[str] = []
         with self._lock(root):
             if time.monotonic() - self._checked.get(root, float("-inf")) >= FRESHNESS_S:
-                try:
-                    index_workspace(root, settings)
-                except IndexLockedError as exc:
-                    notes.append(f"The index was not updated first: {exc}.")
+                notes = refresh_before_search(root, settings)
                 self._checked[root] = time.monotonic()
             manifest = index_dir_for(root, settings) / "manifest.json"
             stamp = manifest.stat().st_mtime_ns if manifest.exists() else 0
@@ -54,10 +50,4 @@ class LiveIndexes:
         self, root: Path, settings: Settings, query: str, k: int, focus: tuple[str, ...]
     ) -> SearchResult:
         searcher, notes = self.searcher(root, settings)
-        result = searcher.search(query, k, focus=focus)
-        if notes:
-            result = SearchResult(
-                result.query, result.keyword_query, result.hits,
-                (*notes, *result.notes), result.timings_ms,
-            )  # fmt: skip
-        return result
+        return searcher.search(query, k, focus=focus).with_notes_first(notes)

@@ -9,7 +9,6 @@ or, bringing the index up to date first: ``search(root, question, settings)``.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from seek.retrieve.fusion import fuse, rrf_ranks
@@ -39,22 +38,14 @@ def search(
     says so in the notes. With ``team_url`` set, the team server's hits follow the local
     ones (see :mod:`seek.team`).
     """
-    from seek.errors import IndexLockedError
-    from seek.indexer import index_workspace, resolve_workspace
+    from seek.indexer import refresh_before_search, resolve_workspace
     from seek.team import start_team_search, with_team_hits
 
     root = resolve_workspace(path)
     team = start_team_search(settings, query)  # in parallel with the local search
-    notes: list[str] = []
-    if update:
-        try:
-            index_workspace(root, settings)
-        except IndexLockedError as exc:
-            notes.append(f"The index was not updated first: {exc}.")
+    notes = refresh_before_search(root, settings) if update else []
     result = Searcher.open(root, settings).search(query, k, focus=focus)
-    if notes:
-        result = dataclasses.replace(result, notes=(*notes, *result.notes))
-    return with_team_hits(result, team)
+    return with_team_hits(result.with_notes_first(notes), team)
 
 
 def context(

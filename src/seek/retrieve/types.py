@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,12 @@ class SearchResult:
     hits: list[Hit]
     notes: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def with_notes_first(self, notes: list[str]) -> SearchResult:
+        """The same result with ``notes`` placed before its own."""
+        if not notes:
+            return self
+        return replace(self, notes=(*notes, *self.notes))
 
     def to_json(self) -> dict[str, object]:
         """The result as JSON-ready data (``seek search --json``, the HTTP API)."""
