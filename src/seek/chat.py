@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from seek.errors import SeekError, SettingsError
+from seek.httperrors import server_message
 from seek.retrieve import search
 from seek.retrieve.context import ContextResult, build_context
 from seek.settings import Settings, user_config_path
@@ -125,16 +126,12 @@ def stream_chat(settings: Settings, model: str, prompt: str) -> Iterator[str]:
 
 
 def _http_error(response: httpx.Response, model: str, settings: Settings, server: str) -> str:
-    try:
-        error = response.json().get("error", "")
-        message = error.get("message", "") if isinstance(error, dict) else str(error)
-    except ValueError:
-        message = response.text
+    message = server_message(response)
     if response.status_code == 401:
         return f"401: check the API key in ${settings.chat_api_key_env or 'chat_api_key_env'}"
     if response.status_code == 404 and "not found" in message.lower():
         return f"model {model!r} not found on the server — pull it first"
-    return f"{server} answered HTTP {response.status_code}: {' '.join(message.split())[:300]}"
+    return f"{server} answered HTTP {response.status_code}: {message}"
 
 
 def _ollama_pieces(response: httpx.Response) -> Iterator[str]:

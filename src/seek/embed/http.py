@@ -32,6 +32,7 @@ import numpy as np
 
 from seek.embed import register_provider
 from seek.errors import EmbeddingError, SettingsError
+from seek.httperrors import server_message
 from seek.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -208,7 +209,7 @@ class HttpEmbedder:
         status = response.status_code
         if status < 400:
             return
-        message = _server_message(response)
+        message = server_message(response)
         if status == 401:
             where = f"${self.api_key_env}" if self.api_key_env else "api_key_env (none is set)"
             raise EmbeddingError(f"401: check the API key in {where}")
@@ -224,20 +225,6 @@ class HttpEmbedder:
             return response.json()
         except ValueError as exc:
             raise EmbeddingError(f"{self.server} answered with something that is not JSON") from exc
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The server's own error text, from ``{"error": ...}`` or the body, kept to one line."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and data.get("error"):
-        error = data["error"]
-        text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-    else:
-        text = response.text or response.reason_phrase
-    return " ".join(text.split())[:300]
 
 
 def _from_settings(settings: Settings) -> HttpEmbedder:
