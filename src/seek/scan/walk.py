@@ -125,12 +125,7 @@ def scan_workspace(
             except OSError:
                 result.skip(UNREADABLE, rel)
                 continue
-            if (
-                entry.name in ALWAYS_EXCLUDED_NAMES
-                or _in_submodule(rel, submodules)
-                or (is_dir and excluded and os.path.realpath(entry.path) in excluded)
-                or rules.is_ignored(rel, is_dir)
-            ):
+            if _left_out(entry.name, rel, entry.path, is_dir, submodules, excluded, rules):
                 result.skip(IGNORED, rel + "/" if is_dir else rel)
                 continue
             if is_dir:
@@ -157,6 +152,24 @@ def scan_workspace(
                 result.files.append(ScannedFile(rel, st.st_size, st.st_mtime_ns))
         stack.extend(reversed(subfolders))
     return result
+
+
+def _left_out(
+    name: str,
+    rel: str,
+    path: str | Path,
+    is_dir: bool,
+    submodules: tuple[str, ...],
+    excluded: set[str],
+    rules: IgnoreRules,
+) -> bool:
+    """Always excluded (``.git``, a submodule, the index folder) or ignored by the rules."""
+    return (
+        name in ALWAYS_EXCLUDED_NAMES
+        or _in_submodule(rel, submodules)
+        or (is_dir and bool(excluded) and os.path.realpath(path) in excluded)
+        or rules.is_ignored(rel, is_dir)
+    )
 
 
 def _in_submodule(rel: str, submodules: tuple[str, ...]) -> bool:
@@ -197,12 +210,7 @@ def check_file(
         is_dir = stat.S_ISDIR(st.st_mode)
         if is_dir == last:  # a folder where a file was named, or a file midway
             return MISSING
-        if (
-            name in ALWAYS_EXCLUDED_NAMES
-            or _in_submodule(sub_rel, submodules)
-            or (is_dir and excluded and os.path.realpath(path) in excluded)
-            or rules.is_ignored(sub_rel, is_dir)
-        ):
+        if _left_out(name, sub_rel, path, is_dir, submodules, excluded, rules):
             return IGNORED
         if is_dir:
             rules = rules.child(path, sub_rel)
