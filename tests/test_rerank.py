@@ -1,50 +1,15 @@
-"""The cross-encoder code against a tiny ONNX model built here (random-free, no download):
-its logit is the sum of per-token weights, so the right order is known in advance."""
+"""The cross-encoder code against a tiny ONNX model built here (``tests/tiny_reranker.py``,
+random-free, no download): its logit is the sum of per-token weights, so the right order is
+known in advance."""
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+from tiny_reranker import TYPE_WEIGHT, build_model
+from tokenizers import Tokenizer
 
 from seek.rerank import MAX_QUERY_TOKENS, MAX_TOKENS, CrossEncoder, pool_size
 from seek.retrieve.context import RERANKER_UNAVAILABLE, build_context
 from seek.retrieve.types import Hit, SearchResult
-
-VOCAB = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "retry", "policy", "cache", "http", "word"]
-WEIGHTS = {"retry": 2.0, "policy": 1.0, "cache": -6.0}
-
-
-def build_model(folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab = {word: i for i, word in enumerate(VOCAB)}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.save(str(folder / "tokenizer.json"))
-    weights = np.array([WEIGHTS.get(w, 0.0) for w in VOCAB], dtype=np.float32)
-    graph = helper.make_graph(
-        [
-            helper.make_node("Gather", ["w", "input_ids"], ["per_token"]),
-            helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", ["per_token", "mask_f"], ["masked"]),
-            helper.make_node("ReduceSum", ["masked", "axes"], ["logits"], keepdims=1),
-        ],
-        "tiny-cross-encoder",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["rows", "width"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["rows", "width"]),
-        ],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["rows", 1])],
-        [
-            helper.make_tensor("w", TensorProto.FLOAT, [len(VOCAB)], weights),
-            helper.make_tensor("axes", TensorProto.INT64, [1], [1]),
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, str(folder / "model.onnx"))
-    return folder
 
 
 @pytest.fixture
@@ -114,3 +79,23 @@ def test_a_broken_model_falls_back_to_retrieval_order_with_the_note(
     out = context_for(settings_for, root, reranker_model=str(broken))
     assert [b.path for b in out.blocks] == ["a.py", "b.py", "c.py"]
     assert out.notes == [RERANKER_UNAVAILABLE]
+
+
+def test_passage_is_the_second_segment_when_the_tokenizer_says_so(tmp_path):
+    # BERT's pair template types "passage [SEP]" as 1; the model adds TYPE_WEIGHT per such token.
+    reranker = CrossEncoder(build_model(tmp_path / "typed", token_types=True), workers=1)
+    score = reranker.score("retry", ["http word"])[0]
+    logit = 2.0 + 3 * TYPE_WEIGHT  # "http", "word" and the last [SEP] are type 1
+    assert score == pytest.approx(1 / (1 + np.exp(-logit)))
+    ids, mask, types = reranker._encode("retry", ["http word", "cache"])
+    assert types.tolist() == [[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 0]]  # padding stays 0
+
+
+def test_without_a_post_processor_every_token_is_type_zero(tmp_path):
+    folder = build_model(tmp_path / "typed", token_types=True)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.post_processor = None
+    tokenizer.save(str(folder / "tokenizer.json"))
+    assert CrossEncoder(folder, workers=1).score("retry", ["http"])[0] == pytest.approx(
+        1 / (1 + np.exp(-2.0))
+    )

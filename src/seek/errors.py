@@ -9,6 +9,8 @@ line a user can act on. Front-ends print ``str(error)`` and exit 1.
   chunk settings, format) and must be rebuilt before it can be updated.
 - :class:`EmbeddingError` - the embedder failed (model missing, server down, ...).
 - :class:`WorkspaceError` - the workspace folder is missing or not a folder.
+- :class:`ModelError` - ``seek models``: an unknown name, an unreachable hub, a failed or
+  corrupt download, a model that does not load.
 """
 
 
@@ -34,3 +36,7 @@ class IndexMismatchError(SeekError):
 
 class EmbeddingError(SeekError):
     """The embedding provider could not produce vectors."""
+
+
+class ModelError(SeekError):
+    """A model cannot be pulled, found or removed."""

@@ -4,7 +4,10 @@ A model is a folder with ``model.onnx`` (inputs ``input_ids`` and ``attention_ma
 ``[rows, width]``, optionally ``token_type_ids``; one logit per row) and ``tokenizer.json``
 (Hugging Face ``tokenizers``). Each row is ``[CLS] query [SEP] passage [SEP]`` with the query
 cut to 64 tokens and the row to 512; the score is ``sigmoid(logit)``, an absolute
-probability, so a threshold means the same whatever the other candidates are.
+probability, so a threshold means the same whatever the other candidates are. When the model
+takes ``token_type_ids``, ``passage [SEP]`` gets the type the tokenizer's own pair template
+gives a second segment (1 for BERT cross-encoders such as ms-marco-MiniLM, which were trained
+that way); a tokenizer without a post-processor says nothing, so every token is type 0.
 
 Sessions are a pool of ``min(3, max(1, cores // 4))``, created together on the first call,
 scoring contiguous slices of the passages in parallel (onnxruntime releases the GIL), and
@@ -50,6 +53,15 @@ def _special_id(tokenizer, names: Sequence[str], default: int) -> int:  # noqa: 
     return default
 
 
+def _pair_type_id(tokenizer) -> int:  # noqa: ANN001
+    """The token type the tokenizer's post-processor gives a pair's second segment; 0 when it
+    has none (without one, ``tokenizers`` still numbers a pair 0/1, which a model trained with
+    a single token type could not take)."""
+    if tokenizer.post_processor is None:
+        return 0
+    return tokenizer.encode("a", "b").type_ids[-1]
+
+
 class CrossEncoder:
     def __init__(self, folder: Path, workers: int | None = None) -> None:
         self.folder = folder
@@ -58,6 +70,7 @@ class CrossEncoder:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._broken: str = ""
+        self._pair_type = 0
         self._tokenizer = None
 
     # -- loading --------------------------------------------------------------------------------
@@ -73,6 +86,7 @@ class CrossEncoder:
                     self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
                     self._tokenizer.no_padding()
                     self._tokenizer.no_truncation()
+                    self._pair_type = _pair_type_id(self._tokenizer)
                     options = onnxruntime.SessionOptions()
                     options.intra_op_num_threads = 1
                     model = str(self.folder / "model.onnx")
@@ -110,6 +124,13 @@ class CrossEncoder:
 
     # -- scoring --------------------------------------------------------------------------------
     def encode(self, query: str, passages: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(input_ids, attention_mask)`` for the rows (see the module docstring)."""
+        ids, mask, _ = self._encode(query, passages)
+        return ids, mask
+
+    def _encode(
+        self, query: str, passages: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tok = self._tokenizer
         cls = _special_id(tok, ("[CLS]", "<s>"), DEFAULT_CLS)
         sep = _special_id(tok, ("[SEP]", "</s>"), DEFAULT_SEP)
@@ -126,13 +147,19 @@ class CrossEncoder:
         for i, row in enumerate(rows):
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1
-        return ids, mask
+        types = np.zeros_like(ids)
+        types[:, len(q) + 2 :] = self._pair_type * mask[:, len(q) + 2 :]  # passage and last SEP
+        return ids, mask, types
 
-    def _run(self, session, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # noqa: ANN001
-        feeds = {"input_ids": ids, "attention_mask": mask}
+    def _run(
+        self,
+        session,  # noqa: ANN001 - an onnxruntime.InferenceSession, imported lazily
+        ids: np.ndarray,
+        mask: np.ndarray,
+        types: np.ndarray,
+    ) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         wanted = {i.name for i in session.get_inputs()}
-        if "token_type_ids" in wanted:
-            feeds["token_type_ids"] = np.zeros_like(ids)
         logits = session.run(None, {k: v for k, v in feeds.items() if k in wanted})[0]
         return np.asarray(logits, dtype=np.float64).reshape(len(ids), -1)[:, 0]
 
@@ -142,7 +169,7 @@ class CrossEncoder:
             return []
         sessions = self._load()
         try:
-            ids, mask = self.encode(query, passages)
+            ids, mask, types = self._encode(query, passages)
             step = math.ceil(len(passages) / len(sessions))
             slices = [
                 (s, slice(i, i + step))
@@ -150,7 +177,10 @@ class CrossEncoder:
             ]
             with ThreadPoolExecutor(max_workers=len(slices)) as pool:
                 parts = list(
-                    pool.map(lambda job: self._run(job[0], ids[job[1]], mask[job[1]]), slices)
+                    pool.map(
+                        lambda job: self._run(job[0], ids[job[1]], mask[job[1]], types[job[1]]),
+                        slices,
+                    )
                 )
         except Exception as exc:  # noqa: BLE001 - a scoring failure falls back, logged
             log.warning("the reranker failed (%s); results keep retrieval order", exc)

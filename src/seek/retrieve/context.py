@@ -2,7 +2,8 @@
 and near misses -> widening to the enclosing syntax node -> imports blocks -> merging ->
 snippet limit -> character budget -> labelled prompt blocks and a one-line report.
 
-Scores come from the cross-encoder in the ``reranker_model`` folder (:mod:`seek.rerank`);
+Scores come from the cross-encoder that ``reranker_model`` names, a folder or a model pulled
+with ``seek models pull`` (:func:`seek.hub.resolve_reranker`, :mod:`seek.rerank`);
 without one (seek does not ship one yet) or when it fails they fall back to retrieval order,
 ``1 - i/n``, and the note says so (§6.7).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from seek.chunk.languages import grammar_for_path, parser_for
 from seek.chunk.packing import LineSizes
+from seek.hub import resolve_reranker
 from seek.rerank import RerankerUnavailable, cross_encoder
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -236,10 +238,11 @@ def rerank_scores(settings: Settings, query: str, hits: list[Hit]) -> tuple[list
     if not hits:
         return [], ""
     fallback = [1.0 - i / len(hits) for i in range(len(hits))]
-    if not settings.reranker_model:
-        return fallback, RERANKER_UNAVAILABLE
     try:
-        reranker = cross_encoder(str(Path(settings.reranker_model).expanduser().resolve()))
+        folder = resolve_reranker(settings)  # a folder, or the name of a pulled model
+        if folder is None:
+            return fallback, RERANKER_UNAVAILABLE
+        reranker = cross_encoder(str(folder))
         return reranker.score(query, [f"{h.path}\n{h.content}" for h in hits]), ""
     except RerankerUnavailable:
         return fallback, RERANKER_UNAVAILABLE
