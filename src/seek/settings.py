@@ -71,8 +71,11 @@ class Settings:
     rerank_top: int = 12
     rerank_threshold: float = 0.08
     near_misses: int = 3
+    ranker_model: str = ""
+    """The learned ranker (a JSON file); empty = the built-in one, ``off`` = fused order."""
     reranker_model: str = ""
-    """Folder of the cross-encoder model; empty = the built-in one when it exists."""
+    """The cross-encoder: a folder, or the name of a model pulled with ``seek models pull``
+    (:func:`seek.hub.resolve_reranker`); empty = the built-in one when it exists."""
     snippets: int = 6
     prompt_budget_chars: int = 12_000
     widen_chars: int = 3_000

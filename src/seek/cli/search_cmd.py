@@ -56,14 +56,35 @@ def relative_focus(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
     metavar="FILE",
     help="A file the question is about (repeatable): searched in its own passes.",
 )
+@click.option(
+    "--no-rerank",
+    is_flag=True,
+    help="Keep the fused order: skip the learned ranker (scores are then fused scores).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def search_command(
-    obj: Context, query: str, path: str | None, k: int, focus: tuple[str, ...], as_json: bool
+    obj: Context,
+    query: str,
+    path: str | None,
+    k: int,
+    focus: tuple[str, ...],
+    no_rerank: bool,
+    as_json: bool,
 ) -> None:
-    """Find the chunks of code that answer QUERY (the index is updated first if needed)."""
+    """Find the chunks of code that answer QUERY (the index is updated first if needed).
+
+    Scores are the learned ranker's probability that the chunk's file answers the question
+    (0-1), or fused scores with --no-rerank."""
     root = resolve_workspace(obj.workspace(path))
-    result = search(root, query, obj.settings(root), k=k, focus=relative_focus(root, focus))
+    result = search(
+        root,
+        query,
+        obj.settings(root),
+        k=k,
+        focus=relative_focus(root, focus),
+        rerank=not no_rerank,
+    )
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return

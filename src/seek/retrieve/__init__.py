@@ -13,7 +13,7 @@ from pathlib import Path
 
 from seek.retrieve.fusion import fuse, rrf_ranks
 from seek.retrieve.searcher import BM25_ONLY, HYBRID, MODES, VECTOR_ONLY, Searcher
-from seek.retrieve.signals import SIGNALS
+from seek.retrieve.signals import LEARNED_RANKER, SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 
@@ -31,10 +31,12 @@ def search(
     k: int = 10,
     focus: tuple[str, ...] = (),
     update: bool = True,
+    rerank: bool = True,
 ) -> SearchResult:
     """Search a workspace, first bringing its index up to date (cheap when nothing changed).
 
-    When another process is writing the index, the search uses the index as it stands and
+    ``rerank=False`` keeps the fused order (no learned ranker). When another process is
+    writing the index, the search uses the index as it stands and
     says so in the notes. With ``team_url`` set, the team server's hits follow the local
     ones (see :mod:`seek.team`).
     """
@@ -44,7 +46,8 @@ def search(
     root = resolve_workspace(path)
     team = start_team_search(settings, query)  # in parallel with the local search
     notes = refresh_before_search(root, settings) if update else []
-    result = Searcher.open(root, settings).search(query, k, focus=focus)
+    disabled = frozenset() if rerank else frozenset({LEARNED_RANKER})
+    result = Searcher.open(root, settings).search(query, k, focus=focus, disabled=disabled)
     return with_team_hits(result.with_notes_first(notes), team)
 
 

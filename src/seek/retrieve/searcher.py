@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,16 @@ from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import SeekError
 from seek.retrieve import signals as sig
 from seek.retrieve.fusion import fuse
+from seek.retrieve.ranker import (
+    BUILTIN_RANKER,
+    POOL,
+    Corpus,
+    Ranker,
+    Retrieval,
+    features,
+    load_ranker,
+    ranked_pool,
+)
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -84,6 +95,7 @@ class Searcher:
         for chunk_id, path in enumerate(self.paths):
             chunks_by_path.setdefault(path, []).append(chunk_id)
         self.chunks_of_path = {p: np.array(c, dtype=np.int64) for p, c in chunks_by_path.items()}
+        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path)
         vectors = data["vectors"][order] if len(order) else data["vectors"]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else vectors
         self.vectors = vectors / np.maximum(norms, 1e-12) if len(vectors) else vectors
@@ -126,17 +138,23 @@ class Searcher:
         top = top[np.argsort(-scores[top], kind="stable")]
         return [int(ids[i]) for i in top]
 
-    def keyword_candidates(self, words: str, n: int, paths: list[str] | None = None) -> list[int]:
+    def keyword_scored(
+        self, words: str, n: int, paths: list[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first."""
         if not words:
             return []
         hits = self.table.keyword_search(words, n, paths=paths)
-        ids = [self.chunk_of_key.get((h.path, h.chunk)) for h in hits]
-        return [i for i in ids if i is not None]
+        scored = [(self.chunk_of_key.get((h.path, h.chunk)), h.score) for h in hits]
+        return [(i, float(score)) for i, score in scored if i is not None]
+
+    def keyword_candidates(self, words: str, n: int, paths: list[str] | None = None) -> list[int]:
+        return [i for i, _ in self.keyword_scored(words, n, paths)]
 
     def _keyword_passes(
         self, words: str, n: int, focus_paths: list[str]
-    ) -> tuple[list[int], list[int]]:
-        whole = self.keyword_candidates(words, n)
+    ) -> tuple[list[tuple[int, float]], list[int]]:
+        whole = self.keyword_scored(words, n)
         focus = (
             self.keyword_candidates(words, self.settings.focus_k, focus_paths)
             if focus_paths
@@ -158,8 +176,60 @@ class Searcher:
 
         ``focus`` names workspace-relative files the question is about (open files, the
         previous answer's sources): they get two extra passes of their own. ``disabled``
-        switches ranking signals off; ``mode`` limits retrieval to one retriever.
+        switches ranking signals off; ``mode`` limits retrieval to one retriever. With the
+        learned ranker on, each hit's score is its probability of answering the question.
         """
+        ranker, ranker_note = (None, "") if sig.LEARNED_RANKER in disabled else self.ranker()
+        pool_size = max(k, POOL) if ranker is not None else k
+        query = query.strip()
+        pool, retrieval, result = self.candidates(
+            query, pool_size, focus=focus, disabled=disabled, mode=mode
+        )
+        if ranker_note:
+            result = result.with_notes_first([ranker_note])
+        if ranker is not None and pool:
+            started = time.perf_counter()
+            files, rows = features(query, pool, retrieval, self.corpus)
+            pool = ranked_pool(pool, files, ranker.probabilities(rows), self.paths)
+            result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
+        hits = [
+            Hit(
+                self.paths[i],
+                self.starts[i] + 1,
+                self.ends[i] + 1,
+                round(score, 6),
+                self.contents[i],
+            )
+            for i, score in pool[:k]
+        ]
+        return replace(result, hits=hits)
+
+    def ranker(self) -> tuple[Ranker | None, str]:
+        """The learned ranker of the settings (None when switched off or unusable, with a
+        note saying why in the second case)."""
+        choice = self.settings.ranker_model
+        if choice == "off":
+            return None, ""
+        path = Path(choice).expanduser() if choice else BUILTIN_RANKER
+        try:
+            return load_ranker(str(path.resolve())), ""
+        except (OSError, ValueError, KeyError) as exc:
+            return (
+                None,
+                f"The ranker {path} could not be loaded ({exc}), so results are in fused order.",
+            )
+
+    def candidates(
+        self,
+        query: str,
+        n_best: int,
+        *,
+        focus: tuple[str, ...] = (),
+        disabled: frozenset[str] = frozenset(),
+        mode: str = HYBRID,
+    ) -> tuple[list[tuple[int, float]], Retrieval, SearchResult]:
+        """The ``n_best`` chunks by fused score and signals, as ``(chunk_id, score)``; what the
+        retrievers saw; and a result (no hits yet) with the notes and timings so far."""
         if mode not in MODES:
             raise SeekError(f"mode must be one of {', '.join(MODES)}")
         unknown = disabled - set(SIGNALS)
@@ -167,11 +237,11 @@ class Searcher:
             raise SeekError(f"unknown signals: {', '.join(sorted(unknown))}")
         timings: dict[str, float] = {}
         notes: list[str] = []
-        query = query.strip()
         words = keyword_query(query)
-        n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * k)
+        n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * n_best)
+        empty = Retrieval(None, {}, {}, {})
         if not query or not self.paths:
-            return SearchResult(query, words, [], tuple(notes), timings)
+            return [], empty, SearchResult(query, words, [], tuple(notes), timings)
 
         started = time.perf_counter()
         focus_paths = [p for p in dict.fromkeys(focus) if p in self.chunks_of_path]
@@ -203,7 +273,8 @@ class Searcher:
                 similarities, self.settings.focus_k, focus_ids
             )
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
-        keyword_ids, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
+        keyword_scored, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
+        keyword_ids = [i for i, _ in keyword_scored]
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000
 
         started = time.perf_counter()
@@ -220,19 +291,15 @@ class Searcher:
             ],
             self.settings.rrf_k,
         )
-        ranked = self._rank(scores, query, k, disabled, mode) if scores else []
+        pool = self._rank(scores, query, n_best, disabled, mode) if scores else []
         timings["rank_ms"] = (time.perf_counter() - started) * 1000
-        hits = [
-            Hit(
-                self.paths[i],
-                self.starts[i] + 1,
-                self.ends[i] + 1,
-                round(score, 6),
-                self.contents[i],
-            )
-            for i, score in ranked
-        ]
-        return SearchResult(query, words, hits, tuple(notes), timings)
+        retrieval = Retrieval(
+            similarities,
+            {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, 1)},
+            {chunk_id: rank for rank, chunk_id in enumerate(keyword_ids, 1)},
+            dict(keyword_scored),
+        )
+        return pool, retrieval, SearchResult(query, words, [], tuple(notes), timings)
 
     def _rank(
         self, scores: dict[int, float], query: str, k: int, disabled: frozenset[str], mode: str

@@ -23,6 +23,7 @@ PATH_PENALTIES = "path_penalties"
 NON_CODE_PENALTY = "non_code_penalty"
 FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
+LEARNED_RANKER = "learned_ranker"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -33,6 +34,7 @@ SIGNALS: tuple[str, ...] = (
     PATH_PENALTIES,
     NON_CODE_PENALTY,
     FILE_SATURATION,
+    LEARNED_RANKER,
 )
 
 # -- query type ------------------------------------------------------------------------

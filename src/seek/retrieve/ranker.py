@@ -1,0 +1,229 @@
+"""The learned ranker: re-orders the top candidates and gives each a calibrated probability.
+
+The hand-tuned signals (:mod:`.signals`) produce a fused score; the ranker looks at the top
+``POOL`` candidates again with what the fused score throws away - each retriever's rank and
+raw score, how much of the question the chunk and its path actually contain, definitions,
+file structure - and a small model trained on judged questions (``scripts/train_ranker.py``,
+see MODELS.md) turns them into ``P(the chunk answers the question)``. The probability is
+calibrated, so ``rerank_threshold`` (0.08) means the same for every question.
+
+The model is a JSON file (feature names, standardisation, layers); evaluation is numpy only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from seek.retrieve import signals as sig
+from seek.text import IDENTIFIER, split_identifier
+
+POOL = 30
+"""Candidates the ranker re-orders (the fused top 30 nearly always holds a relevant chunk)."""
+BUILTIN_RANKER = Path(__file__).resolve().parent.parent / "models" / "ranker.json"
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What the retrievers saw for one question, beyond the fused scores."""
+
+    similarities: np.ndarray | None
+    """Every chunk's dense similarity to the question (None when vectors were not used)."""
+    vector_ranks: Mapping[int, int]
+    """1-based rank of each chunk in the dense list."""
+    keyword_ranks: Mapping[int, int]
+    """1-based rank of each chunk in the BM25 list."""
+    keyword_scores: Mapping[int, float]
+    """BM25 score of each chunk in the BM25 list."""
+
+
+FEATURES: tuple[str, ...] = (
+    # The file's candidates, from the fused order
+    "best_fused_share",  # the file's best fused score / the pool's best
+    "sum_fused_share",
+    "best_inv_rank",  # 1 / the fused rank of the file's best candidate
+    "best_log_rank",
+    "log_candidates",  # how many of the pool's candidates the file holds
+    # Dense similarity
+    "best_dense",  # the best candidate's similarity to the question
+    "best_dense_gap",  # ... minus the pool's best
+    "mean_dense",
+    "file_dense",  # the best similarity over every chunk of the file
+    "best_dense_inv_rank",
+    # Keywords
+    "best_bm25_inv_rank",
+    "best_bm25_share",  # BM25 score / the best BM25 score
+    "best_coverage",  # share of the question's words found in one candidate
+    "best_coverage_idf",  # the same, each word weighted by its rarity in the pool
+    "file_coverage",  # share of the question's words found anywhere in the file
+    "path_coverage",  # share of the question's words in the file and folder name
+    "defines_query_name",
+    # The file and the question
+    "log_path_penalty",
+    "non_code",
+    "log_file_chunks",
+    "symbol_query",
+    "question_words",  # log of the question's keyword count
+)
+
+
+@lru_cache(maxsize=8192)
+def chunk_words(content: str) -> frozenset[str]:
+    """Stemmed words of a chunk: identifiers whole and split, lower-cased."""
+    words: set[str] = set()
+    for token in IDENTIFIER.findall(content):
+        words.add(token.lower())
+        words.update(split_identifier(token))
+    return frozenset(sig.english_stem(w) for w in words)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What the features read from the loaded index."""
+
+    paths: Sequence[str]
+    contents: Sequence[str]
+    chunks_of_path: Mapping[str, np.ndarray]
+
+
+def files_in_pool(pool: Sequence[tuple[int, float]], paths: Sequence[str]) -> dict[str, list[int]]:
+    """Pool positions of each file's candidates, files in order of their best candidate."""
+    files: dict[str, list[int]] = {}
+    for position, (chunk_id, _) in enumerate(pool):
+        files.setdefault(paths[chunk_id], []).append(position)
+    return files
+
+
+def features(
+    query: str,
+    pool: Sequence[tuple[int, float]],
+    retrieval: Retrieval,
+    corpus: Corpus,
+) -> tuple[list[str], np.ndarray]:
+    """The pool's files (in order of their best candidate) and one row of :data:`FEATURES`
+    each. Almost every judged answer is a whole file, and a second chunk of a file already
+    shown adds little, so the ranker orders files."""
+    files = files_in_pool(pool, corpus.paths)
+    out = np.zeros((len(files), len(FEATURES)), dtype=np.float64)
+    if not files:
+        return [], out
+    keywords = sig.query_keywords(query)
+    symbol = sig.is_symbol_query(query)
+    names = sig.symbol_names(query) if symbol else sig.embedded_identifiers(query)
+    ids = np.array([chunk_id for chunk_id, _ in pool], dtype=np.int64)
+    fused = np.array([score for _, score in pool]) / max(max(s for _, s in pool), 1e-12)
+    sims = retrieval.similarities
+    dense = sims[ids] if sims is not None else np.zeros(len(ids))
+    best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
+    words = [chunk_words(corpus.contents[i]) for i in ids]
+    # A word found in every candidate says little: weight each by its rarity in the pool.
+    doc_freq = {w: sum(1 for found in words if w in found) for w in keywords}
+    idf = {w: math.log((len(ids) + 1) / (doc_freq[w] + 0.5)) for w in keywords}
+    idf_total = sum(idf.values()) or 1.0
+
+    def coverage(found: frozenset[str]) -> float:
+        return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
+
+    def idf_coverage(found: frozenset[str]) -> float:
+        return sum(idf[w] for w in keywords if w in found) / idf_total if keywords else 0.0
+
+    for row, (path, positions) in enumerate(files.items()):
+        chosen = ids[positions]
+        file_chunks = corpus.chunks_of_path[path]
+        file_words = frozenset().union(*(chunk_words(corpus.contents[i]) for i in file_chunks))
+        vector_ranks = [retrieval.vector_ranks.get(int(i)) for i in chosen]
+        keyword_ranks = [retrieval.keyword_ranks.get(int(i)) for i in chosen]
+        out[row] = (
+            fused[positions].max(),
+            fused[positions].sum(),
+            1.0 / (positions[0] + 1),
+            math.log2(positions[0] + 1),
+            math.log(len(positions)),
+            dense[positions].max(),
+            dense[positions].max() - dense.max(),
+            dense[positions].mean(),
+            float(sims[file_chunks].max()) if sims is not None else 0.0,
+            max((1.0 / r for r in vector_ranks if r), default=0.0),
+            max((1.0 / r for r in keyword_ranks if r), default=0.0),
+            max(retrieval.keyword_scores.get(int(i), 0.0) for i in chosen) / best_bm25,
+            max(coverage(words[p]) for p in positions),
+            max(idf_coverage(words[p]) for p in positions),
+            coverage(file_words),
+            sig.keyword_matches(keywords, sig.path_parts(path)) / len(keywords)
+            if keywords
+            else 0.0,
+            float(
+                bool(names)
+                and any(sig.defines(corpus.contents[i], m) for i in chosen for m in names)
+            ),
+            math.log(sig.path_penalty(path)),
+            float(sig.is_non_code(path)),
+            math.log(len(file_chunks)),
+            float(symbol),
+            math.log1p(len(keywords)),
+        )
+    return list(files), out
+
+
+def ranked_pool(
+    pool: Sequence[tuple[int, float]],
+    files: Sequence[str],
+    probabilities: np.ndarray,
+    paths: Sequence[str],
+) -> list[tuple[int, float]]:
+    """Each file's best candidate in order of the file's probability, then the files' other
+    candidates (each scored ``p x 0.5^n`` for its n-th place in the file), best first."""
+    by_file = files_in_pool(pool, paths)
+    first: list[tuple[int, float]] = []
+    rest: list[tuple[int, float]] = []
+    for path, probability in zip(files, probabilities, strict=True):
+        for n, position in enumerate(by_file[path]):
+            entry = (pool[position][0], float(probability) * SECOND_CHUNK_DECAY**n)
+            (rest if n else first).append(entry)
+    first.sort(key=lambda item: -item[1])
+    rest.sort(key=lambda item: -item[1])
+    return first + rest
+
+
+SECOND_CHUNK_DECAY = 0.5
+
+
+class Ranker:
+    """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid."""
+
+    def __init__(self, spec: Mapping) -> None:
+        if tuple(spec["features"]) != FEATURES:
+            raise ValueError("the ranker was trained on other features; rebuild it")
+        self.mean = np.asarray(spec["mean"], dtype=np.float64)
+        self.scale = np.asarray(spec["scale"], dtype=np.float64)
+        self.layers = [
+            (np.asarray(layer["weights"], dtype=np.float64), np.asarray(layer["bias"]))
+            for layer in spec["layers"]
+        ]
+        self.temperature = float(spec.get("temperature", 1.0))
+
+    @classmethod
+    def load(cls, path: Path) -> Ranker:
+        return cls(json.loads(path.read_text(encoding="utf-8")))
+
+    def logits(self, rows: np.ndarray) -> np.ndarray:
+        x = (rows - self.mean) / self.scale
+        for i, (weights, bias) in enumerate(self.layers):
+            x = x @ weights + bias
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x.reshape(len(rows)) / self.temperature
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.logits(rows)))
+
+
+@lru_cache(maxsize=4)
+def load_ranker(path: str) -> Ranker:
+    return Ranker.load(Path(path))
