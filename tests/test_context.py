@@ -1,8 +1,11 @@
 """Context assembly (reference §8): widening, imports, merging, limit, budget, blocks."""
 
+from dataclasses import replace
+
 import pytest
 
 from seek.retrieve.context import (
+    CROSS_ENCODER_UNAVAILABLE,
     RERANKER_UNAVAILABLE,
     Block,
     build_context,
@@ -125,3 +128,15 @@ def test_team_hits_follow_outside_the_budget(root, settings_for):
                 overrides={"widen_chars": 0, "imports_chars": 0})  # fmt: skip
     assert [b.kind for b in out.blocks] == ["code", "team"]
     assert out.candidates == 1
+
+
+def test_the_learned_rankers_probabilities_are_the_scores(root, settings_for):
+    hits = [replace(hit("app.py", 12, 13), score=0.6), replace(hit("notes.md", 1, 3), score=0.02)]
+    result = replace(result_for(*hits), calibrated=True)
+    plain = settings_for(widen_chars=0, imports_chars=0)
+    out = build_context(root, result, plain)
+    assert [b.score for b in out.blocks] == [0.6]
+    assert [b.score for b in out.near_misses] == [0.02]  # below the 0.08 threshold
+    assert out.notes == []
+    missing = settings_for(widen_chars=0, imports_chars=0, reranker_model="not-pulled-yet")
+    assert build_context(root, result, missing).notes == [CROSS_ENCODER_UNAVAILABLE]

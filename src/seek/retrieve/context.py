@@ -2,10 +2,10 @@
 and near misses -> widening to the enclosing syntax node -> imports blocks -> merging ->
 snippet limit -> character budget -> labelled prompt blocks and a one-line report.
 
-Scores come from the cross-encoder that ``reranker_model`` names, a folder or a model pulled
-with ``seek models pull`` (:func:`seek.hub.resolve_reranker`, :mod:`seek.rerank`);
-without one (seek does not ship one yet) or when it fails they fall back to retrieval order,
-``1 - i/n``, and the note says so (§6.7).
+Scores are the learned ranker's calibrated probabilities (:mod:`.ranker`, on by default),
+or those of the cross-encoder that ``reranker_model`` names, a folder or a model pulled with
+``seek models pull`` (:func:`seek.hub.resolve_reranker`, :mod:`seek.rerank`). When neither
+can score they fall back to retrieval order, ``1 - i/n``, and the note says so (§6.7).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 
 RERANKER_UNAVAILABLE = "The reranker is unavailable, so scores are retrieval order."
+CROSS_ENCODER_UNAVAILABLE = (
+    "The cross-encoder is unavailable, so scores are the learned ranker's probabilities."
+)
 IMPORT_NODE_WORDS = ("import", "use_declaration", "preproc_include")
 _BACKTICKS = re.compile(r"`+")
 
@@ -205,7 +208,7 @@ def build_context(
     team = [h for h in search_result.hits if h.path.startswith("team:")]
     candidates = local[: settings.rerank_top]
     n = len(candidates)
-    scores, note = rerank_scores(settings, search_result.query, candidates)
+    scores, note = rerank_scores(settings, search_result, candidates)
     scored = [
         Block(h.path, h.start_line - 1, h.end_line - 1, h.content, score)
         for h, score in zip(candidates, scores, strict=True)
@@ -232,20 +235,29 @@ def build_context(
     )
 
 
-def rerank_scores(settings: Settings, query: str, hits: list[Hit]) -> tuple[list[float], str]:
-    """Cross-encoder probabilities for the hits (passage = path + newline + chunk), or the
-    retrieval-order fallback ``1 - i/n`` and its note when no reranker can score."""
+def rerank_scores(
+    settings: Settings, result: SearchResult, hits: list[Hit]
+) -> tuple[list[float], str]:
+    """Probabilities for the hits: from the cross-encoder when one is configured (passage =
+    path + newline + chunk), else the learned ranker's (the hits' scores); without either,
+    the retrieval-order fallback ``1 - i/n`` and its note."""
     if not hits:
         return [], ""
-    fallback = [1.0 - i / len(hits) for i in range(len(hits))]
+    if result.calibrated:
+        fallback = [h.score for h in hits]
+        unavailable = CROSS_ENCODER_UNAVAILABLE
+    else:
+        fallback = [1.0 - i / len(hits) for i in range(len(hits))]
+        unavailable = RERANKER_UNAVAILABLE
     try:
         folder = resolve_reranker(settings)  # a folder, or the name of a pulled model
         if folder is None:
-            return fallback, RERANKER_UNAVAILABLE
+            missing = bool(settings.reranker_model)
+            return fallback, unavailable if missing or not result.calibrated else ""
         reranker = cross_encoder(str(folder))
-        return reranker.score(query, [f"{h.path}\n{h.content}" for h in hits]), ""
+        return reranker.score(result.query, [f"{h.path}\n{h.content}" for h in hits]), ""
     except RerankerUnavailable:
-        return fallback, RERANKER_UNAVAILABLE
+        return fallback, unavailable
 
 
 def _widen(block: Block, file: _File | None, max_chars: int) -> Block:

@@ -202,7 +202,7 @@ class Searcher:
             )
             for i, score in pool[:k]
         ]
-        return replace(result, hits=hits)
+        return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a

@@ -24,6 +24,8 @@ class SearchResult:
     hits: list[Hit]
     notes: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
+    calibrated: bool = False
+    """True when hit scores are the learned ranker's probabilities (0-1), not fused scores."""
 
     def with_notes_first(self, notes: list[str]) -> SearchResult:
         """The same result with ``notes`` placed before its own."""
