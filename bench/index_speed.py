@@ -51,14 +51,19 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+BUILTIN_MODEL = "minilm-code"
+"""seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``; not imported, so the
+parent process stays light); semble is run with the same one."""
+
+
 def builtin_model_dir() -> Path:
     """The built-in Model2Vec folder, found without importing seek (the parent stays light)."""
-    folder = REPO_ROOT / "src" / "seek" / "models" / "minilm-static"
+    folder = REPO_ROOT / "src" / "seek" / "models" / BUILTIN_MODEL
     if folder.is_dir():
         return folder
     from seek.embed.local import BUILTIN_MODELS_DIR
 
-    return BUILTIN_MODELS_DIR / "minilm-static"
+    return BUILTIN_MODELS_DIR / BUILTIN_MODEL
 
 
 # -- the seek worker (child process) -------------------------------------------------------

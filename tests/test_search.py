@@ -66,8 +66,7 @@ def test_model_mismatch_falls_back_to_keywords_with_a_note(make_tree, settings_f
     result = Searcher.open(root, settings).search("HttpClient send")
     assert result.hits[0].path == "src/http_client.py"
     assert result.notes == (
-        "The index was built with test/hash, not local/minilm-static, so only keywords "
-        "were matched.",
+        "The index was built with test/hash, not local/minilm-code, so only keywords were matched.",
     )
 
 

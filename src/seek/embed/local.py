@@ -21,7 +21,7 @@ from seek.settings import Settings
 
 log = logging.getLogger(__name__)
 
-BUILTIN_MODEL_NAME = "minilm-static"
+BUILTIN_MODEL_NAME = "minilm-code"
 BUILTIN_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 ENCODE_BATCH = 1024
 

@@ -2,7 +2,7 @@
 
 Shape (``format`` is seek's index format; ``version`` the reference's manifest version)::
 
-    {"version": 3, "format": 1, "model": "local/minilm-static", "dimensions": 256,
+    {"version": 3, "format": 1, "model": "local/minilm-code", "dimensions": 384,
      "chunking": {"max": 1000, "min": 100, "overlap": 100, "window": 600, "window_overlap": 80},
      "files": {"src/a.py": {"hash": "<sha1>", "size": 12, "mtimeNs": 1, "chunks": 3}},
      "skipped": {"too_big": 2}, "skippedExamples": {"too_big": ["big.json"]},
