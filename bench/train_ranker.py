@@ -3,17 +3,19 @@
     .venv/bin/python -m bench.train_ranker BENCH_DIR [--folds 30] [--home DIR] [--explore]
         [--out src/seek/models/ranker.json]
 
-1. **Candidates.** Every dev repository is indexed (the quality harness's bench home, so its
-   indexes are reused) and every annotated question's fused top ``POOL`` (30) is taken with
-   the hand-tuned signals on, as the search would; each candidate gets the ranker's features
-   (:data:`seek.retrieve.ranker.FEATURES`) and the label "covers a judged target" (the
-   benchmark's own span rule). Cached in ``--data``.
-2. **Cross-validation.** Repositories are split into ``--folds`` groups; each group is
-   ranked by a model fitted on the others. Reported: NDCG@10 (chunk level, mean of per-repo
-   means, exactly as ``bench.quality``) of the fused order and of each model, and a
-   reliability table of the out-of-fold probabilities.
-3. **The shipped model** is fitted on every repository with the configuration chosen in
-   code below (:data:`HIDDEN`, :data:`L2`), then written as JSON for
+1. **Candidates.** Every dev repository is indexed (in ``--home``; the quality harness's
+   bench home by default, so its indexes are reused) and every annotated question's fused
+   top ``POOL`` (30) is taken with the hand-tuned signals on, as the search does. Each file
+   among them becomes one row of :data:`seek.retrieve.ranker.FEATURES`, labelled "the file
+   is a judged target" (almost every target is a whole file); the small transformer of
+   :mod:`seek.retrieve.semantic` reads every file's path and best candidate.
+2. **Cross-validation.** Repositories are split into ``--folds`` groups (30 = leave one
+   repository out); each group is ranked by models fitted on the others: the first stage,
+   then the semantic stage on the first stage's best ``SEMANTIC_FILES`` files. Reported:
+   NDCG@10 (chunk level, mean of per-repo means, exactly as ``bench.quality``) of the fused
+   order, of the first stage and of both, and reliability tables of the out-of-fold
+   probabilities.
+3. **The shipped model**: both stages fitted on every repository, written as JSON for
    :class:`seek.retrieve.ranker.Ranker` (numpy only at run time).
 
 Only the dev set's annotations are used (30 repositories, 599 questions), as issue 6
@@ -37,10 +39,9 @@ from bench.scoring import Hit, covers, score_query
 
 DEFAULT_OUT = REPO_ROOT / "src" / "seek" / "models" / "ranker.json"
 SEED = 0
-HIDDEN: tuple[int, ...] = ()
-"""Hidden layer sizes of the shipped model (``()`` = logistic regression)."""
-L2 = 0.1
-"""Inverse regularisation strength (sklearn's ``C``) of the shipped model."""
+C = 1.0
+"""Inverse regularisation strength of both stages' logistic regressions, picked by this same
+cross-validation among 0.01 / 0.1 / 1 / 10 (``--explore``), which all land within 0.002."""
 
 
 def _log(message: str) -> None:
@@ -52,13 +53,14 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
     from seek import index_workspace, load_settings
     from seek.retrieve import Searcher
     from seek.retrieve.ranker import POOL, features
+    from seek.retrieve.semantic import bi_encoder
 
     settings = load_settings(
         overrides={"home": str(home), "ranker_model": "off"},
         user_config=home / "no-user-config.toml",
     )
     repos, _ = load_repos(bench_dir, read_repo_list())
-    rows, labels, query_ids, repo_ids = [], [], [], []
+    rows, labels, query_ids, repo_ids, path_sims, chunk_sims = [], [], [], [], [], []
     queries: list[dict[str, Any]] = []
     for repo_number, repo in enumerate(repos):
         _log(f"{repo.name}: indexing and ranking {len(repo.queries)} questions")
@@ -67,6 +69,15 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
         for query in repo.queries:
             pool, retrieval, _ = searcher.candidates(query.query.strip(), POOL)
             files, matrix = features(query.query.strip(), pool, retrieval, searcher.corpus)
+            # The semantic stage reads the first stage's best files; which those are is only
+            # known once the first stage is fitted, so every file is read here.
+            first_chunk: dict[str, int] = {}
+            for chunk_id, _ in pool:
+                first_chunk.setdefault(searcher.paths[chunk_id], chunk_id)
+            passages = [f"{p}\n{searcher.contents[first_chunk[p]]}" for p in files]
+            by_path, by_chunk = bi_encoder().similarities(query.query.strip(), files, passages)
+            path_sims.extend(by_path)
+            chunk_sims.extend(by_chunk)
             for path, row in zip(files, matrix, strict=True):
                 rows.append(row)
                 labels.append(
@@ -86,30 +97,22 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
         "labels": np.asarray(labels, dtype=np.int64),
         "query_ids": np.asarray(query_ids, dtype=np.int64),
         "repo_ids": np.asarray(repo_ids, dtype=np.int64),
+        "path_sims": np.asarray(path_sims, dtype=np.float64),
+        "chunk_sims": np.asarray(chunk_sims, dtype=np.float64),
         "queries": queries,
         "repo_names": [r.name for r in repos],
     }
 
 
 # -- 2. models and scoring --------------------------------------------------------------------
-def fit(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], c: float):  # noqa: ANN201
+def fit(x: np.ndarray, y: np.ndarray, c: float):  # noqa: ANN201 - (scaler, model)
+    """Standardised logistic regression (an MLP and gradient-boosted trees were tried on the
+    same features and cross-validated worse: see MODELS.md)."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
     from sklearn.preprocessing import StandardScaler
 
     scaler = StandardScaler().fit(x)
-    z = scaler.transform(x)
-    if hidden:
-        model = MLPClassifier(
-            hidden_layer_sizes=hidden,
-            alpha=1.0 / c,
-            max_iter=400,
-            early_stopping=False,
-            random_state=SEED,
-        ).fit(z, y)
-    else:
-        model = LogisticRegression(C=c, max_iter=2000).fit(z, y)
-    return scaler, model
+    return scaler, LogisticRegression(C=c, max_iter=2000).fit(scaler.transform(x), y)
 
 
 def predict(scaler, model, x: np.ndarray) -> np.ndarray:  # noqa: ANN001
@@ -136,18 +139,55 @@ def ndcg_of(data: dict[str, Any], file_scores: np.ndarray | None) -> float:
     return float(np.mean([np.mean(v) for v in per_repo.values()]))
 
 
-def cross_validated(
-    data: dict[str, Any], folds: int, hidden: tuple[int, ...], c: float
+def fold_of_repo(n_repos: int, folds: int) -> np.ndarray:
+    return np.random.default_rng(SEED).permutation(n_repos) % folds
+
+
+def out_of_fold(
+    x: np.ndarray, data: dict[str, Any], folds: int, c: float, train: np.ndarray | None = None
 ) -> np.ndarray:
-    """Out-of-fold probabilities: each repository group scored by a model fitted on the rest."""
+    """Each repository group scored by a model fitted on the others (rows in ``train`` only)."""
     repo_ids = data["repo_ids"]
-    n_repos = len(data["repo_names"])
-    groups = np.random.default_rng(SEED).permutation(n_repos) % folds
-    out = np.zeros(len(repo_ids))
+    groups = fold_of_repo(len(data["repo_names"]), folds)
+    train = np.ones(len(x), dtype=bool) if train is None else train
+    out = np.zeros(len(x))
     for fold in range(folds):
         held = np.isin(repo_ids, np.flatnonzero(groups == fold))
-        scaler, model = fit(data["rows"][~held], data["labels"][~held], hidden, c)
-        out[held] = predict(scaler, model, data["rows"][held])
+        scaler, model = fit(x[~held & train], data["labels"][~held & train], c)
+        out[held] = predict(scaler, model, x[held])
+    return out
+
+
+def semantic_inputs(data: dict[str, Any], first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows the semantic stage reads (each question's best ``SEMANTIC_FILES`` by the
+    first stage's ``first`` probabilities) and its feature rows (zeros elsewhere)."""
+    from seek.retrieve.ranker import SEMANTIC_FEATURES, SEMANTIC_FILES, semantic_rows
+
+    chosen = np.zeros(len(first), dtype=bool)
+    x = np.zeros((len(first), len(SEMANTIC_FEATURES)))
+    for qid in range(len(data["queries"])):
+        rows = np.flatnonzero(data["query_ids"] == qid)
+        top = rows[np.argsort(-first[rows], kind="stable")[:SEMANTIC_FILES]]
+        chosen[top] = True
+        if len(top):
+            x[top] = semantic_rows(
+                data["rows"][top], data["path_sims"][top], data["chunk_sims"][top]
+            )
+    return chosen, x
+
+
+def final_probabilities(
+    data: dict[str, Any], first: np.ndarray, chosen: np.ndarray, second: np.ndarray
+) -> np.ndarray:
+    """Per question, what :func:`seek.retrieve.ranker.semantic_order` makes of both stages."""
+    from seek.retrieve.ranker import semantic_order
+
+    out = first.copy()
+    for qid in range(len(data["queries"])):
+        rows = np.flatnonzero(data["query_ids"] == qid)
+        top = np.flatnonzero(chosen[rows])
+        if len(top):
+            out[rows] = semantic_order(first[rows], top, second[rows][top])
     return out
 
 
@@ -168,22 +208,12 @@ def reliability(probabilities: np.ndarray, labels: np.ndarray) -> list[dict[str,
     return table
 
 
-def export(scaler, model, hidden: tuple[int, ...]) -> dict[str, Any]:  # noqa: ANN001
-    from seek.retrieve.ranker import FEATURES
-
-    if hidden:
-        layers = [
-            {"weights": w.tolist(), "bias": b.tolist()}
-            for w, b in zip(model.coefs_, model.intercepts_, strict=True)
-        ]
-    else:
-        layers = [{"weights": model.coef_.T.tolist(), "bias": model.intercept_.tolist()}]
+def export(scaler, model, features: tuple[str, ...]) -> dict[str, Any]:  # noqa: ANN001
     return {
-        "kind": "seek-ranker",
-        "features": list(FEATURES),
+        "features": list(features),
         "mean": scaler.mean_.tolist(),
         "scale": scaler.scale_.tolist(),
-        "layers": layers,
+        "layers": [{"weights": model.coef_.T.tolist(), "bias": model.intercept_.tolist()}],
     }
 
 
@@ -194,32 +224,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=30)
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--explore", action="store_true", help="cross-validate several models")
+    parser.add_argument("--explore", action="store_true", help="also try other C values")
     args = parser.parse_args(argv)
+    from seek.retrieve.ranker import FEATURES, SEMANTIC_FEATURES
 
     data = collect(args.bench_dir, args.home)
-    labels = data["rows"], data["labels"]
-    _log(
-        f"{len(data['queries'])} questions, {len(labels[1])} candidates, "
-        f"{int(labels[1].sum())} relevant"
-    )
-    n = len(data["rows"])
-    report: dict[str, Any] = {"fused_order_ndcg10": ndcg_of(data, None)}
-    configs = [(HIDDEN, L2)]
-    if args.explore:
-        configs = [((), 0.1), ((), 1.0), ((16,), 1.0), ((32,), 0.1), ((32, 16), 0.1)]
-    for hidden, c in configs:
-        oof = cross_validated(data, args.folds, hidden, c)
-        key = f"hidden={list(hidden)} C={c}"
-        report[key] = ndcg_of(data, oof)
-        _log(
-            f"{key}: CV NDCG@10 {report[key]:.4f} (fused order {report['fused_order_ndcg10']:.4f})"
-        )
-        if (hidden, c) == (HIDDEN, L2):
-            report["reliability"] = reliability(oof, data["labels"])
-    scaler, model = fit(data["rows"], data["labels"], HIDDEN, L2)
-    spec = export(scaler, model, HIDDEN)
-    spec["training"] = {"questions": len(data["queries"]), "candidates": n, "cv": report}
+    x, y = data["rows"], data["labels"]
+    _log(f"{len(data['queries'])} questions, {len(y)} files, {int(y.sum())} relevant")
+    report: dict[str, Any] = {"folds": args.folds, "fused_order_ndcg10": ndcg_of(data, None)}
+    for c in sorted({C, *((0.01, 0.1, 1.0, 10.0) if args.explore else ())}):
+        first = out_of_fold(x, data, args.folds, c)
+        chosen, x2 = semantic_inputs(data, first)
+        second = out_of_fold(x2, data, args.folds, c, train=chosen)
+        final = final_probabilities(data, first, chosen, second)
+        report[f"C={c}"] = {
+            "first_stage_ndcg10": ndcg_of(data, first),
+            "both_stages_ndcg10": ndcg_of(data, final),
+        }
+        _log(f"C={c}: {report[f'C={c}']}")
+        if c == C:
+            report["reliability_first_stage"] = reliability(first, y)
+            report["reliability_both_stages"] = reliability(final, y)
+    scaler, model = fit(x, y, C)
+    spec = export(scaler, model, FEATURES)
+    # The shipped semantic stage learns from the files the shipped first stage would pick.
+    chosen, x2 = semantic_inputs(data, predict(scaler, model, x))
+    spec["semantic"] = export(*fit(x2[chosen], y[chosen], C), SEMANTIC_FEATURES)
+    spec["training"] = {
+        "command": "python -m bench.train_ranker BENCH_DIR",
+        "questions": len(data["queries"]),
+        "files": len(y),
+        "relevant": int(y.sum()),
+        "cv": report,
+    }
     args.out.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=1))
     return 0

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -48,8 +49,8 @@ def test_index_twice_status_and_json(project, seek_home):
     assert second.stdout.startswith("Index is up to date: 9 files, nothing changed (")
     status = json.loads(seek(seek_home, "status", "--json", str(project)).stdout)
     assert status["files"] == 9 and status["chunks"] >= 9
-    assert status["model"] == status["configuredModel"] == "local/minilm-static"
-    assert status["dimensions"] == 256
+    assert status["model"] == status["configuredModel"] == "local/minilm-code"
+    assert status["dimensions"] == 384
     assert status["skipped"] == {"not_allowlisted": 1, "too_big": 1}
     text = seek(seek_home, "status", str(project)).stdout
     assert "skipped     not allowlisted 1, too big 1" in text
@@ -158,4 +159,6 @@ def test_context_prints_blocks_and_the_report_line(project, seek_home):
     out = seek(seek_home, "context", "function_3 value", str(project), "--snippets", "1")
     assert out.stdout.startswith("pkg/mod3.py (lines 1-2)\n```py\ndef function_3(value):")
     assert out.stderr.strip().startswith("query: 'function_3 value' · weighed ")
-    assert "The reranker is unavailable, so scores are retrieval order." in out.stderr
+    # The learned ranker's probabilities: the one file that answers is far above the rest.
+    assert "The reranker is unavailable" not in out.stderr
+    assert re.search(r"pkg/mod3\.py:1-2 0\.[3-9]\d · closest of the rest: \S+ 0\.0\d", out.stderr)

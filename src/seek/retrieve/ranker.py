@@ -171,6 +171,42 @@ def features(
     return list(files), out
 
 
+SEMANTIC_FEATURES: tuple[str, ...] = (
+    *FEATURES,
+    "path_similarity",  # the small transformer's similarity of the question and the path
+    "path_similarity_gap",  # ... minus the best among the semantic stage's files
+    "chunk_similarity",  # ... of the question and the file's best candidate
+    "chunk_similarity_gap",
+)
+SEMANTIC_FILES = 12
+"""Files the semantic stage reads: the first stage's best 12."""
+
+
+def semantic_rows(rows: np.ndarray, path_sims: np.ndarray, chunk_sims: np.ndarray) -> np.ndarray:
+    """The semantic stage's rows: first-stage features plus the transformer's similarities."""
+    return np.hstack(
+        [
+            rows,
+            path_sims[:, None],
+            (path_sims - path_sims.max())[:, None],
+            chunk_sims[:, None],
+            (chunk_sims - chunk_sims.max())[:, None],
+        ]
+    )
+
+
+def semantic_order(first: np.ndarray, top: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Final file probabilities: the semantic stage's for its ``top`` files, which stay in
+    front; the others keep the first stage's, capped just below the lowest of those."""
+    out = first.copy()
+    rest = np.ones(len(first), dtype=bool)
+    rest[top] = False
+    out[top] = second
+    if rest.any() and len(top):
+        out[rest] = np.minimum(out[rest], second.min() * 0.999)
+    return out
+
+
 def ranked_pool(
     pool: Sequence[tuple[int, float]],
     files: Sequence[str],
@@ -195,10 +231,11 @@ SECOND_CHUNK_DECAY = 0.5
 
 
 class Ranker:
-    """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid."""
+    """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid; with
+    its semantic stage (over :data:`SEMANTIC_FEATURES`) when the spec has one."""
 
-    def __init__(self, spec: Mapping) -> None:
-        if tuple(spec["features"]) != FEATURES:
+    def __init__(self, spec: Mapping, features: tuple[str, ...] = FEATURES) -> None:
+        if tuple(spec["features"]) != features:
             raise ValueError("the ranker was trained on other features; rebuild it")
         self.mean = np.asarray(spec["mean"], dtype=np.float64)
         self.scale = np.asarray(spec["scale"], dtype=np.float64)
@@ -207,6 +244,8 @@ class Ranker:
             for layer in spec["layers"]
         ]
         self.temperature = float(spec.get("temperature", 1.0))
+        semantic = spec.get("semantic")
+        self.semantic = Ranker(semantic, SEMANTIC_FEATURES) if semantic else None
 
     @classmethod
     def load(cls, path: Path) -> Ranker:

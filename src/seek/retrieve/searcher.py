@@ -21,13 +21,17 @@ from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,
     POOL,
+    SEMANTIC_FILES,
     Corpus,
     Ranker,
     Retrieval,
     features,
     load_ranker,
     ranked_pool,
+    semantic_order,
+    semantic_rows,
 )
+from seek.retrieve.semantic import SemanticUnavailable, bi_encoder
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -190,8 +194,20 @@ class Searcher:
         if ranker is not None and pool:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
-            pool = ranked_pool(pool, files, ranker.probabilities(rows), self.paths)
+            probabilities = ranker.probabilities(rows)
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
+            if ranker.semantic is not None and sig.SEMANTIC_RANKER not in disabled:
+                started = time.perf_counter()
+                try:
+                    probabilities = self._semantic_stage(
+                        query, pool, files, rows, probabilities, ranker.semantic
+                    )
+                except SemanticUnavailable as exc:
+                    result = result.with_notes_first(
+                        [f"The semantic ranker is unavailable ({exc}), so it was skipped."]
+                    )
+                result.timings_ms["semantic_ms"] = (time.perf_counter() - started) * 1000
+            pool = ranked_pool(pool, files, probabilities, self.paths)
         hits = [
             Hit(
                 self.paths[i],
@@ -203,6 +219,26 @@ class Searcher:
             for i, score in pool[:k]
         ]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def _semantic_stage(
+        self,
+        query: str,
+        pool: list[tuple[int, float]],
+        files: list[str],
+        rows: np.ndarray,
+        probabilities: np.ndarray,
+        model: Ranker,
+    ) -> np.ndarray:
+        """The first stage's best files read by the small transformer and scored again."""
+        top = np.argsort(-probabilities, kind="stable")[:SEMANTIC_FILES]
+        first_chunk = {}
+        for chunk_id, _ in pool:
+            first_chunk.setdefault(self.paths[chunk_id], chunk_id)
+        paths = [files[i] for i in top]
+        passages = [f"{p}\n{self.contents[first_chunk[p]]}" for p in paths]
+        path_sims, chunk_sims = bi_encoder().similarities(query, paths, passages)
+        second = model.probabilities(semantic_rows(rows[top], path_sims, chunk_sims))
+        return semantic_order(probabilities, top, second)
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a

@@ -24,6 +24,7 @@ NON_CODE_PENALTY = "non_code_penalty"
 FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
 LEARNED_RANKER = "learned_ranker"
+SEMANTIC_RANKER = "semantic_ranker"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -35,6 +36,7 @@ SIGNALS: tuple[str, ...] = (
     NON_CODE_PENALTY,
     FILE_SATURATION,
     LEARNED_RANKER,
+    SEMANTIC_RANKER,
 )
 
 # -- query type ------------------------------------------------------------------------
