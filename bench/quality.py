@@ -1,7 +1,7 @@
 """Retrieval quality: seek against semble on the semble benchmark (NDCG@10, latency, ablations).
 
     .venv/bin/python -m bench.quality BENCH_DIR [--repos a,b | --all] [--ablate]
-        [--no-semble | --semble-python PATH] [--no-seek] [--runs 5] [--home DIR]
+        [--no-semble | --semble-python PATH] [--no-seek] [--runs 5] [--home DIR] [--model DIR]
         [--out bench/results/quality.json]
 
 Methodology: shared/spec/reference-ranking.md §2. For every repo (default: the 30 names in
@@ -65,14 +65,19 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+BUILTIN_MODEL = "minilm-code"
+"""seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``; not imported, so the
+parent process stays light); semble is run with the same one."""
+
+
 def model_dir() -> Path:
     """The built-in Model2Vec folder seek uses; semble is pointed at the same one."""
-    folder = REPO_ROOT / "src" / "seek" / "models" / "minilm-static"
+    folder = REPO_ROOT / "src" / "seek" / "models" / BUILTIN_MODEL
     if folder.is_dir():
         return folder
     from seek.embed.local import BUILTIN_MODELS_DIR
 
-    return BUILTIN_MODELS_DIR / "minilm-static"
+    return BUILTIN_MODELS_DIR / BUILTIN_MODEL
 
 
 # -- the benchmark set -----------------------------------------------------------------------
@@ -170,7 +175,7 @@ def anomalies(repo: Repo, hits_per_query: Sequence[Sequence[Hit]]) -> dict[str, 
 class SeekRunner:
     """seek in this process: one persistent bench home, one Searcher per repo."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, model: Path | None = None) -> None:
         from seek import index_workspace, load_settings
         from seek.retrieve import SIGNALS, Searcher
 
@@ -179,9 +184,11 @@ class SeekRunner:
         self.signals: tuple[str, ...] = tuple(SIGNALS)
         home.mkdir(parents=True, exist_ok=True)
         # No user config file, so ~/.config/seek cannot change what is measured.
-        self.settings = load_settings(
-            overrides={"home": str(home)}, user_config=home / "no-user-config.toml"
-        )
+        overrides = {"home": str(home)}
+        if model is not None:
+            # Measure this embedder alone: no learned ranker on top.
+            overrides.update(model=str(model), ranker_model="off")
+        self.settings = load_settings(overrides=overrides, user_config=home / "no-user-config.toml")
 
     def version(self) -> str:
         import seek
@@ -248,8 +255,12 @@ class SeekRunner:
     def _ablate(self, repo: Repo, search: Callable[..., list[Hit]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, kwargs in self.variants():
+            hits, times = [], []
             try:
-                hits = [search(q.query, **kwargs) for q in repo.queries]
+                for q in repo.queries:  # one run each: a single timing, not a median
+                    started = time.perf_counter()
+                    hits.append(search(q.query, **kwargs))
+                    times.append((time.perf_counter() - started) * 1000.0)
             except Exception as exc:  # one broken variant must not lose the repo
                 out[name] = {"error": f"{type(exc).__name__}: {exc}"}
                 _log(f"  ablation {name} failed on {repo.name}: {exc}")
@@ -258,6 +269,7 @@ class SeekRunner:
             out[name] = {
                 "summary": scored["summary"],
                 "ndcg10": [q["ndcg10"] for q in scored["queries"]],
+                "latency_ms": times,
             }
         return out
 
@@ -430,7 +442,13 @@ def summarise_ablations(repos: Sequence[Repo], seek: dict[str, Any]) -> dict[str
         worst = sorted(
             ((full[n]["ndcg10"] - s["ndcg10"], n) for n, s in summaries.items()), reverse=True
         )
+        times = [
+            ms
+            for res in seek["repos"].values()
+            for ms in res.get("ablations", {}).get(variant, {}).get("latency_ms", [])
+        ]
         out[variant] = {
+            "latency": latency_summary(times) if times else None,
             "overall": agg["overall"],
             "per_category": agg["per_category"],
             "full_overall": base["overall"],
@@ -585,16 +603,35 @@ def render_markdown(data: dict[str, Any]) -> str:
             rows.append(row)
         lines += _table(header, rows, text=(0, 1)) + [""]
 
+    stages: dict[str, list[float]] = {}
+    for res in data.get("seek", {}).get("repos", {}).values():
+        for stage, ms in res.get("summary", {}).get("stage_median_ms", {}).items():
+            stages.setdefault(stage, []).append(ms)
+    if stages:
+        lines += [
+            "## seek stage timings",
+            "",
+            "Median over the repos of each repo's median, in ms (`*_ms` of the search's "
+            "`timings_ms`; vector and keyword overlap; `semantic_ms` = the semantic ranker "
+            "reading the first stage's best 12 files).",
+            "",
+        ]
+        lines += _table(
+            ["stage", "median ms", "slowest repo ms"],
+            [[k, _f(statistics.median(v), 2), _f(max(v), 2)] for k, v in stages.items()],
+            text=(0,),
+        ) + [""]
     ablations = data.get("ablations")
     if ablations:
         lines += ["## seek ablations (one signal off / one retriever only)", ""]
         full = data["seek"]["overall"]
         header = ["variant", "NDCG@10 chunk", "Δ chunk", "NDCG@10 file", "Δ file"]
-        header += [f"Δ {c}" for c in CATEGORIES] + ["most hurt repos"]
+        header += [f"Δ {c}" for c in CATEGORIES] + ["p50 ms", "p95 ms", "most hurt repos"]
+        pooled = data["seek"].get("latency", {}).get("pooled", {})
         rows = [
             ["full system", _f(full["ndcg10"]), "", _f(full["ndcg10_file"]), ""]
             + [""] * len(CATEGORIES)
-            + [""]
+            + [_f(pooled.get("p50_ms"), 2), _f(pooled.get("p95_ms"), 2), ""]
         ]
         for variant, entry in ablations.items():
             if "error" in entry:
@@ -614,7 +651,11 @@ def render_markdown(data: dict[str, Any]) -> str:
                     _d(entry["delta"]["ndcg10_file"]),
                 ]
                 + [_d(entry["delta_per_category"].get(c)) for c in CATEGORIES]
-                + [hurt or "-"]
+                + [
+                    _f((entry.get("latency") or {}).get("p50_ms"), 2),
+                    _f((entry.get("latency") or {}).get("p95_ms"), 2),
+                    hurt or "-",
+                ]
             )
         lines += _table(header, rows, text=(0, len(header) - 1)) + [""]
 
@@ -741,6 +782,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME, help="seek bench index home")
     parser.add_argument(
+        "--model", type=Path, help="Model2Vec folder for seek (sets ranker_model=off)"
+    )
+    parser.add_argument(
         "--semble-timeout", type=float, default=1800.0, help="seconds per semble repo"
     )
     return parser.parse_args(argv)
@@ -781,7 +825,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "home": str(home),
             "runs": runs,
             "k": K,
-            "model": str(model_dir()),
+            "model": str(args.model.expanduser().resolve() if args.model else model_dir()),
             "repos_run": len(repos),
             "skipped": skipped,
             "languages": {r.name: r.language for r in repos},
@@ -792,7 +836,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if not args.no_seek:
         try:
-            runner = SeekRunner(home)
+            runner = SeekRunner(home, args.model.expanduser().resolve() if args.model else None)
         except Exception as exc:
             notes.append(f"seek not run: {type(exc).__name__}: {exc}")
             _log(f"warning: seek not run: {exc}")
