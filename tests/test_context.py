@@ -99,6 +99,16 @@ def test_budget_skips_what_does_not_fit_but_keeps_smaller_ones(root, settings_fo
     out = build(root, settings_for, a, b, c, budget=70,
                 overrides={"widen_chars": 0, "imports_chars": 0, "merge_chars": 0})  # fmt: skip
     assert [(x.start + 1) for x in out.blocks] == [1, 12]
+    assert [(x.start + 1) for x in out.over_budget] == [4]
+    assert "left out for the 70-character budget: app.py:4-9 0.67 (" in out.context_line()
+
+
+def test_a_hit_that_fits_no_budget_is_not_called_unscored(root, settings_for):
+    out = build(root, settings_for, hit("app.py", 4, 9), budget=10,
+                overrides={"widen_chars": 0, "imports_chars": 0})  # fmt: skip
+    assert out.blocks == [] and len(out.over_budget) == 1
+    line = out.context_line()
+    assert "nothing scored above" not in line and "10-character budget" in line
 
 
 def test_adjacent_hits_merge_with_the_best_score(root, settings_for):

@@ -50,6 +50,9 @@ class ContextResult:
     threshold: float
     near_misses: list[Block] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    over_budget: list[Block] = field(default_factory=list)
+    """Blocks above the threshold that did not fit the character budget."""
+    budget: int = 0
 
     def to_json(self) -> dict[str, object]:
         def block(b: Block) -> dict[str, object]:
@@ -84,8 +87,14 @@ class ContextResult:
                 + (" (imports)" if b.kind == "imports" else "")
                 for b in self.blocks
             ))  # fmt: skip
-        else:
+        elif not self.over_budget:
             parts.append(f"nothing scored above {self.threshold:g}")
+        if self.over_budget:
+            sizes = ", ".join(
+                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f} ({len(b.content):,} chars)"
+                for b in self.over_budget
+            )
+            parts.append(f"left out for the {self.budget:,}-character budget: {sizes}")
         if self.near_misses:
             parts.append("closest of the rest: " + ", ".join(
                 f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}" for b in self.near_misses
@@ -221,17 +230,26 @@ def build_context(
     merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
     code = merged[:snippets]
     imports = _imports_blocks(code, files, settings.imports_chars)
-    kept, left = [], budget
+    kept, left, skipped = [], budget, []
     for block in [*code, *imports]:
         if len(block.content) <= left:  # skip, do not stop: a smaller one may still fit
             kept.append(block)
             left -= len(block.content)
+        else:
+            skipped.append(block)
     # Team hits follow, outside the limit and the budget (§9.1).
     kept += [
         Block(h.path, h.start_line - 1, h.end_line - 1, h.content, h.score, "team") for h in team
     ]
     return ContextResult(
-        search_result.query, kept, n, threshold, near[: settings.near_misses], notes
+        search_result.query,
+        kept,
+        n,
+        threshold,
+        near[: settings.near_misses],
+        notes,
+        over_budget=skipped,
+        budget=budget,
     )
 
 
