@@ -612,8 +612,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             "## seek stage timings",
             "",
             "Median over the repos of each repo's median, in ms (`*_ms` of the search's "
-            "`timings_ms`; vector and keyword overlap; `semantic_ms` = the semantic ranker "
-            "reading the first stage's best 12 files).",
+            "`timings_ms`; vector and keyword overlap; `ranker_ms` = the learned ranker, "
+            "features and model).",
             "",
         ]
         lines += _table(

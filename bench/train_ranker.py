@@ -7,15 +7,12 @@
    bench home by default, so its indexes are reused) and every annotated question's fused
    top ``POOL`` (30) is taken with the hand-tuned signals on, as the search does. Each file
    among them becomes one row of :data:`seek.retrieve.ranker.FEATURES`, labelled "the file
-   is a judged target" (almost every target is a whole file); the small transformer of
-   :mod:`seek.retrieve.semantic` reads every file's path and best candidate.
+   is a judged target" (almost every target is a whole file: 697 of 723).
 2. **Cross-validation.** Repositories are split into ``--folds`` groups (30 = leave one
-   repository out); each group is ranked by models fitted on the others: the first stage,
-   then the semantic stage on the first stage's best ``SEMANTIC_FILES`` files. Reported:
-   NDCG@10 (chunk level, mean of per-repo means, exactly as ``bench.quality``) of the fused
-   order, of the first stage and of both, and reliability tables of the out-of-fold
-   probabilities.
-3. **The shipped model**: both stages fitted on every repository, written as JSON for
+   repository out); each group is ranked by a model fitted on the others. Reported: NDCG@10
+   (chunk level, mean of per-repo means, exactly as ``bench.quality``) of the fused order
+   and of the ranker, and a reliability table of the out-of-fold probabilities.
+3. **The shipped model**: fitted on every repository, written as JSON for
    :class:`seek.retrieve.ranker.Ranker` (numpy only at run time).
 
 Only the dev set's annotations are used (30 repositories, 599 questions), as issue 6
@@ -40,8 +37,8 @@ from bench.scoring import Hit, covers, score_query
 DEFAULT_OUT = REPO_ROOT / "src" / "seek" / "models" / "ranker.json"
 SEED = 0
 C = 1.0
-"""Inverse regularisation strength of both stages' logistic regressions, picked by this same
-cross-validation among 0.01 / 0.1 / 1 / 10 (``--explore``), which all land within 0.002."""
+"""Inverse regularisation strength of the logistic regression, picked by this same
+cross-validation among 0.01 / 0.1 / 1 / 10 (``--explore``), which all land within 0.003."""
 
 
 def _log(message: str) -> None:
@@ -53,14 +50,13 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
     from seek import index_workspace, load_settings
     from seek.retrieve import Searcher
     from seek.retrieve.ranker import POOL, features
-    from seek.retrieve.semantic import bi_encoder
 
     settings = load_settings(
         overrides={"home": str(home), "ranker_model": "off"},
         user_config=home / "no-user-config.toml",
     )
     repos, _ = load_repos(bench_dir, read_repo_list())
-    rows, labels, query_ids, repo_ids, path_sims, chunk_sims = [], [], [], [], [], []
+    rows, labels, query_ids, repo_ids = [], [], [], []
     queries: list[dict[str, Any]] = []
     for repo_number, repo in enumerate(repos):
         _log(f"{repo.name}: indexing and ranking {len(repo.queries)} questions")
@@ -69,15 +65,6 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
         for query in repo.queries:
             pool, retrieval, _ = searcher.candidates(query.query.strip(), POOL)
             files, matrix = features(query.query.strip(), pool, retrieval, searcher.corpus)
-            # The semantic stage reads the first stage's best files; which those are is only
-            # known once the first stage is fitted, so every file is read here.
-            first_chunk: dict[str, int] = {}
-            for chunk_id, _ in pool:
-                first_chunk.setdefault(searcher.paths[chunk_id], chunk_id)
-            passages = [f"{p}\n{searcher.contents[first_chunk[p]]}" for p in files]
-            by_path, by_chunk = bi_encoder().similarities(query.query.strip(), files, passages)
-            path_sims.extend(by_path)
-            chunk_sims.extend(by_chunk)
             for path, row in zip(files, matrix, strict=True):
                 rows.append(row)
                 labels.append(
@@ -97,8 +84,6 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
         "labels": np.asarray(labels, dtype=np.int64),
         "query_ids": np.asarray(query_ids, dtype=np.int64),
         "repo_ids": np.asarray(repo_ids, dtype=np.int64),
-        "path_sims": np.asarray(path_sims, dtype=np.float64),
-        "chunk_sims": np.asarray(chunk_sims, dtype=np.float64),
         "queries": queries,
         "repo_names": [r.name for r in repos],
     }
@@ -158,39 +143,6 @@ def out_of_fold(
     return out
 
 
-def semantic_inputs(data: dict[str, Any], first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which rows the semantic stage reads (each question's best ``SEMANTIC_FILES`` by the
-    first stage's ``first`` probabilities) and its feature rows (zeros elsewhere)."""
-    from seek.retrieve.ranker import SEMANTIC_FEATURES, SEMANTIC_FILES, semantic_rows
-
-    chosen = np.zeros(len(first), dtype=bool)
-    x = np.zeros((len(first), len(SEMANTIC_FEATURES)))
-    for qid in range(len(data["queries"])):
-        rows = np.flatnonzero(data["query_ids"] == qid)
-        top = rows[np.argsort(-first[rows], kind="stable")[:SEMANTIC_FILES]]
-        chosen[top] = True
-        if len(top):
-            x[top] = semantic_rows(
-                data["rows"][top], data["path_sims"][top], data["chunk_sims"][top]
-            )
-    return chosen, x
-
-
-def final_probabilities(
-    data: dict[str, Any], first: np.ndarray, chosen: np.ndarray, second: np.ndarray
-) -> np.ndarray:
-    """Per question, what :func:`seek.retrieve.ranker.semantic_order` makes of both stages."""
-    from seek.retrieve.ranker import semantic_order
-
-    out = first.copy()
-    for qid in range(len(data["queries"])):
-        rows = np.flatnonzero(data["query_ids"] == qid)
-        top = np.flatnonzero(chosen[rows])
-        if len(top):
-            out[rows] = semantic_order(first[rows], top, second[rows][top])
-    return out
-
-
 def reliability(probabilities: np.ndarray, labels: np.ndarray) -> list[dict[str, float]]:
     edges = [0.0, 0.01, 0.03, 0.08, 0.15, 0.3, 0.5, 0.7, 1.0001]
     table = []
@@ -226,30 +178,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--explore", action="store_true", help="also try other C values")
     args = parser.parse_args(argv)
-    from seek.retrieve.ranker import FEATURES, SEMANTIC_FEATURES
+    from seek.retrieve.ranker import FEATURES
 
     data = collect(args.bench_dir, args.home)
     x, y = data["rows"], data["labels"]
     _log(f"{len(data['queries'])} questions, {len(y)} files, {int(y.sum())} relevant")
     report: dict[str, Any] = {"folds": args.folds, "fused_order_ndcg10": ndcg_of(data, None)}
     for c in sorted({C, *((0.01, 0.1, 1.0, 10.0) if args.explore else ())}):
-        first = out_of_fold(x, data, args.folds, c)
-        chosen, x2 = semantic_inputs(data, first)
-        second = out_of_fold(x2, data, args.folds, c, train=chosen)
-        final = final_probabilities(data, first, chosen, second)
-        report[f"C={c}"] = {
-            "first_stage_ndcg10": ndcg_of(data, first),
-            "both_stages_ndcg10": ndcg_of(data, final),
-        }
-        _log(f"C={c}: {report[f'C={c}']}")
+        probabilities = out_of_fold(x, data, args.folds, c)
+        report[f"C={c}"] = ndcg_of(data, probabilities)
+        _log(f"C={c}: NDCG@10 {report[f'C={c}']:.4f}")
         if c == C:
-            report["reliability_first_stage"] = reliability(first, y)
-            report["reliability_both_stages"] = reliability(final, y)
-    scaler, model = fit(x, y, C)
-    spec = export(scaler, model, FEATURES)
-    # The shipped semantic stage learns from the files the shipped first stage would pick.
-    chosen, x2 = semantic_inputs(data, predict(scaler, model, x))
-    spec["semantic"] = export(*fit(x2[chosen], y[chosen], C), SEMANTIC_FEATURES)
+            report["reliability"] = reliability(probabilities, y)
+    spec = export(*fit(x, y, C), FEATURES)
     spec["training"] = {
         "command": "python -m bench.train_ranker BENCH_DIR",
         "questions": len(data["queries"]),

@@ -12,16 +12,12 @@ from seek.retrieve import Searcher
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,
     FEATURES,
-    SEMANTIC_FEATURES,
     Corpus,
     Ranker,
     Retrieval,
     features,
     ranked_pool,
-    semantic_order,
-    semantic_rows,
 )
-from seek.retrieve.semantic import SemanticUnavailable, bi_encoder, path_text
 
 COL = {name: i for i, name in enumerate(FEATURES)}
 
@@ -72,6 +68,20 @@ def test_one_row_per_file_in_order_of_its_best_candidate():
     assert retry[COL["path_coverage"]] > 0 and http[COL["path_coverage"]] == 0
     assert docs[COL["non_code"]] == 1.0 and retry[COL["non_code"]] == 0.0
     assert retry[COL["symbol_query"]] == 0.0
+
+
+def test_path_similarity_uses_the_index_embedder_and_the_query_vector():
+    unit = {"src/retry.py": [1.0, 0.0], "src/http.py": [0.0, 1.0]}
+    corpus = Corpus(
+        PATHS, CONTENTS, corpus_of(PATHS, CONTENTS).chunks_of_path,
+        lambda paths: np.array([unit[p] for p in paths]),
+    )  # fmt: skip
+    retrieval = Retrieval(np.zeros(5), {}, {}, {}, query_vector=np.array([0.6, 0.8]))
+    files, rows = features("retry", [(0, 1.0), (4, 0.5)], retrieval, corpus)
+    assert files == ["src/retry.py", "src/http.py"]
+    assert rows[:, COL["path_dense"]] == pytest.approx([0.6, 0.8])
+    assert rows[:, COL["path_dense_gap"]] == pytest.approx([-0.2, 0.0])
+    assert rows[:, COL["mean_file_dense"]] == pytest.approx([0.0, 0.0])
 
 
 def test_symbol_questions_see_definitions_and_test_files_their_penalty():
@@ -196,55 +206,3 @@ def test_a_missing_or_broken_ranker_file_means_fused_order_with_a_note(
         result = Searcher.open(root, settings, embedder=embedder).search("Router", k=4)
         assert result.hits and "ranker_ms" not in result.timings_ms
         assert any("could not be loaded" in note for note in result.notes)
-
-
-def test_semantic_rows_add_similarities_and_their_gaps():
-    rows = np.ones((2, len(FEATURES)))
-    out = semantic_rows(rows, np.array([0.2, 0.5]), np.array([0.7, 0.1]))
-    assert out.shape == (2, len(SEMANTIC_FEATURES))
-    assert out[:, len(FEATURES) :].ravel() == pytest.approx(
-        [0.2, -0.3, 0.7, 0.0, 0.5, 0.0, 0.1, -0.6]
-    )
-
-
-def test_semantic_order_keeps_its_files_in_front():
-    first = np.array([0.9, 0.8, 0.7, 0.6])
-    out = semantic_order(first, np.array([0, 2]), np.array([0.3, 0.6]))
-    assert out[2] == 0.6 and out[0] == 0.3
-    assert max(out[1], out[3]) < 0.3  # capped below the semantic stage's lowest
-    assert out[3] == pytest.approx(0.3 * 0.999)
-
-
-def test_the_small_transformer_embeds_offline():
-    encoder = bi_encoder()
-    vectors = encoder.embed(["retry with backoff", "def retry(): pass"], 64)
-    assert vectors.shape == (2, 384)
-    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
-    paths, chunks = encoder.similarities(
-        "parse the configuration file", ["src/config_parser.py", "src/http_server.py"],
-        ["def parse_config(path):\n    return toml.load(path)", "class Server: ..."],
-    )  # fmt: skip
-    assert paths[0] > paths[1] and chunks[0] > chunks[1]
-    assert path_text("sse/ClientSession_v2.kt") == "sse / Client Session v2 . kt"
-
-
-def test_the_built_in_ranker_runs_both_stages(indexed, settings_for):
-    root, embedder = indexed
-    searcher = Searcher.open(root, settings_for(), embedder=embedder)
-    both = searcher.search("Router", k=4)
-    assert "semantic_ms" in both.timings_ms
-    first = searcher.search("Router", k=4, disabled=frozenset({"semantic_ranker"}))
-    assert "semantic_ms" not in first.timings_ms and "ranker_ms" in first.timings_ms
-
-
-def test_an_unavailable_semantic_stage_is_skipped_with_a_note(indexed, settings_for, monkeypatch):
-    root, embedder = indexed
-
-    class Broken:
-        def similarities(self, *args):
-            raise SemanticUnavailable("no model")
-
-    monkeypatch.setattr("seek.retrieve.searcher.bi_encoder", lambda: Broken())
-    result = Searcher.open(root, settings_for(), embedder=embedder).search("Router", k=4)
-    assert result.hits[0].path == "src/router.py"
-    assert any("semantic ranker is unavailable (no model)" in n for n in result.notes)

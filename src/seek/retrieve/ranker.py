@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +41,8 @@ class Retrieval:
     """1-based rank of each chunk in the BM25 list."""
     keyword_scores: Mapping[int, float]
     """BM25 score of each chunk in the BM25 list."""
+    query_vector: np.ndarray | None = None
+    """The question's unit embedding (None when vectors were not used)."""
 
 
 FEATURES: tuple[str, ...] = (
@@ -55,6 +57,9 @@ FEATURES: tuple[str, ...] = (
     "best_dense_gap",  # ... minus the pool's best
     "mean_dense",
     "file_dense",  # the best similarity over every chunk of the file
+    "mean_file_dense",  # the mean similarity over every chunk of the file
+    "path_dense",  # the question's similarity to the file's path (embedded like a chunk)
+    "path_dense_gap",  # ... minus the best in the pool
     "best_dense_inv_rank",
     # Keywords
     "best_bm25_inv_rank",
@@ -90,6 +95,8 @@ class Corpus:
     paths: Sequence[str]
     contents: Sequence[str]
     chunks_of_path: Mapping[str, np.ndarray]
+    path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
+    """Unit embeddings of paths, by the index's embedder."""
 
 
 def files_in_pool(pool: Sequence[tuple[int, float]], paths: Sequence[str]) -> dict[str, list[int]]:
@@ -126,6 +133,11 @@ def features(
     doc_freq = {w: sum(1 for found in words if w in found) for w in keywords}
     idf = {w: math.log((len(ids) + 1) / (doc_freq[w] + 0.5)) for w in keywords}
     idf_total = sum(idf.values()) or 1.0
+    q = retrieval.query_vector
+    if q is not None and corpus.path_vectors is not None:
+        path_dense = corpus.path_vectors(list(files)) @ q
+    else:
+        path_dense = np.zeros(len(files))
 
     def coverage(found: frozenset[str]) -> float:
         return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
@@ -149,6 +161,9 @@ def features(
             dense[positions].max() - dense.max(),
             dense[positions].mean(),
             float(sims[file_chunks].max()) if sims is not None else 0.0,
+            float(sims[file_chunks].mean()) if sims is not None else 0.0,
+            path_dense[row],
+            path_dense[row] - path_dense.max(),
             max((1.0 / r for r in vector_ranks if r), default=0.0),
             max((1.0 / r for r in keyword_ranks if r), default=0.0),
             max(retrieval.keyword_scores.get(int(i), 0.0) for i in chosen) / best_bm25,
@@ -169,42 +184,6 @@ def features(
             math.log1p(len(keywords)),
         )
     return list(files), out
-
-
-SEMANTIC_FEATURES: tuple[str, ...] = (
-    *FEATURES,
-    "path_similarity",  # the small transformer's similarity of the question and the path
-    "path_similarity_gap",  # ... minus the best among the semantic stage's files
-    "chunk_similarity",  # ... of the question and the file's best candidate
-    "chunk_similarity_gap",
-)
-SEMANTIC_FILES = 12
-"""Files the semantic stage reads: the first stage's best 12."""
-
-
-def semantic_rows(rows: np.ndarray, path_sims: np.ndarray, chunk_sims: np.ndarray) -> np.ndarray:
-    """The semantic stage's rows: first-stage features plus the transformer's similarities."""
-    return np.hstack(
-        [
-            rows,
-            path_sims[:, None],
-            (path_sims - path_sims.max())[:, None],
-            chunk_sims[:, None],
-            (chunk_sims - chunk_sims.max())[:, None],
-        ]
-    )
-
-
-def semantic_order(first: np.ndarray, top: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Final file probabilities: the semantic stage's for its ``top`` files, which stay in
-    front; the others keep the first stage's, capped just below the lowest of those."""
-    out = first.copy()
-    rest = np.ones(len(first), dtype=bool)
-    rest[top] = False
-    out[top] = second
-    if rest.any() and len(top):
-        out[rest] = np.minimum(out[rest], second.min() * 0.999)
-    return out
 
 
 def ranked_pool(
@@ -231,8 +210,7 @@ SECOND_CHUNK_DECAY = 0.5
 
 
 class Ranker:
-    """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid; with
-    its semantic stage (over :data:`SEMANTIC_FEATURES`) when the spec has one."""
+    """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid."""
 
     def __init__(self, spec: Mapping, features: tuple[str, ...] = FEATURES) -> None:
         if tuple(spec["features"]) != features:
@@ -244,8 +222,6 @@ class Ranker:
             for layer in spec["layers"]
         ]
         self.temperature = float(spec.get("temperature", 1.0))
-        semantic = spec.get("semantic")
-        self.semantic = Ranker(semantic, SEMANTIC_FEATURES) if semantic else None
 
     @classmethod
     def load(cls, path: Path) -> Ranker:

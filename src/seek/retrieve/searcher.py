@@ -21,17 +21,13 @@ from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,
     POOL,
-    SEMANTIC_FILES,
     Corpus,
     Ranker,
     Retrieval,
     features,
     load_ranker,
     ranked_pool,
-    semantic_order,
-    semantic_rows,
 )
-from seek.retrieve.semantic import SemanticUnavailable, bi_encoder
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -66,7 +62,7 @@ class Searcher:
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
         self.model_id = manifest.model
-        self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
+        self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
         self._load()
 
     @classmethod
@@ -99,7 +95,8 @@ class Searcher:
         for chunk_id, path in enumerate(self.paths):
             chunks_by_path.setdefault(path, []).append(chunk_id)
         self.chunks_of_path = {p: np.array(c, dtype=np.int64) for p, c in chunks_by_path.items()}
-        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path)
+        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path, self.path_vectors)
+        self._path_vectors: dict[str, np.ndarray] = {}
         vectors = data["vectors"][order] if len(order) else data["vectors"]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else vectors
         self.vectors = vectors / np.maximum(norms, 1e-12) if len(vectors) else vectors
@@ -118,6 +115,23 @@ class Searcher:
             return None
         q = embedder.embed([self.query_prefix + query])[0].astype(np.float32)
         return q / max(float(np.linalg.norm(q)), 1e-12)
+
+    def path_vectors(self, paths: list[str]) -> np.ndarray:
+        """Unit embeddings of file paths (for the ranker), kept while the index is loaded."""
+        missing = [p for p in dict.fromkeys(paths) if p not in self._path_vectors]
+        embedder = self._embedder_or_none()
+        if missing and embedder is not None:
+            try:
+                vectors = embedder.embed([self.document_prefix + p for p in missing])
+            except SeekError:  # the query was embedded a moment ago; a failure costs a feature
+                vectors = None
+            if vectors is not None:
+                vectors = np.asarray(vectors, dtype=np.float32)
+                norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+                self._path_vectors.update(zip(missing, vectors / norms, strict=True))
+        dims = self.vectors.shape[1] if len(self.vectors) else 0
+        zero = np.zeros(dims, dtype=np.float32)
+        return np.array([self._path_vectors.get(p, zero) for p in paths])
 
     def chunk_similarities(self, q: np.ndarray) -> np.ndarray:
         """Each chunk's similarity to the query: a blend of its best window and its windows'
@@ -195,19 +209,8 @@ class Searcher:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
             probabilities = ranker.probabilities(rows)
-            result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
-            if ranker.semantic is not None and sig.SEMANTIC_RANKER not in disabled:
-                started = time.perf_counter()
-                try:
-                    probabilities = self._semantic_stage(
-                        query, pool, files, rows, probabilities, ranker.semantic
-                    )
-                except SemanticUnavailable as exc:
-                    result = result.with_notes_first(
-                        [f"The semantic ranker is unavailable ({exc}), so it was skipped."]
-                    )
-                result.timings_ms["semantic_ms"] = (time.perf_counter() - started) * 1000
             pool = ranked_pool(pool, files, probabilities, self.paths)
+            result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
         hits = [
             Hit(
                 self.paths[i],
@@ -219,26 +222,6 @@ class Searcher:
             for i, score in pool[:k]
         ]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
-
-    def _semantic_stage(
-        self,
-        query: str,
-        pool: list[tuple[int, float]],
-        files: list[str],
-        rows: np.ndarray,
-        probabilities: np.ndarray,
-        model: Ranker,
-    ) -> np.ndarray:
-        """The first stage's best files read by the small transformer and scored again."""
-        top = np.argsort(-probabilities, kind="stable")[:SEMANTIC_FILES]
-        first_chunk = {}
-        for chunk_id, _ in pool:
-            first_chunk.setdefault(self.paths[chunk_id], chunk_id)
-        paths = [files[i] for i in top]
-        passages = [f"{p}\n{self.contents[first_chunk[p]]}" for p in paths]
-        path_sims, chunk_sims = bi_encoder().similarities(query, paths, passages)
-        second = model.probabilities(semantic_rows(rows[top], path_sims, chunk_sims))
-        return semantic_order(probabilities, top, second)
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a
@@ -334,6 +317,7 @@ class Searcher:
             {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, 1)},
             {chunk_id: rank for rank, chunk_id in enumerate(keyword_ids, 1)},
             dict(keyword_scored),
+            q,
         )
         return pool, retrieval, SearchResult(query, words, [], tuple(notes), timings)
 

@@ -24,7 +24,6 @@ NON_CODE_PENALTY = "non_code_penalty"
 FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
 LEARNED_RANKER = "learned_ranker"
-SEMANTIC_RANKER = "semantic_ranker"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -36,7 +35,6 @@ SIGNALS: tuple[str, ...] = (
     NON_CODE_PENALTY,
     FILE_SATURATION,
     LEARNED_RANKER,
-    SEMANTIC_RANKER,
 )
 
 # -- query type ------------------------------------------------------------------------
