@@ -19,12 +19,42 @@ package named like one of the benchmark repositories, see BENCH_NAMES):
 Two kinds of text are written, one JSON object a line (text, kind, source, licence, lang):
 ``code`` (embedding windows of seek's chunks) and ``nl`` (docstrings and comment blocks,
 which read like a developer's question). Sampling is capped per package and seeded.
+
+``--extra`` mines a second corpus with the languages the first lacks (Java, Kotlin, Swift,
+C#, C, C++, Haskell, Elixir, Scala, Zig, Bash) from the sources in EXTRA_SOURCES and
+EXTRA_DEB_PACKAGES, unpacked under ``--extra-root`` (default /root/models/corpus/extra);
+at most 150 files, 700 code windows and 250 comment texts a source, then at most
+EXTRA_PER_LANG (1,800) texts a language, all seeded. Here a Debian package is excluded if
+any part of its debian/copyright is copyleft (libsqlite3-dev, libuv1-dev, rapidjson-dev,
+libpugixml-dev and libmsgpack-dev were left out for that). Haskell comes from the
+hyperlinked sources in Haddock's html/src of the libghc-*-doc packages (tags and hover
+types stripped); Bash also from extensionless scripts with a sh/bash shebang. Fetch with:
+
+    X=/root/models/corpus/extra; mkdir -p $X/deb $X/npm $X/pypi $X/src
+    cd $X/deb && apt-get download <EXTRA_DEB_PACKAGES> && for f in *.deb; do \
+        n=${f%%_*}; mkdir -p $n; dpkg-deb -x $f $n; done
+    cd $X/npm && npm pack @capacitor/android@8.5.2 @capacitor/ios@8.5.2 \
+        expo-modules-core@58.1.0 react-native-screens@4.30.1 \
+        react-native-gesture-handler@3.5.0 @react-native-async-storage/async-storage@3.1.1
+      # unpack each NAME-VERSION.tgz into the folder EXTRA_SOURCES names
+      # (capacitor-android/, ..., react-native-async-storage/)
+    cd $X/pypi && pip download --no-deps --no-binary :all: JPype1==1.7.1 pythonnet==3.2.1 \
+        clr-loader==0.3.1 && pip download --no-deps --only-binary :all: \
+        --platform manylinux_2_12_x86_64 ziglang==0.17.1
+      # unpack the sdists into jpype1/, pythonnet/, clr_loader/ and the wheel into ziglang/
+    # Debian sources (a deb-src entry for bookworm main in /etc/apt/sources.list.d):
+    cd $X/src && apt-get source --download-only elixir-lang=1.14.0.dfsg-2 scala=2.11.12-5
+      # unpack the .orig.tar.xz files into elixir-lang/ and scala/
+    .venv/bin/python scripts/mine_code_corpus.py /root/models/corpus/extra.jsonl --extra
+
+(15,020 texts: 10,874 code windows and 4,146 comment texts, 33 sources.)
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import html
 import json
 import random
 import re
@@ -112,6 +142,66 @@ DEB_PREFIX = re.compile(
     r"^usr/(share/(gocode/src/(github\.com/|golang\.org/)?|cargo/registry/|php/|nodejs/|rubygems-integration/all/gems/[^/]+/|lua/[^/]+/)"
     r"|lib/ruby/vendor_ruby/|lib/[^/]+/)"
 )
+# --extra: languages the first corpus lacks (file extension -> seek's grammar name).
+EXTRA_EXTS = {
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".hs": "haskell",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".scala": "scala",
+    ".zig": "zig",
+    ".sh": "bash",
+    ".bash": "bash",
+}
+C_LIKE = re.compile(r"^\s*(?://[/!]?|/\*\*?!?|\*)\s?(.*?)(?:\*/)?$")
+for _lang in ("java", "kotlin", "swift", "csharp", "c", "cpp", "scala", "zig"):
+    COMMENT[_lang] = C_LIKE
+COMMENT["haskell"] = re.compile(r"^\s*(?:--+|\{-)\s?[|^]?\s?(.*?)(?:-\})?$")
+COMMENT["elixir"] = re.compile(r"^\s*#\s?(.*)$")
+COMMENT["bash"] = re.compile(r"^\s*#\s?(.*)$")
+SHEBANG = re.compile(rb"^#!\s*/(?:usr/)?bin/(?:env\s+)?(?:ba)?sh\b")
+# (source name, folder under --extra-root, sub-folder mined, licence). Debian packages under
+# deb/ are listed in EXTRA_DEB_PACKAGES and take their licence from debian/copyright.
+EXTRA_SOURCES = (
+    ("npm:@capacitor/android", "npm/capacitor-android/package", ".", "MIT"),
+    ("npm:@capacitor/ios", "npm/capacitor-ios/package", ".", "MIT"),
+    ("npm:expo-modules-core", "npm/expo-modules-core/package", ".", "MIT"),
+    ("npm:react-native-screens", "npm/react-native-screens/package", ".", "MIT"),
+    ("npm:react-native-gesture-handler", "npm/react-native-gesture-handler/package", ".", "MIT"),
+    (
+        "npm:@react-native-async-storage/async-storage",
+        "npm/react-native-async-storage/package",
+        ".",
+        "MIT",
+    ),
+    ("pypi:JPype1", "pypi/jpype1/jpype1-1.7.1", "native", "Apache-2.0"),
+    ("pypi:pythonnet", "pypi/pythonnet/pythonnet-3.2.1", "src", "MIT"),
+    ("pypi:clr-loader", "pypi/clr_loader/clr_loader-0.3.1", ".", "MIT"),
+    ("pypi:ziglang", "pypi/ziglang/ziglang/lib", "std", "MIT"),
+    ("debsrc:elixir-lang", "src/elixir-lang", "lib", "Apache-2.0"),
+    ("debsrc:scala", "src/scala", "src/library", "BSD-3-Clause"),
+)
+EXTRA_DEB_PACKAGES = (
+    "libfmt-dev libspdlog-dev nlohmann-json3-dev catch2 libcereal-dev libcxxopts-dev libglm-dev "
+    "libstb-dev libcjson-dev libjansson-dev libyaml-dev libinih-dev "
+    "libghc-vector-doc libghc-megaparsec-doc libghc-optparse-applicative-doc "
+    "libghc-unordered-containers-doc libghc-conduit-doc libghc-async-doc "
+    "dehydrated neofetch git-extras shunit2"
+).split()
+EXTRA_PER_LANG = 1800
+EXTRA_DEB_PREFIX = re.compile(r"^usr/(?:include/|bin/|share/[^/]+/)?")
 CHUNK = dict(max_chars=1000, min_chars=100, overlap_chars=100)
 WINDOW, WINDOW_OVERLAP = 600, 80
 
@@ -187,6 +277,29 @@ def windows_of(rel: str, source: str) -> list[str]:
     return texts
 
 
+def sampled_rows(
+    code: list[tuple[str, str]],
+    nl: list[tuple[str, str]],
+    rng: random.Random,
+    name: str,
+    licence: str,
+    max_code: int,
+    max_nl: int,
+) -> list[dict]:
+    """A seeded sample of one source's code windows and (deduplicated) prose, as rows."""
+    rng.shuffle(code)
+    rng.shuffle(nl)
+    nl = list(dict.fromkeys(nl))
+    rows = [
+        dict(text=t, kind="code", lang=lang, source=name, licence=licence)
+        for t, lang in code[:max_code]
+    ]
+    rows += [
+        dict(text=t, kind="nl", lang=lang, source=name, licence=licence) for t, lang in nl[:max_nl]
+    ]
+    return rows
+
+
 def collect_package(
     name: str,
     root: Path,
@@ -221,17 +334,108 @@ def collect_package(
             continue
         docs = python_docstrings(source) if lang == "python" else comment_blocks(source, lang)
         nl += [(d, lang) for d in docs if nl_ok(d)]
-    rng.shuffle(code)
-    rng.shuffle(nl)
-    nl = list(dict.fromkeys(nl))
-    rows = [
-        dict(text=t, kind="code", lang=lang, source=name, licence=licence)
-        for t, lang in code[:max_code]
-    ]
-    rows += [
-        dict(text=t, kind="nl", lang=lang, source=name, licence=licence) for t, lang in nl[:max_nl]
-    ]
-    return rows
+    return sampled_rows(code, nl, rng, name, licence, max_code, max_nl)
+
+
+def elixir_docs(source: str) -> list[str]:
+    return [clean_nl(d) for d in re.findall(r'@(?:module)?doc\s+"""\n(.*?)"""', source, re.S)]
+
+
+def extra_file(root: Path, f: Path, deb: bool) -> tuple[str, str, str] | None:
+    """(path seek would see, source text, grammar) of a file for --extra, or None."""
+    rel = f.relative_to(root).as_posix()
+    if f.suffix == ".html" and "/html/src/" in rel:  # Haddock's hyperlinked Haskell source
+        module = f.stem
+        if not re.fullmatch(r"[A-Z][\w']*(\.[A-Z][\w']*)*", module):
+            return None
+        raw = f.read_text(encoding="utf-8", errors="replace")
+        body = raw.split("<pre>", 1)[-1].rsplit("</pre>", 1)[0]
+        body = re.sub(r'<span class="annottext">[^<]*</span>', "", body)  # hover types
+        return (
+            "src/" + module.replace(".", "/") + ".hs",
+            html.unescape(re.sub(r"<[^>]+>", "", body)),
+            "haskell",
+        )
+    if deb:
+        rel = EXTRA_DEB_PREFIX.sub("", rel)
+    lang = EXTRA_EXTS.get(f.suffix)
+    if lang is None:
+        if f.suffix or not f.is_file():
+            return None
+        with f.open("rb") as fh:
+            if not SHEBANG.match(fh.read(64)):
+                return None
+        lang = "bash"
+    try:
+        return rel, f.read_text(encoding="utf-8"), lang
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def collect_extra(
+    name: str,
+    root: Path,
+    sub: str,
+    licence: str,
+    rng: random.Random,
+    deb: bool,
+    max_files: int = 150,
+    max_code: int = 700,
+    max_nl: int = 250,
+) -> list[dict]:
+    files = sorted(
+        f
+        for f in (root / sub).rglob("*")
+        if f.is_file()
+        and f.stat().st_size < 400_000
+        and not f.name.startswith(".")
+        and not (deb and "/usr/share/doc/" in str(f) and "/html/src/" not in str(f))
+        and not (deb and "/usr/share/man/" in str(f))
+    )
+    rng.shuffle(files)
+    code, nl, used = [], [], 0
+    for f in files:
+        if used >= max_files:
+            break
+        got = extra_file(root, f, deb)
+        if got is None:
+            continue
+        rel, source, lang = got
+        try:
+            code += [(t, lang) for t in windows_of(rel, source)]
+        except Exception as exc:  # noqa: BLE001
+            print(f"skip {f}: {exc}", file=sys.stderr)
+            continue
+        used += 1
+        docs = comment_blocks(source, lang) + (elixir_docs(source) if lang == "elixir" else [])
+        if lang == "csharp":
+            docs = [clean_nl(re.sub(r"<[^>]+>", " ", d)) for d in docs]
+        nl += [(d, lang) for d in docs if nl_ok(d)]
+    return sampled_rows(code, nl, rng, name, licence, max_code, max_nl)
+
+
+def mine_extra(extra_root: Path, rng: random.Random) -> list[dict]:
+    rows: list[dict] = []
+    for name, folder, sub, licence in EXTRA_SOURCES:
+        rows += collect_extra(name, extra_root / folder, sub, licence, rng, deb=False)
+    for pkg in EXTRA_DEB_PACKAGES:
+        root = extra_root / "deb" / pkg
+        if is_bench(pkg) or not root.is_dir():
+            print(f"missing or excluded: {pkg}", file=sys.stderr)
+            continue
+        copyright_files = list(root.glob("usr/share/doc/*/copyright"))
+        lic = " ".join(re.findall(r"^License: (.*)$", copyright_files[0].read_text(), re.M))
+        lic = " ".join(dict.fromkeys(lic.split()))
+        if not licence_ok(lic):  # stricter than the first corpus: any copyleft part excludes
+            print(f"licence excluded: {pkg}: {lic}", file=sys.stderr)
+            continue
+        rows += collect_extra("deb:" + pkg, root, ".", lic, rng, deb=True)
+    capped: list[dict] = []
+    for lang in sorted({r["lang"] for r in rows}):  # at most EXTRA_PER_LANG texts a language
+        of_lang = [r for r in rows if r["lang"] == lang]
+        rng.shuffle(of_lang)
+        capped += of_lang[:EXTRA_PER_LANG]
+    return capped
 
 
 def python_dists(site_packages: list[Path]):
@@ -272,9 +476,15 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--debs", type=Path, default=Path("/root/models/corpus/deb"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--extra", action="store_true", help="mine only the EXTRA_* sources")
+    parser.add_argument("--extra-root", type=Path, default=Path("/root/models/corpus/extra"))
     args = parser.parse_args()
     rng = random.Random(args.seed)
     rows: list[dict] = []
+    if args.extra:
+        rows = mine_extra(args.extra_root, rng)
+        write(rows, args.out)
+        return
 
     stdlib = Path("/usr/lib/python3.11")
     files = [
@@ -325,18 +535,22 @@ def main() -> None:
         files = [p for p in pkg.rglob("*") if p.suffix in EXTS and "/usr/share/doc/" not in str(p)]
         rows += collect_package("deb:" + pkg.name, pkg, files, lic_text, rng, 120, 500, 200)
 
+    write(rows, args.out)
+
+
+def write(rows: list[dict], out: Path) -> None:
     seen, unique = set(), []
     for row in rows:
         if row["text"] not in seen:
             seen.add(row["text"])
             unique.append(row)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w") as fh:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as fh:
         for row in unique:
             fh.write(json.dumps(row) + "\n")
     from collections import Counter
 
-    print(f"{len(unique)} texts -> {args.out}")
+    print(f"{len(unique)} texts -> {out}")
     print(Counter(r["kind"] for r in unique))
     print(Counter((r["kind"], r["lang"]) for r in unique))
     print(f"{len({r['source'] for r in unique})} packages")
