@@ -32,7 +32,7 @@ import numpy as np
 
 from bench.data import REPO_ROOT, read_repo_list
 from bench.quality import DEFAULT_HOME, load_repos
-from bench.scoring import Hit, covers, score_query
+from bench.scoring import Hit, K, covers, score_query
 
 DEFAULT_OUT = REPO_ROOT / "src" / "seek" / "models" / "ranker.json"
 SEED = 0
@@ -63,7 +63,7 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
         index_workspace(repo.folder, settings)
         searcher = Searcher.open(repo.folder, settings)
         for query in repo.queries:
-            pool, retrieval, _ = searcher.candidates(query.query.strip(), POOL)
+            pool, retrieval, _ = searcher.candidates(query.query.strip(), POOL, k=K)
             files, matrix = features(query.query.strip(), pool, retrieval, searcher.corpus)
             for path, row in zip(files, matrix, strict=True):
                 rows.append(row)

@@ -162,8 +162,8 @@ class Searcher:
         """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first."""
         if not words:
             return []
-        hits = self.table.keyword_search(words, n, paths=paths)
-        scored = [(self.chunk_of_key.get((h.path, h.chunk)), h.score) for h in hits]
+        hits = self.table.keyword_scores(words, n, paths=paths)
+        scored = [(self.chunk_of_key.get((path, chunk)), score) for path, chunk, score in hits]
         return [(i, float(score)) for i, score in scored if i is not None]
 
     def keyword_candidates(self, words: str, n: int, paths: list[str] | None = None) -> list[int]:
@@ -201,7 +201,7 @@ class Searcher:
         pool_size = max(k, POOL) if ranker is not None else k
         query = query.strip()
         pool, retrieval, result = self.candidates(
-            query, pool_size, focus=focus, disabled=disabled, mode=mode
+            query, pool_size, k=k, focus=focus, disabled=disabled, mode=mode
         )
         if ranker_note:
             result = result.with_notes_first([ranker_note])
@@ -243,12 +243,15 @@ class Searcher:
         query: str,
         n_best: int,
         *,
+        k: int | None = None,
         focus: tuple[str, ...] = (),
         disabled: frozenset[str] = frozenset(),
         mode: str = HYBRID,
     ) -> tuple[list[tuple[int, float]], Retrieval, SearchResult]:
         """The ``n_best`` chunks by fused score and signals, as ``(chunk_id, score)``; what the
-        retrievers saw; and a result (no hits yet) with the notes and timings so far."""
+        retrievers saw; and a result (no hits yet) with the notes and timings so far. Each
+        retriever contributes ``5 x k`` candidates (``k`` = the results wanted, default
+        ``n_best``): the ranker's larger pool re-orders those, it does not fetch more."""
         if mode not in MODES:
             raise SeekError(f"mode must be one of {', '.join(MODES)}")
         unknown = disabled - set(SIGNALS)
@@ -257,7 +260,7 @@ class Searcher:
         timings: dict[str, float] = {}
         notes: list[str] = []
         words = keyword_query(query)
-        n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * n_best)
+        n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * (k or n_best))
         empty = Retrieval(None, {}, {}, {})
         if not query or not self.paths:
             return [], empty, SearchResult(query, words, [], tuple(notes), timings)

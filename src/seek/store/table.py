@@ -275,6 +275,27 @@ class ChunkTable:
     def keyword_search(
         self, query_text: str, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
+        rows = self._keyword_rows(
+            query_text, limit, paths, ["path", "chunk", "start_line", "end_line", "content"]
+        )
+        return [
+            StoredChunk(
+                r["path"], r["chunk"], r["start_line"], r["end_line"], r["content"], r["_score"]
+            )
+            for r in rows
+        ]
+
+    def keyword_scores(
+        self, query_text: str, limit: int, paths: Sequence[str] | None = None
+    ) -> list[tuple[str, int, float]]:
+        """``(path, chunk number, BM25 score)`` of the best matches: what a searcher that holds
+        the contents in memory needs (reading the content column costs a third of the time)."""
+        rows = self._keyword_rows(query_text, limit, paths, ["path", "chunk"])
+        return [(r["path"], r["chunk"], r["_score"]) for r in rows]
+
+    def _keyword_rows(
+        self, query_text: str, limit: int, paths: Sequence[str] | None, columns: list[str]
+    ) -> list[dict]:
         table = self._open()
         if table is None or limit <= 0 or not query_text.strip():
             return []
@@ -283,17 +304,7 @@ class ChunkTable:
         query = table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
         if paths is not None:
             query = query.where(paths_filter(paths), prefilter=True)
-        rows = (
-            query.select(["path", "chunk", "start_line", "end_line", "content"])
-            .limit(limit)
-            .to_list()
-        )
-        return [
-            StoredChunk(
-                r["path"], r["chunk"], r["start_line"], r["end_line"], r["content"], r["_score"]
-            )
-            for r in rows
-        ]
+        return query.select(columns).limit(limit).to_list()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.db_dir.rglob("*") if p.is_file())
