@@ -135,14 +135,14 @@ def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
     stages = {"vector_ms", "keyword_ms", "rank_ms", "ranker_ms"}
     assert set(data["timingsMs"]) == stages
     assert data["notes"] == []
-    assert 0.0 <= top["score"] <= 1.0  # the learned ranker's probability
+    assert 0.0 <= top["score"] <= 1.0 and data["calibrated"]  # the ranker's probability
 
 
 def test_search_without_the_reranker_keeps_fused_scores(project, seek_home):
     args = ("search", "function_3", str(project), "--json", "--no-rerank")
     data = json.loads(seek(seek_home, *args).stdout)
     assert set(data["timingsMs"]) == {"vector_ms", "keyword_ms", "rank_ms"}
-    assert data["hits"][0]["path"] == "pkg/mod3.py"
+    assert data["hits"][0]["path"] == "pkg/mod3.py" and not data["calibrated"]
 
 
 def test_embedding_server_errors_are_one_line(project, seek_home):

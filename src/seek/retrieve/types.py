@@ -49,5 +49,6 @@ class SearchResult:
                 for h in self.hits
             ],
             "notes": list(self.notes),
+            "calibrated": self.calibrated,
             "timingsMs": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
         }
