@@ -228,8 +228,12 @@ def test_nomic_models_get_task_prefixes_on_both_sides(workspace, settings_for):
         index_workspace(workspace, settings)
         Searcher.open(workspace, settings).search("where is f3")
     inputs = [r["body"]["input"] for r in b.requests]
-    assert all(t.startswith("search_document: src/") for i in inputs[:-1] for t in i)
-    assert inputs[-1] == "search_query: where is f3"
+    texts = [[i] if isinstance(i, str) else i for i in inputs]
+    queries = [t for t in texts if any(x.startswith("search_query: ") for x in t)]
+    assert queries == [["search_query: where is f3"]]
+    # Chunks at index time, and file paths for the ranker at search time, are documents.
+    documents = [x for t in texts if t not in queries for x in t]
+    assert documents and all(x.startswith("search_document: src/") for x in documents)
 
 
 def test_search_with_a_mismatched_model_falls_back_to_keywords(workspace, settings_for):
