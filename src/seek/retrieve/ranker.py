@@ -1,10 +1,11 @@
 """The learned ranker: re-orders the top candidates and gives each a calibrated probability.
 
-The hand-tuned signals (:mod:`.signals`) produce a fused score; the ranker looks at the top
-``POOL`` candidates again with what the fused score throws away - each retriever's rank and
-raw score, how much of the question the chunk and its path actually contain, definitions,
-file structure - and a small model trained on judged questions (``scripts/train_ranker.py``,
-see MODELS.md) turns them into ``P(the chunk answers the question)``. The probability is
+The hand-tuned signals (:mod:`.signals`) produce a fused score; the ranker looks at the files
+of the top ``POOL`` candidates again with what the fused score throws away - each
+retriever's rank and raw score, the question's similarity to the file's path and to all its
+chunks, how much of the question the chunk, the file and its path contain, definitions -
+and a logistic regression trained on judged questions (``bench/train_ranker.py``, see
+MODELS.md) turns them into ``P(the file answers the question)``. The probability is
 calibrated, so ``rerank_threshold`` (0.08) means the same for every question.
 
 The model is a JSON file (feature names, standardisation, layers); evaluation is numpy only.
@@ -186,6 +187,10 @@ def features(
     return list(files), out
 
 
+SECOND_CHUNK_DECAY = 0.5
+"""A file's further candidates follow all first ones, at half its probability each step."""
+
+
 def ranked_pool(
     pool: Sequence[tuple[int, float]],
     files: Sequence[str],
@@ -206,14 +211,11 @@ def ranked_pool(
     return first + rest
 
 
-SECOND_CHUNK_DECAY = 0.5
-
-
 class Ranker:
     """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid."""
 
-    def __init__(self, spec: Mapping, features: tuple[str, ...] = FEATURES) -> None:
-        if tuple(spec["features"]) != features:
+    def __init__(self, spec: Mapping) -> None:
+        if tuple(spec["features"]) != FEATURES:
             raise ValueError("the ranker was trained on other features; rebuild it")
         self.mean = np.asarray(spec["mean"], dtype=np.float64)
         self.scale = np.asarray(spec["scale"], dtype=np.float64)
@@ -221,7 +223,6 @@ class Ranker:
             (np.asarray(layer["weights"], dtype=np.float64), np.asarray(layer["bias"]))
             for layer in spec["layers"]
         ]
-        self.temperature = float(spec.get("temperature", 1.0))
 
     @classmethod
     def load(cls, path: Path) -> Ranker:
@@ -233,7 +234,7 @@ class Ranker:
             x = x @ weights + bias
             if i < len(self.layers) - 1:
                 x = np.maximum(x, 0.0)
-        return x.reshape(len(rows)) / self.temperature
+        return x.reshape(len(rows))
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.logits(rows)))

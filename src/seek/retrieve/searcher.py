@@ -259,6 +259,7 @@ class Searcher:
             raise SeekError(f"unknown signals: {', '.join(sorted(unknown))}")
         timings: dict[str, float] = {}
         notes: list[str] = []
+        query = query.strip()
         words = keyword_query(query)
         n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * (k or n_best))
         empty = Retrieval(None, {}, {}, {})
