@@ -150,3 +150,14 @@ def test_the_learned_rankers_probabilities_are_the_scores(root, settings_for):
     assert out.notes == []
     missing = settings_for(widen_chars=0, imports_chars=0, reranker_model="not-pulled-yet")
     assert build_context(root, result, missing).notes == [CROSS_ENCODER_UNAVAILABLE]
+
+
+def test_blank_lines_at_a_blocks_edges_are_trimmed_with_its_line_numbers(root, settings_for):
+    # Lines 8-11 end with the two blank lines before `def helper`; 10-13 start with them.
+    out = build(root, settings_for, hit("app.py", 8, 11), hit("app.py", 10, 13),
+                overrides={"widen_chars": 0, "imports_chars": 0, "merge_chars": 0})  # fmt: skip
+    spans = sorted((b.start + 1, b.end + 1, b.content) for b in out.blocks)
+    assert spans == [
+        (8, 9, '    def bye(self):\n        return "bye"'),
+        (12, 13, "def helper():\n    return 1"),
+    ]

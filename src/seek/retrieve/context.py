@@ -228,7 +228,7 @@ def build_context(
     files = {path: _read(root, path) for path in {b.path for b in hits}}
     widened = [_widen(b, files.get(b.path), settings.widen_chars) for b in hits]
     merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
-    code = merged[:snippets]
+    code = [_without_blank_edges(b) for b in merged[:snippets]]
     imports = _imports_blocks(code, files, settings.imports_chars)
     kept, left, skipped = [], budget, []
     for block in [*code, *imports]:
@@ -276,6 +276,20 @@ def rerank_scores(
         return reranker.score(result.query, [f"{h.path}\n{h.content}" for h in hits]), ""
     except RerankerUnavailable:
         return fallback, unavailable
+
+
+def _without_blank_edges(block: Block) -> Block:
+    """The block without its leading and trailing blank lines (a chunk that ends between two
+    definitions carries the gap; the heading's line numbers follow the trim)."""
+    lines = block.content.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return block
+    last = max(i for i, line in enumerate(lines) if line.strip())
+    if first == 0 and last == len(lines) - 1:
+        return block
+    content = "\n".join(lines[first : last + 1])
+    return replace(block, start=block.start + first, end=block.start + last, content=content)
 
 
 def _widen(block: Block, file: _File | None, max_chars: int) -> Block:
