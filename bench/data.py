@@ -10,6 +10,19 @@ SHARED = REPO_ROOT.parent / "shared" / "bench" / "semble"
 DEV_REPOS = SHARED / "dev-repos.txt"
 REPOS_JSON = SHARED / "repos.json"
 ANNOTATIONS = SHARED / "annotations"
+BUILTIN_MODEL = "minilm-code"
+"""seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``); semble is run with it too."""
+
+
+def builtin_model_dir() -> Path:
+    """The built-in Model2Vec folder, found without importing seek (the harness's parent
+    process stays light): the checkout's copy, else the installed package's."""
+    folder = REPO_ROOT / "src" / "seek" / "models" / BUILTIN_MODEL
+    if folder.is_dir():
+        return folder
+    from seek.embed.local import BUILTIN_MODELS_DIR
+
+    return BUILTIN_MODELS_DIR / BUILTIN_MODEL
 
 
 def read_repo_list(path: Path = DEV_REPOS) -> list[str]:

@@ -33,7 +33,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.data import REPO_ROOT, REPOS_JSON, read_repo_list
+from bench.data import REPO_ROOT, REPOS_JSON, builtin_model_dir, read_repo_list
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "index_speed.json"
 DEFAULT_SEMBLE_PYTHON = Path("/root/semble-venv/bin/python")
@@ -49,21 +49,6 @@ def _log(message: str) -> None:
 def _peak_rss_mb() -> float:
     # Linux reports ru_maxrss in KiB.
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-BUILTIN_MODEL = "minilm-code"
-"""seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``; not imported, so the
-parent process stays light); semble is run with the same one."""
-
-
-def builtin_model_dir() -> Path:
-    """The built-in Model2Vec folder, found without importing seek (the parent stays light)."""
-    folder = REPO_ROOT / "src" / "seek" / "models" / BUILTIN_MODEL
-    if folder.is_dir():
-        return folder
-    from seek.embed.local import BUILTIN_MODELS_DIR
-
-    return BUILTIN_MODELS_DIR / BUILTIN_MODEL
 
 
 # -- the seek worker (child process) -------------------------------------------------------

@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.data import ANNOTATIONS, REPO_ROOT, REPOS_JSON, read_repo_list
+from bench.data import ANNOTATIONS, REPO_ROOT, REPOS_JSON, builtin_model_dir, read_repo_list
 from bench.scoring import (
     CATEGORIES,
     Hit,
@@ -63,21 +63,6 @@ K = 10
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-BUILTIN_MODEL = "minilm-code"
-"""seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``; not imported, so the
-parent process stays light); semble is run with the same one."""
-
-
-def model_dir() -> Path:
-    """The built-in Model2Vec folder seek uses; semble is pointed at the same one."""
-    folder = REPO_ROOT / "src" / "seek" / "models" / BUILTIN_MODEL
-    if folder.is_dir():
-        return folder
-    from seek.embed.local import BUILTIN_MODELS_DIR
-
-    return BUILTIN_MODELS_DIR / BUILTIN_MODEL
 
 
 # -- the benchmark set -----------------------------------------------------------------------
@@ -825,7 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "home": str(home),
             "runs": runs,
             "k": K,
-            "model": str(args.model.expanduser().resolve() if args.model else model_dir()),
+            "model": str(args.model.expanduser().resolve() if args.model else builtin_model_dir()),
             "repos_run": len(repos),
             "skipped": skipped,
             "languages": {r.name: r.language for r in repos},
@@ -857,7 +842,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             notes.append(f"semble not run: no python at {python}")
             _log(f"warning: semble not run: no python at {python}")
         else:
-            model = model_dir()
+            model = builtin_model_dir()
             _log(f"semble: {len(repos)} repos with {python}, model {model}")
             data["meta"]["loadavg_before_semble"] = _loadavg()
             data["semble"] = run_tool(
