@@ -15,8 +15,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_http import serving
 
 
 def vector_for(text: str, dims: int) -> list[float]:
@@ -107,12 +109,5 @@ def serve(behaviour: Behaviour | None = None) -> Iterator[tuple[str, Behaviour]]
     """Run the server in a thread; yields its base URL and the behaviour to steer it."""
     behaviour = behaviour or Behaviour()
     handler = type("Handler", (_Handler,), {"behaviour": behaviour})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", behaviour
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as url:
+        yield url, behaviour

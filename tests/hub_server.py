@@ -9,12 +9,13 @@ path and ``Authorization`` header, and can cut a body short to play a dropped co
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_http import serving
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -83,13 +84,6 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def serve(hub: Hub) -> Iterator[Hub]:
     handler = type("Handler", (_Handler,), {"hub": hub})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    hub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serving(handler) as url:
+        hub.url = url
         yield hub
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -1,12 +1,12 @@
 """`seek ask` against a real streaming chat server on 127.0.0.1 (Ollama NDJSON, OpenAI SSE)."""
 
 import json
-import threading
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from conftest import HashEmbedder
+from local_http import serving
 
 from seek.chat import ChatError, ask, chat_endpoint
 from seek.indexer import index_workspace
@@ -45,14 +45,8 @@ def chat_server(models=("llama3",)):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", prompts
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url, prompts
 
 
 @pytest.fixture
