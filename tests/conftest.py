@@ -14,6 +14,16 @@ from seek.settings import Settings, load_settings
 FAKE_DIMS = 16
 
 
+SMALL_PROJECT = {
+    "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
+    "src/http_client.py": "class HttpClient:\n    def send(self, request):\n        return 1\n",
+    "src/router.py": "class Router:\n    def add_route(self, path):\n        pass\n",
+    "tests/test_router.py": "def test_router():\n    Router().add_route('/')\n",
+    "README.md": "# Demo\n\nHow retries are configured.\n",
+}
+"""A workspace of three small sources, a test and a README, for search tests."""
+
+
 class HashEmbedder:
     """Vectors derived from a hash of each text; counts what it was asked to embed."""
 

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import HashEmbedder
+from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.indexer import index_workspace
 from seek.retrieve import Searcher
@@ -160,17 +160,9 @@ def test_the_built_in_ranker_ships_calibrated_and_loads():
     assert ranker.probabilities(np.zeros((1, len(FEATURES)))).shape == (1,)
 
 
-FILES = {
-    "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
-    "src/http_client.py": "class HttpClient:\n    def send(self, request):\n        return 1\n",
-    "src/router.py": "class Router:\n    def add_route(self, path):\n        pass\n",
-    "tests/test_router.py": "def test_router():\n    Router().add_route('/')\n",
-}
-
-
 @pytest.fixture
 def indexed(make_tree, settings_for):
-    root = make_tree(FILES)
+    root = make_tree(SMALL_PROJECT)
     embedder = HashEmbedder()
     index_workspace(root, settings_for(), embedder=embedder)
     return root, embedder

@@ -1,25 +1,17 @@
 """Searching a real index (LanceDB in a temp dir) built with the deterministic embedder."""
 
 import pytest
-from conftest import HashEmbedder
+from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.errors import EmbeddingError, SeekError
 from seek.indexer import index_workspace
 from seek.retrieve import Searcher, search
 from seek.store import WriterLock, index_dir_for
 
-FILES = {
-    "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
-    "src/http_client.py": "class HttpClient:\n    def send(self, request):\n        return 1\n",
-    "src/router.py": "class Router:\n    def add_route(self, path):\n        pass\n",
-    "tests/test_router.py": "def test_router():\n    Router().add_route('/')\n",
-    "README.md": "# Demo\n\nHow retries are configured.\n",
-}
-
 
 @pytest.fixture
 def searcher(make_tree, settings_for):
-    root = make_tree(FILES)
+    root = make_tree(SMALL_PROJECT)
     settings = settings_for()
     embedder = HashEmbedder()
     index_workspace(root, settings, embedder=embedder)
@@ -30,7 +22,7 @@ def test_hits_have_one_based_lines_and_content(searcher):
     result = searcher.search("configure_retries", k=3)
     top = result.hits[0]
     assert (top.path, top.start_line, top.end_line) == ("src/retry.py", 1, 2)
-    assert top.content == FILES["src/retry.py"].rstrip("\n")  # 2 lines, no phantom third
+    assert top.content == SMALL_PROJECT["src/retry.py"].rstrip("\n")  # 2 lines, no phantom third
     assert result.keyword_query == "configure_retries configure retries"
 
 
@@ -60,7 +52,7 @@ def test_empty_query_returns_nothing(searcher):
 
 
 def test_model_mismatch_falls_back_to_keywords_with_a_note(make_tree, settings_for):
-    root = make_tree(FILES)
+    root = make_tree(SMALL_PROJECT)
     settings = settings_for()  # configured: the built-in local model
     index_workspace(root, settings, embedder=HashEmbedder())  # built with test/hash
     result = Searcher.open(root, settings).search("HttpClient send")
@@ -84,7 +76,7 @@ class BrokenEmbedder(HashEmbedder):
 
 
 def test_embedder_failure_falls_back_to_keywords_with_a_note(make_tree, settings_for):
-    root = make_tree(FILES)
+    root = make_tree(SMALL_PROJECT)
     settings = settings_for()
     embedder = BrokenEmbedder()
     index_workspace(root, settings, embedder=embedder)
@@ -96,7 +88,7 @@ def test_embedder_failure_falls_back_to_keywords_with_a_note(make_tree, settings
 
 
 def test_search_uses_the_index_as_it_stands_while_another_process_writes(make_tree, settings_for):
-    root = make_tree(FILES)
+    root = make_tree(SMALL_PROJECT)
     settings = settings_for()
     index_workspace(root, settings)  # the built-in model, as `search` will use
     (root / "src/new.py").write_text("def brand_new():\n    pass\n")
