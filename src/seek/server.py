@@ -166,6 +166,15 @@ def create_app(config: ServeConfig) -> Starlette:
                 504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
             ) from exc
 
+    def question_text(data: dict[str, Any], field: str, plural: str) -> str:
+        """The body's ``field``: a non-empty string of at most ``MAX_QUERY_CHARS``."""
+        text = data.get(field)
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError(400, "bad_request", f"{field} must be a non-empty string")
+        if len(text) > MAX_QUERY_CHARS:
+            raise ApiError(400, "too_long", f"{plural} are limited to {MAX_QUERY_CHARS} characters")
+        return text
+
     def handler(endpoint):  # noqa: ANN001, ANN202
         async def wrapped(request: Request) -> JSONResponse:
             try:
@@ -184,11 +193,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def search(request: Request) -> dict[str, Any]:
         data = await json_body(request)
-        query = data.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ApiError(400, "bad_request", "query must be a non-empty string")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ApiError(400, "too_long", f"queries are limited to {MAX_QUERY_CHARS} characters")
+        query = question_text(data, "query", "queries")
         k = data.get("k", 10)
         if not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ApiError(400, "bad_request", f"k must be an integer from 1 to {MAX_K}")
@@ -200,13 +205,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def context(request: Request) -> dict[str, Any]:
         data = await json_body(request)
-        question = data.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise ApiError(400, "bad_request", "question must be a non-empty string")
-        if len(question) > MAX_QUERY_CHARS:
-            raise ApiError(
-                400, "too_long", f"questions are limited to {MAX_QUERY_CHARS} characters"
-            )
+        question = question_text(data, "question", "questions")
         budget = data.get("budget")
         if budget is not None and (not isinstance(budget, int) or budget < 0):
             raise ApiError(400, "bad_request", "budget must be a non-negative integer")
