@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -98,6 +98,17 @@ class Corpus:
     chunks_of_path: Mapping[str, np.ndarray]
     path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
     """Unit embeddings of paths, by the index's embedder."""
+    _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def file_words(self, path: str) -> frozenset[str]:
+        """Stemmed words of every chunk of a file, kept while the index is loaded (the union
+        over a large file's chunks was most of the ranker's time when made per question)."""
+        words = self._file_words.get(path)
+        if words is None:
+            chunks = self.chunks_of_path[path]
+            words = frozenset().union(*(chunk_words(self.contents[i]) for i in chunks))
+            self._file_words[path] = words
+        return words
 
 
 def files_in_pool(pool: Sequence[tuple[int, float]], paths: Sequence[str]) -> dict[str, list[int]]:
@@ -149,7 +160,6 @@ def features(
     for row, (path, positions) in enumerate(files.items()):
         chosen = ids[positions]
         file_chunks = corpus.chunks_of_path[path]
-        file_words = frozenset().union(*(chunk_words(corpus.contents[i]) for i in file_chunks))
         vector_ranks = [retrieval.vector_ranks.get(int(i)) for i in chosen]
         keyword_ranks = [retrieval.keyword_ranks.get(int(i)) for i in chosen]
         out[row] = (
@@ -170,7 +180,7 @@ def features(
             max(retrieval.keyword_scores.get(int(i), 0.0) for i in chosen) / best_bm25,
             max(coverage(words[p]) for p in positions),
             max(idf_coverage(words[p]) for p in positions),
-            coverage(file_words),
+            coverage(corpus.file_words(path)),
             sig.keyword_matches(keywords, sig.path_parts(path)) / len(keywords)
             if keywords
             else 0.0,
