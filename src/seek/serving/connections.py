@@ -5,9 +5,9 @@ but it has no header read timeout and no cap on open connections: ~1,000 half-se
 exhaust the usual 1,024 file descriptors, every later request waits forever and the accept
 loop logs a traceback per attempt. :class:`GuardedH11Protocol` adds
 
-- a cap on open connections (``MAX_CONNECTIONS``): one more is closed at once, before it
-  costs anything but its socket, and the cap stays under the file-descriptor limit
-  (:func:`connection_cap`);
+- a cap on open connections (``MAX_CONNECTIONS``, kept under the file-descriptor limit by
+  :func:`connection_cap`): over it, the connection that has waited longest for its request
+  head is closed, so slow clients make room for normal ones instead of locking them out;
 - a header read timeout (``HEADER_TIMEOUT_S``): a connection that has not sent a complete
   request head that long after it opened (or after its previous response) is closed.
 
@@ -60,14 +60,29 @@ class GuardedH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_timer: asyncio.TimerHandle | None = None
+        self._waiting_since: float | None = None
+        """When it started waiting for a request head (None while a request runs)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            _log.warning("connection refused: %d connections are open", self.max_connections)
-            transport.abort()
-            return
         self._arm_head_timer()
+        if len(self.connections) > self.max_connections:
+            self._make_room()
+
+    def _make_room(self) -> None:
+        """Over the cap, close the connection that has waited longest for its request head
+        (a slow or idle client; a normal client sends its head at once), or this new one
+        when every other connection has a request running."""
+        waiting = [
+            c for c in self.connections
+            if isinstance(c, GuardedH11Protocol) and c is not self
+            and c._waiting_since is not None and not c.transport.is_closing()
+        ]  # fmt: skip
+        victim = min(waiting, key=lambda c: c._waiting_since or 0.0) if waiting else self
+        _log.warning(
+            "%d connections are open: closing the one that waited longest", len(self.connections)
+        )
+        victim.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
@@ -77,6 +92,7 @@ class GuardedH11Protocol(H11Protocol):
         super().handle_events()
         if self.cycle is not None and not self.cycle.response_complete:
             self._disarm_head_timer()  # the head is complete: the app bounds the rest
+            self._waiting_since = None
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -85,6 +101,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
+        self._waiting_since = time.monotonic()
         self._head_timer = self.loop.call_later(self.header_timeout_s, self._head_too_slow)
 
     def _disarm_head_timer(self) -> None:
