@@ -10,6 +10,7 @@ from seek.embed import model_id_for
 from seek.indexer import chunking_spec, rebuild_reason
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
+from seek.store.table import folder_size
 
 
 @dataclass(slots=True)
@@ -50,12 +51,6 @@ class WorkspaceStatus:
         }
 
 
-def _folder_size(folder: Path) -> int:
-    if not folder.is_dir():
-        return 0
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
 def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
     index_dir = index_dir_for(root, settings)
     manifest = load_manifest(index_dir)
@@ -70,7 +65,7 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
         configured_model=configured,
         dimensions=manifest.dimensions,
         updated_at=manifest.updated_at,
-        size_bytes=_folder_size(index_dir),
+        size_bytes=folder_size(index_dir),
         writer=describe_holder(index_dir) if is_locked(index_dir) else "",
         rebuild_reason=rebuild_reason(manifest, configured, chunking_spec(settings)),
         interrupted=manifest.run_open,
