@@ -59,6 +59,7 @@ from seek.store import (
 )
 from seek.store.manifest import INDEX_FORMAT, MANIFEST_NAME
 from seek.text import keyword_column
+from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
@@ -434,7 +435,7 @@ class Indexer:
         try:
             data = read_regular_file(self.root / scanned.rel)
         except OSError as exc:
-            log.warning("cannot read %s: %s", scanned.rel, exc.strerror or exc)
+            log.warning("cannot read %s: %s", printable(scanned.rel), exc.strerror or exc)
             report.unreadable.append(scanned.rel)
             return
         digest = hashlib.sha1(data).hexdigest()

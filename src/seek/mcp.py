@@ -24,6 +24,7 @@ from seek.retrieve.context import ContextResult, build_context
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
 from seek.team import start_team_search, with_team_hits
+from seek.untrusted import printable
 
 SNIPPET_LINES = 12
 MAX_K = 50
@@ -76,7 +77,8 @@ def format_hits(result: SearchResult) -> str:
         shown = "\n".join(lines[:SNIPPET_LINES])
         more = f"\n… {len(lines) - SNIPPET_LINES} more lines" if len(lines) > SNIPPET_LINES else ""
         blocks.append(
-            f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} (score {hit.score:.4f})\n"
+            f"{rank}. {printable(hit.path)}:{hit.start_line}-{hit.end_line} "
+            f"(score {hit.score:.4f})\n"
             f"{shown}{more}"
         )
     notes = "".join(f"\nnote: {n}" for n in result.notes)

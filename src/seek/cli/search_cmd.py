@@ -11,6 +11,7 @@ import click
 from seek.cli import Context, cli
 from seek.indexer import resolve_workspace
 from seek.retrieve import search
+from seek.untrusted import printable
 
 SNIPPET_LINES = 3
 SNIPPET_WIDTH = 100
@@ -94,6 +95,7 @@ def search_command(
         click.echo("No matching code.")
         return
     for rank, hit in enumerate(result.hits, 1):
-        click.echo(f"{rank:>2}  {hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.4f}")
+        where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+        click.echo(f"{rank:>2}  {where}  {hit.score:.4f}")
         for line in snippet(hit.content):
             click.echo(f"      {line}")
