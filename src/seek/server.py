@@ -48,12 +48,11 @@ from seek.serving.guard import error_response
 from seek.serving.openapi import openapi_document
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
-from seek.untrusted import has_lone_surrogates
+from seek.untrusted import MAX_QUERY_CHARS, has_lone_surrogates
 
 log = logging.getLogger("seek.serve")
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_QUERY_CHARS = 2_000
 MAX_PATH_CHARS = 4_096
 MAX_FOCUS = 50
 MAX_K = 50

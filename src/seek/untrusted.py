@@ -13,6 +13,10 @@ import re
 
 from seek.errors import SeekError
 
+MAX_QUERY_CHARS = 2_000
+"""Questions and queries are capped (HTTP API and MCP): a longer one is a paste or an
+attack, and its cost grows with its length."""
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
