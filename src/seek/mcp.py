@@ -77,7 +77,10 @@ class Workspaces:
                 default = allowed[0]
             return resolve_workspace(default)
         check_query(path, "path")
-        candidate = Path(path).expanduser()
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # "~nosuchuser"
+            candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.default_root / candidate
         resolved = candidate.resolve()

@@ -117,7 +117,7 @@ class Service:
         if len(path) > MAX_PATH_CHARS:
             raise ApiError(400, "too_long", f"paths are limited to {MAX_PATH_CHARS} characters")
         check_text(path, "path")
-        candidate = Path(path).expanduser()
+        candidate = Path(path)  # no "~": the server's home means nothing to a client
         if not candidate.is_absolute():
             candidate = self.roots[0] / candidate
         resolved = Path(os.path.realpath(candidate))
