@@ -69,8 +69,13 @@ def test_generated_requests_get_no_server_errors(make_tree, seek_home):
             for mode, examples in EXAMPLES.items():
 
                 @given(case=operation.as_strategy(generation_mode=mode))
-                @settings(max_examples=examples, deadline=None, database=None,
-                          phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
+                @settings(
+                    max_examples=examples,
+                    deadline=None,
+                    database=None,
+                    phases=[Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                )
                 def call(case):
                     check_answer(case.call(base_url=url, session=session, timeout=60), answers)
 
