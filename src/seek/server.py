@@ -7,7 +7,8 @@ document is ``GET /v1/openapi.json``):
   plus ``workspace`` (the folder's name); this is also what team clients ask (§9)
 - ``POST /v1/context`` ``{"question", "path"?, "budget"?}`` -> prompt blocks and the report
 - ``GET /v1/status?path=`` -> what the index holds
-- ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report
+- ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report (202 when it outlasts the
+  request's time limit and goes on in the background; 409 while another run is going)
 
 Security: it binds 127.0.0.1 unless told otherwise, and any other address requires a token
 (``SEEK_TOKEN``; clients send ``Authorization: Bearer <token>``, compared in constant time;
@@ -142,8 +143,15 @@ class Service:
         return workspace_status(root, self.settings(root)).to_json()
 
     def index(self, root: Path, rebuild: bool) -> dict[str, Any]:
-        with self._locks[root]:
+        """One run at a time per workspace: a request while one runs gets 409 at once (a
+        queue of rebuilds would only hold clients until their time limit)."""
+        lock = self._locks[root]
+        if not lock.acquire(blocking=False):
+            raise IndexLockedError("an index run of this workspace is in progress; try later")
+        try:
             report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+        finally:
+            lock.release()
         return {
             "summary": report.summary(), "mode": report.mode,
             "rebuildReason": report.rebuild_reason, "embedded": report.embedded,
@@ -231,7 +239,8 @@ def create_app(config: ServeConfig) -> RequestGuard:
         async def wrapped(request: Request) -> JSONResponse:
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             try:
-                return JSONResponse(await endpoint(request, deadline))
+                answer = await endpoint(request, deadline)
+                return answer if isinstance(answer, JSONResponse) else JSONResponse(answer)
             except ApiError as exc:
                 return error_response(exc.status, exc.code, exc.message)
             except WorkspaceError as exc:
@@ -270,7 +279,16 @@ def create_app(config: ServeConfig) -> RequestGuard:
         rebuild = data.get("rebuild", False)
         if not isinstance(rebuild, bool):
             raise ApiError(400, "bad_request", "rebuild must be true or false")
-        return await run(deadline, service.index, service.root(data.get("path")), rebuild)
+        root = service.root(data.get("path"))
+        try:
+            return await run(deadline, service.index, root, rebuild)
+        except ApiError as exc:
+            if exc.status != 504:
+                raise
+            # The run goes on (searches keep the last complete index meanwhile).
+            return JSONResponse({"summary": "The index run continues in the background; "
+                                 "GET /v1/status shows when it is done.", "running": True},
+                                status_code=202)  # fmt: skip
 
     async def openapi(request: Request, deadline: float) -> dict[str, Any]:
         return openapi_document(MAX_QUERY_CHARS, MAX_K, MAX_PATH_CHARS, MAX_FOCUS)

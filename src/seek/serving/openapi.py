@@ -32,6 +32,10 @@ def _post(summary: str, schema: str, required: list[str]) -> dict[str, Any]:
                     "description": "the answer",
                     "content": {JSON: {"schema": {"type": "object"}}},
                 },
+                "202": {
+                    "description": "an index run that goes on in the background",
+                    "content": {JSON: {"schema": {"type": "object"}}},
+                },
                 **{
                     code: _error()
                     for code in (
