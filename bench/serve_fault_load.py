@@ -33,7 +33,7 @@ import httpx
 import numpy as np
 
 from bench.data import SHARED
-from bench.serve_load import free_port
+from bench.serve_load import free_port, run_clients, start_indexed_server
 
 KINDS = (("search", 0.55), ("context", 0.25), ("status", 0.20))
 FALLBACK_QUESTIONS = (
@@ -94,20 +94,8 @@ def main() -> int:
     lock = threading.Lock()
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as clean_home:
         env = {**os.environ, "SEEK_HOME": home}
-        subprocess.run([sys.executable, "-m", "seek", "index", "-q", str(root)], env=env,
-                       check=True)  # fmt: skip
-        server = subprocess.Popen(
-            [sys.executable, "-m", "seek", "serve", "--port", str(port), "--workspace", str(root)],
-            env=env, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = start_indexed_server(root, port, env, stderr=subprocess.PIPE)
         try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    httpx.post(f"{url}/v1/search", json={"query": "warm up"}, timeout=30)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.2)
             stop_at = time.perf_counter() + args.seconds
 
             def client(n: int) -> None:
@@ -148,13 +136,7 @@ def main() -> int:
                             if answer.status_code >= 500:
                                 failures.append(f"{kind}: {answer.status_code} {answer.text[:200]}")
 
-            started = time.perf_counter()
-            threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            wall = time.perf_counter() - started
+            wall = run_clients(client, args.clients)
             # Let a rebuild still running finish before comparing (two minutes at most).
             settle_until = time.time() + 120
             while time.time() < settle_until:

@@ -27,6 +27,7 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -325,5 +326,8 @@ def serve_config(
             "token first (clients send `Authorization: Bearer <token>`)"
         )
     user = load_settings(None, overrides=overrides)
+    hosts = user.serve_hosts
+    if not is_loopback(host):  # a team server is reached by the machine's name
+        hosts += tuple({socket.gethostname(), socket.getfqdn()})
     return ServeConfig(workspaces=workspaces, token=token, overrides=overrides,
-                       hosts=user.serve_hosts, origins=user.serve_origins)  # fmt: skip
+                       hosts=hosts, origins=user.serve_origins)  # fmt: skip
