@@ -121,6 +121,7 @@ def main() -> None:
         config_cmd,
         context_cmd,
         index_cmd,
+        install_cmd,
         models_cmd,
         search_cmd,
         serve_cmd,
