@@ -19,8 +19,8 @@ class Hit:
     def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
             "score": self.score,
             "content": self.content,
         }
@@ -46,9 +46,9 @@ class SearchResult:
         """The result as JSON-ready data (``seek search --json``, the HTTP API)."""
         return {
             "query": self.query,
-            "keywordQuery": self.keyword_query,
+            "keyword_query": self.keyword_query,
             "hits": [h.to_json() for h in self.hits],
             "notes": list(self.notes),
             "calibrated": self.calibrated,
-            "timingsMs": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
+            "timings_ms": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
         }
