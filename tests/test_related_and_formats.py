@@ -102,7 +102,12 @@ def test_related_command_and_its_errors(env):
     found = run("related", "src/billing/invoice.py:7", "--format", "jsonl")
     first = json.loads(found.output.splitlines()[0])
     assert first["path"] == "src/shop/cart.py"
-    assert run("related", "nope.py:3", code=1).exit_code == 1
+    assert "nope.py does not exist" in run("related", "nope.py:3", code=2).output
+    # without -C: the workspace is the current folder (not a git repository here), not the
+    # file's own folder
+    plain = CliRunner().invoke(cli, ["related", "src/billing/invoice.py:7", "--format", "jsonl"])
+    assert plain.exit_code == 0, plain.output
+    assert json.loads(plain.output.splitlines()[0])["path"] == "src/shop/cart.py"
     bad = run("related", "src/billing/invoice.py", code=2)
     assert "expected PATH:LINE" in bad.output
 

@@ -122,11 +122,8 @@ def related_command(
     name, sep, line_text = location.rpartition(":")
     if not sep or not name or not line_text.isdigit() or int(line_text) < 1:
         raise click.BadParameter("expected PATH:LINE, e.g. src/app.py:42", param_hint="PATH:LINE")
-    file = Path(name)
-    if obj.path:
-        root = resolve_workspace(obj.path)
-    else:
-        start = Path(os.path.realpath(file)).parent if file.exists() else Path.cwd()
-        root = resolve_workspace(default_workspace(start))
+    if not Path(name).exists() and obj.path:
+        name = str(Path(obj.path) / name)  # a workspace-relative name with -C
+    root, _ = workspace_and_prefixes(obj, (name,))
     result = related(root, workspace_file(root, name), int(line_text), obj.settings(root), k=k)
     print_result(result, "json" if as_json else fmt, root, max_lines)
