@@ -13,6 +13,11 @@ from seek.cli.output import format_options, print_result, workspace_file
 from seek.indexer import resolve_workspace
 from seek.retrieve import CONTENT_KINDS, Scope, related, search
 
+K_OPTION = click.option(
+    "-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
+    help="How many chunks to return.",
+)  # fmt: skip
+
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
@@ -48,14 +53,7 @@ def workspace_and_prefixes(obj: Context, paths: tuple[str, ...]) -> tuple[Path, 
 @cli.command("search")
 @click.argument("query")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=10,
-    show_default=True,
-    help="How many chunks to return.",
-)
+@K_OPTION
 @click.option(
     "--content",
     type=click.Choice(CONTENT_KINDS),
@@ -101,14 +99,7 @@ def search_command(
 
 @cli.command("related")
 @click.argument("location", metavar="PATH:LINE")
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=10,
-    show_default=True,
-    help="How many chunks to return.",
-)
+@K_OPTION
 @format_options
 @click.pass_obj
 def related_command(

@@ -41,23 +41,6 @@ def remove_entry(text: str, fmt: str, path: tuple[str, ...], name: str) -> str:
         raise EditError(str(exc)) from exc
 
 
-def get_entry(text: str, fmt: str, path: tuple[str, ...], name: str) -> Any:
-    """The entry at ``path`` -> ``name`` (None when absent); raises EditError on bad text."""
-    if not text.strip():
-        return None
-    try:
-        if fmt == "toml":
-            node: Any = tomlkit.parse(text).unwrap()
-            for key in (*path, name):
-                if not isinstance(node, dict) or key not in node:
-                    return None
-                node = node[key]
-            return node
-        return jsonc.get_member(text, path, name, comments=fmt == "jsonc")
-    except (jsonc.JsonSyntaxError, tomlkit.exceptions.TOMLKitError) as exc:
-        raise EditError(str(exc)) from exc
-
-
 def _toml_set(text: str, path: tuple[str, ...], name: str, entry: dict) -> str:
     doc = tomlkit.parse(text)
     node: Any = doc

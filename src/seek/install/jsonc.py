@@ -269,13 +269,3 @@ def _cut(text: str, node: Node, key: str) -> str:
     if index == len(node.members) - 1:
         return text[: node.members[index - 1].value.end] + text[member.value.end :]
     return text[: member.key_start] + text[node.members[index + 1].key_start :]
-
-
-def get_member(text: str, path: tuple[str, ...], key: str, *, comments: bool) -> Any:
-    """The value at ``path`` -> ``key``, or None."""
-    node: Any = parse(text, comments=comments).value
-    for name in (*path, key):
-        if not isinstance(node, dict) or name not in node:
-            return None
-        node = node[name]
-    return node

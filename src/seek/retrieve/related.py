@@ -19,7 +19,7 @@ from seek.errors import SeekError
 from seek.retrieve.fusion import fuse
 from seek.retrieve.scope import Scope, content_kind
 from seek.retrieve.searcher import CANDIDATES_PER_RESULT, Searcher
-from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.types import SearchResult
 from seek.text import STOP_WORDS, keyword_text
 
 MAX_KEYWORDS = 40
@@ -83,15 +83,6 @@ def related(
         searcher.settings.rrf_k,
     )  # fmt: skip
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
-    hits = [
-        Hit(
-            searcher.paths[i],
-            searcher.starts[i] + 1,
-            searcher.ends[i] + 1,
-            round(score, 6),
-            searcher.contents[i],
-        )
-        for i, score in best
-    ]
+    hits = [searcher.hit(i, score) for i, score in best]
     query = f"{path}:{searcher.starts[source] + 1}-{searcher.ends[source] + 1}"
     return SearchResult(query, words, hits, (), timings)

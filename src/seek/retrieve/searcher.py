@@ -228,17 +228,18 @@ class Searcher:
             probabilities = ranker.probabilities(rows)
             pool = ranked_pool(pool, files, probabilities, self.paths)
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
-        hits = [
-            Hit(
-                self.paths[i],
-                self.starts[i] + 1,
-                self.ends[i] + 1,
-                round(score, 6),
-                self.contents[i],
-            )
-            for i, score in pool[:k]
-        ]
+        hits = [self.hit(i, score) for i, score in pool[:k]]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def hit(self, chunk_id: int, score: float) -> Hit:
+        """Chunk ``chunk_id`` as a hit (1-based lines)."""
+        return Hit(
+            self.paths[chunk_id],
+            self.starts[chunk_id] + 1,
+            self.ends[chunk_id] + 1,
+            round(score, 6),
+            self.contents[chunk_id],
+        )
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a
