@@ -161,6 +161,14 @@ def test_type_instructions_only_and_detection(home):
     assert not (home / ".codex" / "config.toml").exists()
 
 
+def test_uninstall_where_nothing_was_installed_changes_nothing(home):
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "GEMINI.md").write_text("")
+    result = run("uninstall", "--agent", "claude", "--agent", "gemini", "-y")
+    assert result.output.count("unchanged") == 4
+    assert sorted(p.name for p in home.rglob("*")) == [".gemini", "GEMINI.md"]
+
+
 def test_no_agent_found_is_a_usage_error(home):
     result = run("install", "-y", ok=False)
     assert result.exit_code == 2 and "no coding agent found" in result.output

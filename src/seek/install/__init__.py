@@ -102,8 +102,10 @@ def _change(agent: Agent, kind: str, path: Path, remove: bool, command: str) -> 
     text = before or ""
     fmt = agent.fmt if kind == "mcp" else "md"
     try:
-        if kind == "mcp" and remove:
-            after: str | None = remove_entry(text, fmt, agent.servers, SERVER_NAME)
+        if remove and not text.strip():
+            after: str | None = text  # nothing there to remove
+        elif kind == "mcp" and remove:
+            after = remove_entry(text, fmt, agent.servers, SERVER_NAME)
         elif kind == "mcp":
             after = set_entry(text, fmt, agent.servers, SERVER_NAME, agent.entry(command))
         elif remove:
