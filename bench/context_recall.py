@@ -141,6 +141,22 @@ def render(data: Mapping[str, Any]) -> list[str]:
             lines.append(row(name, s))
     lines.append(row("**all (pooled)**", summary))
     lines.append("")
+    table = seek.get("context_sweep")
+    if table:
+        lines += [
+            "### Recall against noise (`--context-sweep`, pooled)",
+            "",
+            "| weight | threshold | snippets | budget | recall | blocks / q | chars / q "
+            "| max chars |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in table:
+            lines.append(
+                f"| {r['weight']} | {r['threshold']} | {r['snippets']} | {r['budget']:,} | "
+                f"{r['recall']:.3f} | {r['mean_blocks']:.1f} | {r['mean_chars']:,.0f} | "
+                f"{r['max_chars']:,} |"
+            )
+        lines.append("")
     missed = [
         (name, q)
         for name, res in seek.get("repos", {}).items()
@@ -155,3 +171,77 @@ def render(data: Mapping[str, Any]) -> list[str]:
             lines.append(f"- {name}: {q['query'][:80]} -> {target['target']} ({where})")
         lines.append("")
     return lines
+
+
+SWEEP_WEIGHTS = (0.1, 0.25, 0.5, 1.0)
+SWEEP_THRESHOLDS = (0.01, 0.02, 0.04, 0.08)
+SWEEP_SNIPPETS = (6, 8, 10)
+SWEEP_BUDGETS = (8_000, 12_000)
+
+
+def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) -> list[dict]:
+    """Recall against noise over a grid of the chunk stage's context weight (the weight of
+    a file's further parts), threshold, snippet limit and character budget: every question
+    searched once per weight, ``build_context`` once per setting."""
+    from seek.retrieve.context import build_context
+
+    chunker = searcher.chunker()
+    if chunker is None:
+        return []
+    saved = chunker.context_rest_weight
+    rows: list[dict] = []
+    try:
+        for weight in SWEEP_WEIGHTS:
+            chunker.context_rest_weight = weight
+            results = [searcher.search(q.query, k=settings.rerank_top) for q in queries]
+            for threshold in SWEEP_THRESHOLDS:
+                for snippets in SWEEP_SNIPPETS:
+                    for budget in SWEEP_BUDGETS:
+                        judged = []
+                        for query, result in zip(queries, results, strict=True):
+                            context = build_context(
+                                root,
+                                result,
+                                settings,
+                                threshold=threshold,
+                                snippets=snippets,
+                                budget=budget,
+                            )
+                            judged.append({**judge(query, context.blocks), "context_ms": 0.0})
+                        rows.append(
+                            {
+                                "weight": weight,
+                                "threshold": threshold,
+                                "snippets": snippets,
+                                "budget": budget,
+                                "queries": judged,
+                            }
+                        )
+    finally:
+        chunker.context_rest_weight = saved
+    return rows
+
+
+def sweep_table(per_repo: Mapping[str, list[dict]]) -> list[dict]:
+    """The sweep pooled over repositories: recall, mean blocks and characters per setting."""
+    pooled: dict[tuple, list[dict]] = {}
+    for rows in per_repo.values():
+        for row in rows:
+            key = (row["weight"], row["threshold"], row["snippets"], row["budget"])
+            pooled.setdefault(key, []).extend(row["queries"])
+    out = []
+    for (weight, threshold, snippets, budget), judged in sorted(pooled.items()):
+        s = summarise(judged)
+        out.append(
+            {
+                "weight": weight,
+                "threshold": threshold,
+                "snippets": snippets,
+                "budget": budget,
+                "recall": s["recall"],
+                "mean_blocks": s["mean_blocks"],
+                "mean_chars": s["mean_chars"],
+                "max_chars": s["max_chars"],
+            }
+        )
+    return out

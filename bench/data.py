@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared" / "bench" / "semble"
+SHARED_BENCH = next(
+    (d / "shared" / "bench" for d in REPO_ROOT.parents if (d / "shared" / "bench").is_dir()),
+    REPO_ROOT.parent / "shared" / "bench",
+)
+"""``../shared/bench`` of the main checkout, found from a worktree too (``/work/wt/NAME``)."""
+SHARED = SHARED_BENCH / "semble"
 DEV_REPOS = SHARED / "dev-repos.txt"
 REPOS_JSON = SHARED / "repos.json"
 ANNOTATIONS = SHARED / "annotations"
@@ -15,7 +20,7 @@ BUILTIN_MODEL = "minilm-code"
 """seek's default model (``seek.embed.local.BUILTIN_MODEL_NAME``); semble is run with it too."""
 
 
-SPANS = REPO_ROOT.parent / "shared" / "bench" / "spans"
+SPANS = SHARED_BENCH / "spans"
 """The hand-written dev set with line-level targets (issue 13)."""
 SPANS_OWN = REPO_ROOT / "bench" / "spans-own"
 """This project's own hand-written line-level set (validation only, never fitted on)."""

@@ -163,7 +163,9 @@ def anomalies(repo: Repo, hits_per_query: Sequence[Sequence[Hit]]) -> dict[str, 
 class SeekRunner:
     """seek in this process: one persistent bench home, one Searcher per repo."""
 
-    def __init__(self, home: Path, model: Path | None = None, context: bool = True) -> None:
+    def __init__(
+        self, home: Path, model: Path | None = None, context: bool = True, sweep: bool = False
+    ) -> None:
         from seek import index_workspace, load_settings
         from seek.retrieve import SIGNALS, Searcher
 
@@ -171,6 +173,7 @@ class SeekRunner:
         self.Searcher = Searcher
         self.signals: tuple[str, ...] = tuple(SIGNALS)
         self.context = context
+        self.sweep = sweep
         home.mkdir(parents=True, exist_ok=True)
         # No user config file, so ~/.config/seek cannot change what is measured.
         overrides = {"home": str(home)}
@@ -225,6 +228,10 @@ class SeekRunner:
             }
             if self.context:
                 result["context"] = self._context(repo, searcher)
+            if self.sweep:
+                result["context_sweep"] = context_recall.sweep(
+                    searcher, repo.folder, self.settings, repo.queries
+                )
             if ablate:
                 result["ablations"] = self._ablate(repo, search)
         finally:
@@ -411,6 +418,9 @@ def summarise_tool(
     out["repos"] = results
     if any("context" in res for res in results.values()):
         out["context"] = context_recall.overall(results)
+    sweeps = {n: r["context_sweep"] for n, r in results.items() if r.get("context_sweep")}
+    if sweeps:
+        out["context_sweep"] = context_recall.sweep_table(sweeps)
     out["failures"] = failures
     out["empty_queries"] = sum(len(s["anomalies"]["empty_queries"]) for s in summaries.values())
     return out
@@ -792,6 +802,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-context", action="store_true", help="skip seek context recall (bench.context_recall)"
     )
+    parser.add_argument(
+        "--context-sweep",
+        action="store_true",
+        help="also sweep seek context's weight, threshold, snippets and budget",
+    )
     parser.add_argument("--ablate", action="store_true", help="seek signal/mode ablations")
     parser.add_argument("--no-semble", action="store_true", help="skip semble")
     parser.add_argument("--no-seek", action="store_true", help="skip seek (semble only)")
@@ -863,6 +878,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 home,
                 args.model.expanduser().resolve() if args.model else None,
                 context=not args.no_context,
+                sweep=args.context_sweep,
             )
         except Exception as exc:
             notes.append(f"seek not run: {type(exc).__name__}: {exc}")
