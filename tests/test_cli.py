@@ -132,7 +132,7 @@ def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
     assert data["query"] == "function_3" and data["keyword_query"] == "function_3 function"
     top = data["hits"][0]
     assert (top["path"], top["start_line"], top["end_line"]) == ("pkg/mod3.py", 1, 2)
-    stages = {"vector_ms", "keyword_ms", "rank_ms", "ranker_ms"}
+    stages = {"vector_ms", "keyword_ms", "rank_ms", "ranker_ms", "chunks_ms"}
     assert set(data["timings_ms"]) == stages
     assert data["notes"] == []
     assert 0.0 <= top["score"] <= 1.0 and data["calibrated"]  # the ranker's probability

@@ -213,7 +213,9 @@ def build_context(
     budget = settings.prompt_budget_chars if budget is None else budget
     snippets = settings.snippets if snippets is None else snippets
     threshold = settings.rerank_threshold if threshold is None else threshold
-    local = [h for h in search_result.hits if not h.path.startswith("team:")]
+    # The chunk stage's context order when there is one (more parts of the likely files).
+    ranked = search_result.context_hits or search_result.hits
+    local = [h for h in ranked if not h.path.startswith("team:")]
     team = [h for h in search_result.hits if h.path.startswith("team:")]
     candidates = local[: settings.rerank_top]
     n = len(candidates)

@@ -16,6 +16,7 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import SeekError
+from seek.retrieve import chunks as chunk_stage
 from seek.retrieve import signals as sig
 from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
@@ -226,10 +227,58 @@ class Searcher:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
             probabilities = ranker.probabilities(rows)
-            pool = ranked_pool(pool, files, probabilities, self.paths)
+            chunker = None if sig.CHUNK_RANKER in disabled else self.chunker()
+            if chunker is None:
+                pool = ranked_pool(pool, files, probabilities, self.paths)
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
+            if chunker is not None:
+                started = time.perf_counter()
+                pool, for_context = self._rank_chunks(
+                    query, pool, files, probabilities, retrieval, chunker
+                )
+                context_hits = [self.hit(i, score) for i, score in for_context[:k]]
+                result = replace(result, context_hits=context_hits)
+                result.timings_ms["chunks_ms"] = (time.perf_counter() - started) * 1000
         hits = [self.hit(i, score) for i, score in pool[:k]]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def _rank_chunks(
+        self,
+        query: str,
+        pool: list[tuple[int, float]],
+        files: list[str],
+        probabilities: np.ndarray,
+        retrieval: Retrieval,
+        chunker: chunk_stage.ChunkRanker,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The chunk stage (:mod:`.chunks`): the right part of each ranked file first; the
+        order for a search, and the one for ``seek context`` (more parts of likely files)."""
+        chosen = chunk_stage.candidates(
+            pool, files, probabilities, self.corpus, retrieval.similarities
+        )
+        rows = chunk_stage.features(query, chosen, pool, retrieval, self.corpus)
+        p_chunk = chunker.probabilities(rows)
+        return (
+            chunk_stage.ordered(chosen, p_chunk, probabilities, chunker.rest_weight, chunker.power),
+            chunk_stage.ordered(
+                chosen,
+                p_chunk,
+                probabilities,
+                chunker.context_rest_weight,
+                chunker.context_power,
+            ),
+        )
+
+    def chunker(self) -> chunk_stage.ChunkRanker | None:
+        """The built-in chunk stage, with the learned ranker only (it ranks the ranker's
+        files); None when its model file is missing or stale (results then keep the
+        ranker's order of each file's fused candidates)."""
+        if self.settings.ranker_model == "off":
+            return None
+        try:
+            return chunk_stage.load_chunker(str(chunk_stage.BUILTIN_CHUNKER))
+        except (OSError, ValueError, KeyError):
+            return None
 
     def hit(self, chunk_id: int, score: float) -> Hit:
         """Chunk ``chunk_id`` as a hit (1-based lines)."""

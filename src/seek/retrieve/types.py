@@ -35,6 +35,9 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     calibrated: bool = False
     """True when hit scores are the learned ranker's probabilities (0-1), not fused scores."""
+    context_hits: list[Hit] = field(default_factory=list)
+    """The chunk stage's order for ``seek context`` (further parts of likely files weigh
+    more there than in a search list); empty when the stage did not run."""
 
     def with_notes_first(self, notes: list[str]) -> SearchResult:
         """The same result with ``notes`` placed before its own."""
