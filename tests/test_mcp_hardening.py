@@ -49,13 +49,15 @@ def folders(make_tree):
 def test_paths_outside_the_start_folder_are_refused(folders, seek_home):
     """Defect 12: a prompt-injected agent could index `/`."""
     root, other = folders
-    outside, slash, sub, default = anyio.run(calls_with, root, seek_home, [
+    outside, slash, related, sub, default = anyio.run(calls_with, root, seek_home, [
         ("status", {"path": str(other)}),
         ("search", {"query": "x", "path": "/"}),
+        ("related", {"path": "/etc/passwd", "line": 1, "workspace": "/"}),
         ("status", {"path": "sub"}),
         ("status", {}),
     ])  # fmt: skip
     assert outside.is_error and "outside" in text_of(outside)
+    assert related.is_error and "outside" in text_of(related)
     assert slash.is_error and "outside" in text_of(slash)
     assert not sub.is_error and f"workspace {root / 'sub'}" in text_of(sub)
     assert not default.is_error and f"workspace {root}" in text_of(default)
@@ -84,6 +86,8 @@ def test_arguments_are_strict_and_questions_capped(folders, seek_home):
         ("search", {"query": "x", "k": 500}),
         ("search", {"query": "a" * 2_001}),
         ("search", {"query": "a\x00b"}),
+        ("related", {"path": "a.py", "line": True}),
+        ("related", {"path": "a.py", "line": 0}),
     ])  # fmt: skip
     for answer in answers:
         assert answer.is_error, text_of(answer)

@@ -155,7 +155,7 @@ class Service:
             lock.release()
         return {
             "summary": report.summary(), "mode": report.mode,
-            "rebuildReason": report.rebuild_reason, "embedded": report.embedded,
+            "rebuild_reason": report.rebuild_reason, "embedded": report.embedded,
             "chunks": report.chunks, "unchanged": report.unchanged, "removed": report.removed,
             "files": report.files, "skipped": report.skipped, "seconds": round(report.seconds, 3),
         }  # fmt: skip

@@ -75,14 +75,16 @@ class Settings:
     focus_files: int = 8
     rrf_k: int = 60
     rerank_top: int = 12
-    rerank_threshold: float = 0.08
+    rerank_threshold: float = 0.02
+    """The probability a block needs to reach ``seek context`` (MODELS.md: recall against
+    noise on the dev sets; 0.08 until issue 13)."""
     near_misses: int = 3
     ranker_model: str = ""
     """The learned ranker (a JSON file); empty = the built-in one, ``off`` = fused order."""
     reranker_model: str = ""
     """The cross-encoder: a folder, or the name of a model pulled with ``seek models pull``
     (:func:`seek.hub.resolve_reranker`); empty = the built-in one when it exists."""
-    snippets: int = 6
+    snippets: int = 10
     prompt_budget_chars: int = 12_000
     widen_chars: int = 3_000
     imports_chars: int = 1_200

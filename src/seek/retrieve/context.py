@@ -58,18 +58,18 @@ class ContextResult:
 
     def to_json(self) -> dict[str, object]:
         def block(b: Block) -> dict[str, object]:
-            return {"path": b.path, "startLine": b.start + 1, "endLine": b.end + 1,
+            return {"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
                     "score": round(b.score, 4), "kind": b.kind, "content": b.content}  # fmt: skip
 
         return {
             "query": self.query,
             "prompt": self.prompt(),
             "blocks": [block(b) for b in self.blocks],
-            "nearMisses": [block(b) for b in self.near_misses],
+            "near_misses": [block(b) for b in self.near_misses],
             "candidates": self.candidates,
             "threshold": self.threshold,
             "notes": self.notes,
-            "contextLine": self.context_line(),
+            "context_line": self.context_line(),
         }
 
     def prompt(self) -> str:
@@ -225,7 +225,9 @@ def build_context(
     budget = settings.prompt_budget_chars if budget is None else budget
     snippets = settings.snippets if snippets is None else snippets
     threshold = settings.rerank_threshold if threshold is None else threshold
-    local = [h for h in search_result.hits if not h.path.startswith("team:")]
+    # The chunk stage's context order when there is one (more parts of the likely files).
+    ranked = search_result.context_hits or search_result.hits
+    local = [h for h in ranked if not h.path.startswith("team:")]
     team = [h for h in search_result.hits if h.path.startswith("team:")]
     candidates = local[: settings.rerank_top]
     n = len(candidates)
