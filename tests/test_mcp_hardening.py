@@ -87,7 +87,7 @@ def test_arguments_are_strict_and_questions_capped(folders, seek_home):
         ("search", {"query": "a" * 2_001}),
         ("search", {"query": "a\x00b"}),
         ("related", {"path": "a.py", "line": True}),
-        ("related", {"path": "a.py", "line": 0}),
+        ("related", {"path": "a.py", "line": "1"}),
     ])  # fmt: skip
     for answer in answers:
         assert answer.is_error, text_of(answer)

@@ -209,7 +209,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
     @server.tool()
     async def related(
         path: Annotated[str, Field(max_length=4_096)],
-        line: Annotated[int, Field(ge=1, strict=True)],
+        line: Annotated[int, Field(strict=True)],  # the library says why 0 is wrong
         workspace: PathArg = None,
         k: Count = 10,
         ctx: Context | None = None,
