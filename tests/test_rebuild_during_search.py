@@ -9,7 +9,7 @@ from conftest import SMALL_PROJECT, HashEmbedder
 from seek.indexer import REBUILD, index_workspace
 from seek.retrieve import Searcher
 from seek.status import workspace_status
-from seek.store import ChunkTable, index_dir_for
+from seek.store import ChunkTable, index_dir_for, load_manifest
 
 RUN_S = 4.0
 
@@ -65,3 +65,19 @@ def test_searches_and_status_during_rebuilds_never_fail(make_tree, settings_for)
     assert rows(root, settings) == rows(root, clean_settings)
     tables = ChunkTable(index_dir_for(root, settings)).table_names()
     assert len(tables) <= rebuilds[0] + 1  # retired tables wait for their grace period only
+
+
+def test_a_cancelled_rebuild_keeps_the_previous_index(make_tree, settings_for):
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    before = rows(root, settings)
+    table = load_manifest(index_dir_for(root, settings)).table
+    stop = threading.Event()
+    stop.set()
+    report = index_workspace(root, settings, mode=REBUILD, embedder=HashEmbedder(), cancel=stop)
+    assert report.cancelled and report.kept_previous
+    assert report.summary().startswith("Rebuild cancelled; the previous index is kept.")
+    assert load_manifest(index_dir_for(root, settings)).table == table
+    assert rows(root, settings) == before
+    assert Searcher.open(root, settings, HashEmbedder()).search("retries", 3).hits

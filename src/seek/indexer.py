@@ -111,6 +111,8 @@ class IndexReport:
     forgotten: list[str] = field(default_factory=list)
     """Files whose rows and stamps this run removed."""
     cancelled: bool = False
+    kept_previous: bool = False
+    """A cancelled rebuild: the index it was replacing stays as it was."""
     seconds: float = 0.0
 
     @property
@@ -120,6 +122,8 @@ class IndexReport:
     def summary(self) -> str:
         """The closing line of reference §5.5."""
         took = format_duration(self.seconds)
+        if self.cancelled and self.kept_previous:
+            return "Rebuild cancelled; the previous index is kept. Run again to rebuild."
         if self.cancelled:
             return (
                 f"Indexing cancelled. {self.embedded} files were embedded and kept; "
@@ -322,6 +326,7 @@ class Indexer:
         else:  # a cancelled rebuild keeps the old index; the next run drops its table
             (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
             manifest = previous
+            report.kept_previous = True
         report.skipped = dict(manifest.skipped)
         report.files = len(manifest.files)
         return report
