@@ -153,3 +153,21 @@ def test_unknown_routes_and_methods_are_json_errors(config):
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     assert method.status_code == 405 and method.json()["error"]["code"] == "method_not_allowed"
     assert set(document.json()["paths"]) == {"/v1/search", "/v1/context", "/v1/index", "/v1/status"}
+
+
+def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, caplog):
+    """A cloned repository's .seek.toml must not let a web page or an agent in."""
+    from seek.settings import load_settings
+
+    toml = (
+        'serve_hosts = ["evil.example"]\nmcp_roots = ["/"]\n'
+        'serve_origins = ["http://evil.example"]\nchunk_max_chars = 800\n'
+    )
+    root = make_tree({".seek.toml": toml})
+    settings = load_settings(root, env={}, user_config=seek_home / "none.toml")
+    assert settings.serve_hosts == () and settings.mcp_roots == () and not settings.serve_origins
+    assert settings.chunk_max_chars == 800  # the rest of the file still counts
+    assert "serve_hosts in" in caplog.text and "is ignored" in caplog.text
+    user = seek_home / "config.toml"
+    user.write_text('serve_hosts = ["seek.team.example"]\n')
+    assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.team.example",)
