@@ -84,7 +84,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path, seek_home):
     bad = seek(seek_home, "index", str(tmp_path), check=False)
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines() == [
-        f"seek: error: chunk_max_chars in {tmp_path / '.seek.toml'} must be a int, not 'x'"
+        f"seek: error: chunk_max_chars in {tmp_path / '.seek.toml'} must be an integer, not 'x'"
     ]
     usage = seek(seek_home, "index", "--no-such-flag", check=False)
     assert usage.returncode == 2

@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from seek.retrieve import Hit, SearchResult
+from seek.untrusted import printable
 
 FORMATS = ("text", "json", "jsonl", "vimgrep")
 TEXT_LINES = 3
@@ -51,7 +52,8 @@ def vimgrep_line(root: Path, hit: Hit) -> str:
     offset = next((i for i, line in enumerate(lines) if line.strip()), 0)
     text = lines[offset] if lines else ""
     column = len(text) - len(text.lstrip()) + 1
-    return f"{editor_path(root, hit.path)}:{hit.start_line + offset}:{column}:{text.strip()}"
+    where = printable(editor_path(root, hit.path))
+    return f"{where}:{hit.start_line + offset}:{column}:{printable(text.strip())}"
 
 
 def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | None) -> None:
@@ -75,7 +77,8 @@ def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | No
         click.echo("No matching code.")
     else:
         for rank, hit in enumerate(result.hits, 1):
-            click.echo(f"{rank:>2}  {hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.4f}")
+            where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+            click.echo(f"{rank:>2}  {where}  {hit.score:.4f}")
             for line in snippet(hit.content, TEXT_LINES if max_lines is None else max_lines):
                 click.echo(f"      {line}")
 

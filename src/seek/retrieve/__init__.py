@@ -45,7 +45,9 @@ def search(
     """
     from seek.indexer import refresh_before_search, resolve_workspace
     from seek.team import start_team_search, with_team_hits
+    from seek.untrusted import check_query
 
+    check_query(query)  # before any work: a query that is not text fails in one line
     root = resolve_workspace(path)
     team = start_team_search(settings, query)  # in parallel with the local search
     notes = refresh_before_search(root, settings) if update else []

@@ -19,7 +19,9 @@ from seek.chunk.packing import LineSizes
 from seek.hub import resolve_reranker
 from seek.rerank import RerankerUnavailable, cross_encoder
 from seek.retrieve.types import Hit, SearchResult
+from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings
+from seek.untrusted import printable
 
 RERANKER_UNAVAILABLE = "The reranker is unavailable, so scores are retrieval order."
 CROSS_ENCODER_UNAVAILABLE = (
@@ -83,7 +85,7 @@ class ContextResult:
             file_word = "one file" if files == 1 else f"{files} files"
             parts.append(f"{len(self.blocks)} {chunk_word} from {file_word}")
             parts.append(", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
                 + (" (imports)" if b.kind == "imports" else "")
                 for b in self.blocks
             ))  # fmt: skip
@@ -91,13 +93,15 @@ class ContextResult:
             parts.append(f"nothing scored above {self.threshold:g}")
         if self.over_budget:
             sizes = ", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f} ({len(b.content):,} chars)"
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f} "
+                f"({len(b.content):,} chars)"
                 for b in self.over_budget
             )
             parts.append(f"left out for the {self.budget:,}-character budget: {sizes}")
         if self.near_misses:
             parts.append("closest of the rest: " + ", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}" for b in self.near_misses
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
+                for b in self.near_misses
             ))  # fmt: skip
         parts.extend(self.notes)
         return " · ".join(parts)
@@ -112,7 +116,7 @@ def format_block(block: Block) -> str:
     """``path (lines a-b)`` then a fence longer than any backtick run inside (at least 3)."""
     longest = max((len(run) for run in _BACKTICKS.findall(block.content)), default=0)
     fence = "`" * max(3, longest + 1)
-    heading = f"{block.path} (lines {block.start + 1}-{block.end + 1})"
+    heading = f"{printable(block.path)} (lines {block.start + 1}-{block.end + 1})"
     return f"{heading}\n{fence}{language_tag(block.path)}\n{block.content}\n{fence}"
 
 
@@ -178,10 +182,18 @@ class _File:
     tree: object | None
 
 
+class _Escaped(Exception):
+    """The indexed path is now a symlink or not a regular file (see :mod:`seek.scan.beneath`)."""
+
+
 def _read(root: Path, path: str) -> _File | None:
+    """The file as it is now (None when it is gone: the indexed lines are used); raises
+    :class:`_Escaped` when reading it would follow a link out of the file."""
     try:
-        source = (root / path).read_bytes()
-    except OSError:
+        source = read_beneath(root, path)
+    except OSError as exc:
+        if exc.errno in ESCAPES:
+            raise _Escaped(path) from exc
         return None
     lines = source.decode("utf-8", "replace").split("\n")
     if len(lines) > 1 and lines[-1] == "":
@@ -227,7 +239,14 @@ def build_context(
     notes = list(search_result.notes) + ([note] if note else [])
     hits = sorted((b for b in scored if b.score >= threshold), key=lambda b: -b.score)
     near = sorted((b for b in scored if b.score < threshold), key=lambda b: -b.score)
-    files = {path: _read(root, path) for path in {b.path for b in hits}}
+    files: dict[str, _File | None] = {}
+    for path in sorted({b.path for b in hits}):
+        try:
+            files[path] = _read(root, path)
+        except _Escaped:
+            notes.append(f"{printable(path)} was left out: it is no longer a regular file in the "
+                         "workspace (a symlink?); run `seek index`.")  # fmt: skip
+    hits = [b for b in hits if b.path in files]
     widened = [_widen(b, files.get(b.path), settings.widen_chars) for b in hits]
     merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
     code = [_without_blank_edges(b) for b in merged[:snippets]]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import SeekError
+from seek.errors import DamagedIndexError, SeekError
 from seek.retrieve import chunks as chunk_stage
 from seek.retrieve import signals as sig
 from seek.retrieve.fusion import fuse
@@ -35,6 +35,7 @@ from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 from seek.text import keyword_query
+from seek.untrusted import check_query
 
 HYBRID, BM25_ONLY, VECTOR_ONLY = "hybrid", "bm25", "vector"
 MODES = (HYBRID, BM25_ONLY, VECTOR_ONLY)
@@ -51,6 +52,14 @@ SCOPE_FILTER_PATHS = 500
 fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope."""
 SCOPE_OVERFETCH = 4
 
+
+def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
+    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return DamagedIndexError(
+        f"the index of {root} is damaged ({detail}): run `seek index` to repair it"
+    )
+
+
 # One small pool for every searcher's keyword pass (searchers come and go as indexes change;
 # a pool each would leave idle threads behind).
 _KEYWORD_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-bm25")
@@ -63,14 +72,18 @@ class Searcher:
         self.root = root
         self.settings = settings
         self.index_dir = index_dir_for(root, settings)
-        self.table = ChunkTable(self.index_dir)
         self._embedder = embedder
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
+        self.table = ChunkTable(self.index_dir, manifest.table)
         self.model_id = manifest.model
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
-        self._load()
+        try:
+            self._load()
+            self._has_keywords = self.table.has_keyword_index() or not self.paths
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            raise damaged(root, exc) from exc
 
     @classmethod
     def open(cls, root: Path | str, settings: Settings, embedder: Embedder | None = None):
@@ -169,7 +182,10 @@ class Searcher:
         """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first."""
         if not words:
             return []
-        hits = self.table.keyword_scores(words, n, paths=paths)
+        try:
+            hits = self.table.keyword_scores(words, n, paths=paths)
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            raise damaged(self.root, exc) from exc
         scored = [(self.chunk_of_key.get((path, chunk)), score) for path, chunk, score in hits]
         return [(i, float(score)) for i, score in scored if i is not None]
 
@@ -327,7 +343,7 @@ class Searcher:
             raise SeekError(f"unknown signals: {', '.join(sorted(unknown))}")
         timings: dict[str, float] = {}
         notes: list[str] = []
-        query = query.strip()
+        query = check_query(query).strip()
         words = keyword_query(query)
         n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * (k or n_best))
         empty = Retrieval(None, {}, {}, {})
@@ -372,6 +388,9 @@ class Searcher:
                 similarities, self.settings.focus_k, focus_ids
             )
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
+        if keyword_job is not None and not self._has_keywords:
+            notes.append("The keyword index is missing, so only vectors were matched: "
+                         "`seek index` rebuilds it.")  # fmt: skip
         keyword_scored, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
         keyword_ids = [i for i, _ in keyword_scored]
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000
