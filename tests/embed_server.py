@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -32,7 +32,8 @@ def vector_for(text: str, dims: int) -> list[float]:
 class Behaviour:
     dims: int = 8
     refuse_lists: bool = False
-    """Answer 400 to any list input (a server that takes one string only)."""
+    """Answer ``refuse_status`` to any list input (a server that takes one string only)."""
+    refuse_status: int = 400
     rate_limits: int = 0
     """Answer 429 this many times before behaving."""
     retry_after: str | None = None
@@ -46,6 +47,9 @@ class Behaviour:
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     succeeded: int = 0
+    on_request: Callable[[int], None] | None = None
+    """Called with each request's number (1-based, counting ``requests``) before it is
+    answered: lets a test act at a given point of a client's run (the crash test kills it)."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -71,6 +75,9 @@ class _Handler(BaseHTTPRequestHandler):
             b.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
+            number = len(b.requests)
+        if b.on_request is not None:
+            b.on_request(number)
         if b.hang_s:
             time.sleep(b.hang_s)
         if b.api_key is not None and self.headers.get("Authorization") != f"Bearer {b.api_key}":
@@ -89,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
         texts = body.get("input")
         is_list = isinstance(texts, list)
         if is_list and b.refuse_lists:
-            return self._send(400, {"error": "input must be a string"})
+            return self._send(b.refuse_status, {"error": "input must be a string"})
         items = texts if is_list else [texts]
         vectors = [vector_for(str(t), b.dims) for t in items]
         if is_list and b.wrong_count:
