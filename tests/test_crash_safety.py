@@ -52,8 +52,12 @@ def seek_index(home, root, url):
 
 def embedded_paths(requests):
     """The files whose texts (``<path>\\n<window>``) the server was sent."""
-    texts = [t for r in requests for t in (r["body"]["input"] if isinstance(r["body"]["input"], list) else [r["body"]["input"]])]  # fmt: skip
-    return {text.split("\n", 1)[0] for text in texts}
+    paths = set()
+    for request in requests:
+        texts = request["body"]["input"]
+        for text in texts if isinstance(texts, list) else [texts]:
+            paths.add(text.split("\n", 1)[0])
+    return paths
 
 
 def unstamped(home, root):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from embed_server import Behaviour, serve, vector_for
 
-from seek.embed.http import RATE_LIMIT_DELAYS_S, HttpEmbedder, endpoint, parse_vectors
+from seek.embed.http import HttpEmbedder, endpoint, parse_vectors
 from seek.errors import EmbeddingError, SettingsError
 from seek.indexer import index_workspace
 from seek.retrieve import Searcher
@@ -94,7 +94,9 @@ def test_persistent_429_is_a_clear_error():
     with serve(Behaviour(rate_limits=100)) as (url, _):
         with pytest.raises(EmbeddingError, match=r"kept refusing with 429 .* after 7 retries"):
             make("ollama", url, sleep=clock).embed(TEXTS[:2])
-    assert clock.slept == list(RATE_LIMIT_DELAYS_S)
+    # The schedule the README promises ("Embedding with Ollama...": "429 answers are retried
+    # after 0.5, 1, 2, 4, 8, 8, 8 s"), not the code's own constant.
+    assert clock.slept == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
 
 
 def test_timeout():
@@ -259,3 +261,16 @@ def test_the_key_never_reaches_the_index_folder(workspace, settings_for, monkeyp
         if path.is_file():
             assert b"sk-very-secret" not in path.read_bytes()
     assert "sk-very-secret" not in json.dumps(load_manifest(folder).to_json())
+
+
+@pytest.mark.parametrize("status", [400, 404, 413, 422])
+def test_any_4xx_to_a_list_switches_to_singles(status):
+    # README: "a server that refuses lists gets one text per request"; the module docstring
+    # (reference §5): any 4xx answer to a list other than 429. 413 (too large) and 422
+    # (unprocessable) are what OpenAI-compatible gateways answer to lists they do not take.
+    with serve(Behaviour(refuse_lists=True, refuse_status=status)) as (url, b):
+        embedder = make("openai", url, concurrency=1)
+        vectors = embedder.embed(TEXTS[:16])
+    assert vectors.shape == (16, 8) and embedder.single_only
+    assert np.allclose(vectors[3], vector_for("text number 3", 8))
+    assert sum(isinstance(r["body"]["input"], list) for r in b.requests) == 1
