@@ -249,3 +249,119 @@ def test_non_ascii_source_chunks_by_characters():
     chunks = chunk_text(text, path="u.py", max_chars=500, min_chars=50, overlap=0)
     assert_exact_slices_and_coverage(text, chunks)
     assert all(len(c.content) <= 1000 for c in chunks)
+
+
+# -- exact boundaries of the chunker's rules (reference §2.3-§2.5, §3.4) ----------------------
+def test_a_final_newline_ends_the_last_line_and_starts_no_other():
+    assert [(c.start_line, c.end_line) for c in chunk_text("one line\n")] == [(0, 0)]
+    two = chunk_text("first\nsecond\n", max_chars=1000)
+    assert [(c.start_line, c.end_line, c.content) for c in two] == [(0, 1, "first\nsecond")]
+
+
+def test_invalid_utf8_is_replaced_not_an_error():
+    (chunk,) = chunk_file("a.py", b"x = '\xff\xfe'\n", max_chars=100, min_chars=0, overlap_chars=0)
+    assert chunk.content == "x = '\ufffd\ufffd'"
+
+
+def test_prose_chunks_start_at_paragraphs():
+    text = "\n".join(["alpha " * 6, "beta " * 6, "", "gamma " * 6, "delta " * 6])
+    chunks = chunk_text(text, max_chars=80, min_chars=0, overlap=0)
+    assert [c.start_line for c in chunks] == [0, 3]
+    assert prose_breaks(["a", "b", "", "c"]) == [0, 3]  # the first line starts a paragraph
+
+
+def test_files_with_a_line_over_4000_characters_are_split_as_prose():
+    # README "What gets indexed": such files are split as prose, not parsed.
+    base = sample("a.py")
+    _, second = definition_rows(base)
+    for line_chars, parsed in ((4000, True), (4001, False)):
+        text = base + "LONG = '" + "x" * (line_chars - 9) + "'\n"
+        assert len(text.split("\n")[-2]) == line_chars
+        chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+        assert (second in [c.start_line for c in chunks]) is parsed, line_chars
+
+
+def test_a_parser_failure_is_logged_and_the_file_split_as_prose(monkeypatch, caplog):
+    import seek.chunk
+
+    def broken(tree, source, max_chars):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(seek.chunk, "syntax_breaks", broken)  # fault injection
+    text = sample("a.py")
+    with caplog.at_level(logging.WARNING):
+        chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+    assert caplog.messages == ["cannot parse a.py as python (boom); using prose breaks"]
+    assert_exact_slices_and_coverage(text, chunks)
+
+
+@pytest.mark.parametrize(
+    ("path", "grammar"),
+    [
+        ("src/a.py", "python"), ("jquery.min.js", "javascript"), ("X.py", "python"),
+        ("a.b.TS", "typescript"), (".py", None), ("src/.sh", None), ("a/b/.bashrc", None),
+        ("Makefile", None), ("dir.py/README", None),
+    ],
+)  # fmt: skip
+def test_grammar_by_the_last_extension_of_the_file_name(path, grammar):
+    assert languages.grammar_for_path(path) == grammar
+
+
+def test_line_sizes_count_each_line_and_its_newline():
+    from seek.chunk.packing import LineSizes, segments
+
+    sizes = LineSizes(["ab", "c", ""])
+    assert (sizes.chars(0, 0), sizes.chars(0, 1), sizes.chars(1, 2)) == (3, 5, 3)
+    assert segments([0, 3, 5], 3) == [(0, 2)]  # breaks past the end are ignored
+    assert segments([2], 4) == [(0, 1), (2, 3)]
+
+
+def test_packing_boundaries_are_inclusive():
+    from seek.chunk.packing import LineSizes, add_overlap, fold_small, pack
+
+    sizes = LineSizes(["x" * 9] * 6)  # 10 characters a line
+    assert pack([(0, 1), (2, 3)], sizes, 40) == [(0, 3)]  # exactly 40 still fits
+    assert pack([(0, 3)], sizes, 40) == [(0, 3)]
+    assert pack([(0, 4)], sizes, 40) == [(0, 3), (4, 4)]  # cut by lines
+    long_first = LineSizes(["x" * 100, "y"])
+    assert pack([(0, 1)], long_first, 60) == [(0, 0), (1, 1)]  # an oversized line alone
+    # A range under min folds into the previous one while the sum stays <= 1.5 x max.
+    assert fold_small([(0, 3), (4, 5)], sizes, 20, 40) == [(0, 3), (4, 5)]  # 20 is not < 20
+    assert fold_small([(0, 3), (4, 5)], sizes, 21, 40) == [(0, 5)]  # 60 <= 60
+    assert fold_small([(0, 3), (4, 5)], sizes, 21, 39) == [(0, 3), (4, 5)]  # 60 > 58.5
+    # The overlap takes whole lines totalling at most overlap_chars, down to line 0.
+    assert add_overlap([(0, 1), (2, 3), (4, 5)], sizes, 20) == [(0, 1), (0, 3), (2, 5)]
+    assert add_overlap([(0, 1), (2, 3)], sizes, 19) == [(0, 1), (1, 3)]
+    assert add_overlap([(0, 0), (1, 1)], sizes, 100) == [(0, 0), (0, 1)]
+
+
+def test_only_pieces_over_twice_the_maximum_are_sliced():
+    assert [len(c.content) for c in chunk_text("x" * 120, max_chars=60)] == [120]
+    assert [len(c.content) for c in chunk_text("x" * 150, max_chars=60)] == [60, 60, 30]
+
+
+def test_syntax_breaks_exact_rows():
+    def breaks(text, max_chars):
+        parser = languages.parser_for("python")
+        return syntax_breaks(parser.parse(text.encode()), text.encode(), max_chars)
+
+    # A node of exactly max_chars is kept whole; one character more and it is opened.
+    func = "def a():\n    return 1\n"
+    assert breaks(func, 21) == [0] and breaks(func, 20) == [0, 1]
+    # A leaf (a comment) longer than the maximum still starts a break.
+    text = "def a():\n    pass\n# " + "c" * 200 + "\ndef b():\n    pass\n"
+    assert breaks(text, 100) == [0, 2, 3]
+
+
+def test_windows_fill_exactly_and_overlap_by_whole_lines():
+    content = "\n".join(f"line {i:03d}" for i in range(10))  # 9 characters a line with "\n"
+    lines = content.split("\n")
+
+    def spans(windows):
+        return [(lines.index(w.split("\n")[0]), lines.index(w.split("\n")[-1])) for w in windows]
+
+    assert spans(embedding_windows(content, 27, 9)) == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)]
+    assert spans(embedding_windows(content, 27, 0)) == [(0, 2), (3, 5), (6, 8), (9, 9)]
+    # An overlap as large as a window still moves forward by at least a line.
+    assert spans(embedding_windows(content, 18, 80)) == [(i, i + 1) for i in range(9)]
+    assert embedding_windows("   \n ", 600, 80) == []
