@@ -142,15 +142,26 @@ def score(counts: Counter[str]) -> float | None:
     return None if not judged else killed / judged
 
 
+_SHOW = """
+import sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+from mutmut.stats import status_by_exit_code
+for name in sys.argv[1:]:
+    m = find_mutant(name)
+    print(f"# {name}: {status_by_exit_code[m.exit_code_by_key[name]]}")
+    print(get_diff_for_mutant(name, path=m.path))
+"""
+
+
 def diffs(work: Path, survivors: list[str]) -> str:
-    mutmut = Path(sys.executable).with_name("mutmut")
-    out = []
-    for mutant in survivors:
-        shown = subprocess.run(
-            [str(mutmut), "show", mutant], cwd=work, capture_output=True, text=True, timeout=120
-        )
-        out.append(shown.stdout.strip() or f"# {mutant}: (no diff: {shown.stderr.strip()})")
-    return "\n\n".join(out) + "\n"
+    """The surviving mutants as diffs (``mutmut show`` for each, in one process)."""
+    if not survivors:
+        return ""
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW, *survivors],
+        cwd=work, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return shown.stdout if shown.returncode == 0 else shown.stdout + shown.stderr
 
 
 def main() -> int:
