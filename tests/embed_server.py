@@ -42,6 +42,8 @@ class Behaviour:
     hang_s: float = 0.0
     wrong_count: bool = False
     """Return one vector too few for lists."""
+    no_vectors: bool = False
+    """Answer 200 with an empty list of vectors."""
     models: set[str] = field(default_factory=lambda: {"test-embed", "nomic-embed-text"})
     api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -101,6 +103,8 @@ class _Handler(BaseHTTPRequestHandler):
         vectors = [vector_for(str(t), b.dims) for t in items]
         if is_list and b.wrong_count:
             vectors = vectors[:-1]
+        if b.no_vectors:
+            vectors = []
         with b.lock:
             b.succeeded += 1
         if self.path == "/v1/embeddings":

@@ -274,3 +274,33 @@ def test_any_4xx_to_a_list_switches_to_singles(status):
     assert vectors.shape == (16, 8) and embedder.single_only
     assert np.allclose(vectors[3], vector_for("text number 3", 8))
     assert sum(isinstance(r["body"]["input"], list) for r in b.requests) == 1
+
+
+def test_settings_reach_the_embedder(settings_for):
+    from seek.embed import make_embedder
+
+    with serve() as (url, b):
+        settings = settings_for(
+            provider="ollama", model="test-embed", base_url=url, embed_batch_size=5,
+            embed_concurrency=1, embed_timeout_s=0.3,
+        )  # fmt: skip
+        embedder = make_embedder(settings)
+        embedder.embed(TEXTS[:12])
+        assert [len(r["body"]["input"]) for r in b.requests] == [5, 5, 2]  # in order: 1 at once
+        b.hang_s = 1.0
+        with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
+            embedder.embed(["slow"])
+
+
+def test_a_reply_without_a_vector_is_a_clear_error():
+    with serve(Behaviour(no_vectors=True)) as (url, _):
+        with pytest.raises(EmbeddingError) as error:
+            make("ollama", url).embed(["x"])
+    assert str(error.value) == f"{url} answered but returned no embedding vector"
+
+
+def test_a_negative_retry_after_means_no_wait():
+    clock = Clock()
+    with serve(Behaviour(rate_limits=1, retry_after="-3")) as (url, _):
+        make("ollama", url, sleep=clock).embed(["x"])
+    assert clock.slept == [0.0]
