@@ -50,7 +50,15 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("src/seek/scan/*",),
         ("tests/test_scan.py", "tests/test_allowlist.py", "tests/test_documented_values.py"),
     ),
-    "embed_http": (("src/seek/embed/http.py",), ("tests/test_embed_http.py",)),
+    "embed_http": (
+        ("src/seek/embed/http.py",),
+        # the end-to-end search through the server (3 s) would be re-run for every mutant
+        (
+            "tests/test_embed_http.py",
+            "--deselect",
+            "tests/test_embed_http.py::test_index_and_search_through_the_server",
+        ),
+    ),
     "store": (("src/seek/store/*",), ("tests/test_store.py", "tests/test_indexer.py")),
     "indexer": (
         ("src/seek/indexer.py",),
