@@ -142,3 +142,53 @@ def test_manifest_round_trip(tmp_path_factory, files, model, dims, skipped, run_
     save_manifest(folder, manifest)
     assert load_manifest(folder) == manifest
     assert [p.name for p in folder.iterdir()] == ["manifest.json"]  # no temp file left
+
+
+def test_a_minimal_manifest_reads_with_defaults(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": 3}))
+    manifest = load_manifest(tmp_path)
+    assert manifest == Manifest(format=0)  # no format: an old index, rebuilt on the next run
+    assert not manifest.run_open and manifest.updated_at is None and not manifest.has_index
+
+
+def test_stamps_keep_their_skip_reason_and_examples_survive(tmp_path):
+    manifest = Manifest(
+        model="m",
+        files={"a.bin": Stamp("0" * 40, 3, 4, 0, "binary"), "a.py": Stamp("1" * 40, 5, 6, 2)},
+        skipped_examples={"too_big": ["big.json"]},
+    )
+    save_manifest(tmp_path, manifest)
+    raw = json.loads((tmp_path / "manifest.json").read_text())
+    assert raw["files"]["a.bin"]["skip"] == "binary" and "skip" not in raw["files"]["a.py"]
+    loaded = load_manifest(tmp_path)
+    assert loaded == manifest and loaded.files["a.py"].skip == ""
+
+
+def test_unusable_manifests_are_reported_and_read_as_empty(tmp_path, caplog):
+    path = tmp_path / "manifest.json"
+    cases = {
+        "{not json": "is unreadable",
+        json.dumps({"version": 2}): "has another version",
+        json.dumps([1, 2]): "has another version",
+        json.dumps({"version": 3, "files": {"a.py": {"hash": "x"}}}): "is malformed",
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            assert load_manifest(tmp_path) == Manifest()
+        assert message in caplog.text and "the index will be rebuilt" in caplog.text, text
+
+
+def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
+    from seek.settings import load_settings
+    from seek.store import index_dir_for
+
+    settings = load_settings(overrides={"home": str(tmp_path / "home")}, env={})
+    one, two = tmp_path / "a" / "my proj!", tmp_path / "b" / "my proj!"
+    one.mkdir(parents=True)
+    two.mkdir(parents=True)
+    first, second = index_dir_for(one, settings), index_dir_for(two, settings)
+    assert first.parent == second.parent == (tmp_path / "home").resolve()
+    assert first.name.startswith("my_proj_-") and len(first.name) == len("my_proj_-") + 12
+    assert first != second and index_dir_for(one / ".." / "my proj!", settings) == first
