@@ -169,6 +169,7 @@ def test_non_code_penalty_halves_docs():
         ("state_man", 3.0),  # a prefix once its underscores are dropped
         ("other_thing", None),
         ("manager", None),  # a suffix is not a prefix
+        ("st_at", 3.0),  # "stat" once its underscore is dropped: 4 letters are enough
     ],
 )
 def test_embedded_identifier_pull_in_by_file_stem(stem, score):
@@ -263,3 +264,12 @@ def test_select_top_stops_once_nothing_left_can_enter():
         (1, 0.9),
         (2, 0.5),
     ]
+
+
+def test_a_short_identifier_is_pulled_in_from_the_file_named_after_it():
+    # Three letters are too few for a prefix match, but the file's exact name still counts.
+    scores: dict[int, float] = {}
+    sig.embedded_identifier_boost(
+        scores, "where is xYz built", 1.0, ["class xYz:"], ["xyz"], {"xyz": [0]}
+    )
+    assert scores == {0: pytest.approx(3 * 0.5 * 1.5)}
