@@ -264,9 +264,10 @@ def test_invalid_utf8_is_replaced_not_an_error():
 
 
 def test_prose_chunks_start_at_paragraphs():
-    text = "\n".join(["alpha " * 6, "beta " * 6, "", "gamma " * 6, "delta " * 6])
+    # Cut by size alone these lines would start chunks at rows 0 and 4, not at the paragraph.
+    text = "\n".join(["a" * 10, "", "b" * 30, "c" * 30, "d" * 30])
     chunks = chunk_text(text, max_chars=80, min_chars=0, overlap=0)
-    assert [c.start_line for c in chunks] == [0, 3]
+    assert [c.start_line for c in chunks] == [0, 2, 4]
     assert prose_breaks(["a", "b", "", "c"]) == [0, 3]  # the first line starts a paragraph
 
 
@@ -299,7 +300,7 @@ def test_a_parser_failure_is_logged_and_the_file_split_as_prose(monkeypatch, cap
     ("path", "grammar"),
     [
         ("src/a.py", "python"), ("jquery.min.js", "javascript"), ("X.py", "python"),
-        ("a.b.TS", "typescript"), (".py", None), ("src/.sh", None), ("a/b/.bashrc", None),
+        ("a.b.TS", "typescript"), (".py", None), ("src/.sh", None), ("a/b/.py", None),
         ("Makefile", None), ("dir.py/README", None),
     ],
 )  # fmt: skip
