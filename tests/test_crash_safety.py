@@ -110,7 +110,7 @@ def test_kills_mid_run_are_repaired_without_re_embedding_what_was_saved(make_tre
             repair = seek_index(home, root, url)
             out, err = repair.communicate(timeout=60)
             assert repair.returncode == 0, err
-            assert '"rebuildReason": ""' in out  # repaired in place, never rebuilt from scratch
+            assert '"rebuild_reason": ""' in out  # repaired in place, never rebuilt from scratch
             # Exactly the files without a stamp were embedded again: not one saved file more.
             assert embedded_paths(server.requests) == missing, attempt
             assert not unstamped(home, root)

@@ -64,7 +64,7 @@ def test_search_status_and_index(config, workspace):
         no_question = httpx.post(f"{url}/v1/context", json={}, timeout=30)
     assert found.status_code == 200
     assert found.json()["hits"][0]["path"] == "src/client.py"
-    assert found.json()["hits"][0]["startLine"] == 1
+    assert found.json()["hits"][0]["start_line"] == 1
     assert status.json()["files"] == 2
     assert indexed.json()["embedded"] == 1
     assert again.json()["hits"][0]["path"] == "src/new.py"

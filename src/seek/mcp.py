@@ -1,7 +1,7 @@
 """``seek mcp``: an MCP server on stdio for coding agents (official ``mcp`` SDK).
 
-Tools: ``search`` (ranked chunks), ``context`` (labelled blocks for a question) and
-``status`` (what the index holds). A workspace is
+Tools: ``search`` (ranked chunks), ``context`` (labelled blocks for a question),
+``related`` (code like a file's line) and ``status`` (what the index holds). A workspace is
 indexed on its first use and brought up to date before each search (milliseconds when
 nothing changed); concurrent calls on one workspace share one build. Failures come back as
 tool errors with one actionable sentence.
@@ -59,6 +59,12 @@ class Workspaces:
         settings = self.settings(root)
         team = start_team_search(settings, query)
         return with_team_hits(self.live.search(root, settings, query, k, focus), team)
+
+    def related(self, root: Path, file: str, line: int, k: int) -> SearchResult:
+        from seek.retrieve.related import related
+
+        searcher, notes = self.live.searcher(root, self.settings(root))
+        return related(searcher, file, line, k).with_notes_first(notes)
 
     def context(self, root: Path, question: str, budget: int | None) -> ContextResult:
         settings = self.settings(root)
@@ -130,6 +136,29 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
             raise ToolError(str(exc)) from exc
         body = result.prompt() or "No code scored above the threshold."
         return f"{body}\n\n{result.context_line()}"
+
+    @server.tool()
+    async def related(path: str, line: int, workspace: str | None = None, k: int = 10) -> str:
+        """Find code like the code at a location: "where else is this pattern?", "who does
+        the same?". `path` is the file (workspace-relative, or absolute) and `line` a 1-based
+        line in it; the chunk holding that line is matched by meaning and by the names it
+        uses, and up to `k` chunks of other files come back, best first, as `search` prints
+        them. `workspace` is the workspace folder (default: the server's)."""
+        k = max(1, min(int(k), MAX_K))
+        try:
+            root = workspaces.root(workspace)
+            file = Path(path).expanduser()
+            if file.is_absolute():
+                file = file.resolve()
+                if not file.is_relative_to(root):
+                    raise ToolError(f"{path} is not in the workspace {root}")
+                file = file.relative_to(root)
+            result = await anyio.to_thread.run_sync(
+                workspaces.related, root, file.as_posix(), int(line), k
+            )
+        except SeekError as exc:
+            raise ToolError(str(exc)) from exc
+        return format_hits(result)
 
     @server.tool()
     async def status(path: str | None = None) -> str:

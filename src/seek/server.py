@@ -113,7 +113,7 @@ class Service:
             report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
         return {
             "summary": report.summary(), "mode": report.mode,
-            "rebuildReason": report.rebuild_reason, "embedded": report.embedded,
+            "rebuild_reason": report.rebuild_reason, "embedded": report.embedded,
             "chunks": report.chunks, "unchanged": report.unchanged, "removed": report.removed,
             "files": report.files, "skipped": report.skipped, "seconds": round(report.seconds, 3),
         }  # fmt: skip

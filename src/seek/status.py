@@ -38,15 +38,15 @@ class WorkspaceStatus:
             "files": self.files,
             "chunks": self.chunks,
             "model": self.model,
-            "configuredModel": self.configured_model,
+            "configured_model": self.configured_model,
             "dimensions": self.dimensions,
-            "updatedAt": self.updated_at,
-            "sizeBytes": self.size_bytes,
+            "updated_at": self.updated_at,
+            "size_bytes": self.size_bytes,
             "writer": self.writer or None,
-            "rebuildReason": self.rebuild_reason or None,
+            "rebuild_reason": self.rebuild_reason or None,
             "interrupted": self.interrupted,
             "skipped": self.skipped,
-            "skippedExamples": self.skipped_examples,
+            "skipped_examples": self.skipped_examples,
         }
 
 

@@ -98,7 +98,7 @@ def index_command(
                     "workspace": str(report.workspace),
                     "index": str(report.index_dir),
                     "mode": report.mode,
-                    "rebuildReason": report.rebuild_reason,
+                    "rebuild_reason": report.rebuild_reason,
                     "embedded": report.embedded,
                     "chunks": report.chunks,
                     "unchanged": report.unchanged,

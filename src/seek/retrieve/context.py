@@ -56,18 +56,18 @@ class ContextResult:
 
     def to_json(self) -> dict[str, object]:
         def block(b: Block) -> dict[str, object]:
-            return {"path": b.path, "startLine": b.start + 1, "endLine": b.end + 1,
+            return {"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
                     "score": round(b.score, 4), "kind": b.kind, "content": b.content}  # fmt: skip
 
         return {
             "query": self.query,
             "prompt": self.prompt(),
             "blocks": [block(b) for b in self.blocks],
-            "nearMisses": [block(b) for b in self.near_misses],
+            "near_misses": [block(b) for b in self.near_misses],
             "candidates": self.candidates,
             "threshold": self.threshold,
             "notes": self.notes,
-            "contextLine": self.context_line(),
+            "context_line": self.context_line(),
         }
 
     def prompt(self) -> str:

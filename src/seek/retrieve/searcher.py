@@ -28,6 +28,7 @@ from seek.retrieve.ranker import (
     load_ranker,
     ranked_pool,
 )
+from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -43,6 +44,11 @@ WINDOW_BEST_WEIGHT = 0.3
 for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 0.856 / 0.860 / 0.861 / 0.862 / 0.857; leave-one-repository-out CV picks 0.3 in every fold."""
 
+
+SCOPE_FILTER_PATHS = 500
+"""A search limited to at most this many files filters BM25 in LanceDB by path; a wider one
+fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope."""
+SCOPE_OVERFETCH = 4
 
 # One small pool for every searcher's keyword pass (searchers come and go as indexes change;
 # a pool each would leave idle threads behind).
@@ -170,9 +176,18 @@ class Searcher:
         return [i for i, _ in self.keyword_scored(words, n, paths)]
 
     def _keyword_passes(
-        self, words: str, n: int, focus_paths: list[str]
+        self, words: str, n: int, focus_paths: list[str], scope_paths: list[str] | None = None
     ) -> tuple[list[tuple[int, float]], list[int]]:
-        whole = self.keyword_scored(words, n)
+        if scope_paths is None:
+            whole = self.keyword_scored(words, n)
+        elif not scope_paths:
+            whole = []
+        elif len(scope_paths) <= SCOPE_FILTER_PATHS:
+            whole = self.keyword_scored(words, n, scope_paths)
+        else:  # a long IN list costs more than fetching extra rows and dropping them
+            allowed = set(scope_paths)
+            more = self.keyword_scored(words, n * SCOPE_OVERFETCH)
+            whole = [(i, s) for i, s in more if self.paths[i] in allowed][:n]
         focus = (
             self.keyword_candidates(words, self.settings.focus_k, focus_paths)
             if focus_paths
@@ -189,19 +204,21 @@ class Searcher:
         focus: tuple[str, ...] = (),
         disabled: frozenset[str] = frozenset(),
         mode: str = HYBRID,
+        scope: Scope = EVERYTHING,
     ) -> SearchResult:
         """The ``k`` best chunks for ``query``.
 
         ``focus`` names workspace-relative files the question is about (open files, the
         previous answer's sources): they get two extra passes of their own. ``disabled``
-        switches ranking signals off; ``mode`` limits retrieval to one retriever. With the
+        switches ranking signals off; ``mode`` limits retrieval to one retriever; ``scope``
+        limits the files hits may come from. With the
         learned ranker on, each hit's score is its probability of answering the question.
         """
         ranker, ranker_note = (None, "") if sig.LEARNED_RANKER in disabled else self.ranker()
         pool_size = max(k, POOL) if ranker is not None else k
         query = query.strip()
         pool, retrieval, result = self.candidates(
-            query, pool_size, k=k, focus=focus, disabled=disabled, mode=mode
+            query, pool_size, k=k, focus=focus, disabled=disabled, mode=mode, scope=scope
         )
         if ranker_note:
             result = result.with_notes_first([ranker_note])
@@ -211,17 +228,18 @@ class Searcher:
             probabilities = ranker.probabilities(rows)
             pool = ranked_pool(pool, files, probabilities, self.paths)
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
-        hits = [
-            Hit(
-                self.paths[i],
-                self.starts[i] + 1,
-                self.ends[i] + 1,
-                round(score, 6),
-                self.contents[i],
-            )
-            for i, score in pool[:k]
-        ]
+        hits = [self.hit(i, score) for i, score in pool[:k]]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def hit(self, chunk_id: int, score: float) -> Hit:
+        """Chunk ``chunk_id`` as a hit (1-based lines)."""
+        return Hit(
+            self.paths[chunk_id],
+            self.starts[chunk_id] + 1,
+            self.ends[chunk_id] + 1,
+            round(score, 6),
+            self.contents[chunk_id],
+        )
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a
@@ -247,6 +265,7 @@ class Searcher:
         focus: tuple[str, ...] = (),
         disabled: frozenset[str] = frozenset(),
         mode: str = HYBRID,
+        scope: Scope = EVERYTHING,
     ) -> tuple[list[tuple[int, float]], Retrieval, SearchResult]:
         """The ``n_best`` chunks by fused score and signals, as ``(chunk_id, score)``; what the
         retrievers saw; and a result (no hits yet) with the notes and timings so far. Each
@@ -267,12 +286,20 @@ class Searcher:
             return [], empty, SearchResult(query, words, [], tuple(notes), timings)
 
         started = time.perf_counter()
+        scope_paths = (
+            None if scope.everything else [p for p in self.chunks_of_path if scope.keeps(p)]
+        )
+        scope_ids = (
+            np.concatenate([self.chunks_of_path[p] for p in scope_paths] or [np.array([], int)])
+            if scope_paths is not None
+            else None
+        )
         focus_paths = [p for p in dict.fromkeys(focus) if p in self.chunks_of_path]
-        focus_paths = focus_paths[: self.settings.focus_files]
+        focus_paths = [p for p in focus_paths if scope.keeps(p)][: self.settings.focus_files]
         # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
         # this one embeds the query and multiplies the vector matrix.
         keyword_job = (
-            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths)
+            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths, scope_paths)
             if mode != VECTOR_ONLY
             else None
         )
@@ -288,7 +315,7 @@ class Searcher:
                     f"{model_id_for(self.settings)}, so only keywords were matched."
                 )
         similarities = self.chunk_similarities(q) if q is not None else None
-        vector_ids = self.vector_candidates(similarities, n)
+        vector_ids = self.vector_candidates(similarities, n, scope_ids)
         focus_vector_ids: list[int] = []
         if focus_paths:
             focus_ids = np.concatenate([self.chunks_of_path[p] for p in focus_paths])

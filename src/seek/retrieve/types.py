@@ -16,6 +16,15 @@ class Hit:
     score: float
     content: str
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "score": self.score,
+            "content": self.content,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
@@ -37,18 +46,9 @@ class SearchResult:
         """The result as JSON-ready data (``seek search --json``, the HTTP API)."""
         return {
             "query": self.query,
-            "keywordQuery": self.keyword_query,
-            "hits": [
-                {
-                    "path": h.path,
-                    "startLine": h.start_line,
-                    "endLine": h.end_line,
-                    "score": h.score,
-                    "content": h.content,
-                }
-                for h in self.hits
-            ],
+            "keyword_query": self.keyword_query,
+            "hits": [h.to_json() for h in self.hits],
             "notes": list(self.notes),
             "calibrated": self.calibrated,
-            "timingsMs": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
+            "timings_ms": {name: round(ms, 2) for name, ms in self.timings_ms.items()},
         }
