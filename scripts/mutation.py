@@ -59,8 +59,14 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_embed_http.py::test_index_and_search_through_the_server",
         ),
     ),
-    "store": (("src/seek/store/*",), ("tests/test_store.py", "tests/test_indexer.py")),
-    "indexer": (("src/seek/indexer.py",), ("tests/test_indexer.py", "tests/test_store.py")),
+    "store": (
+        ("src/seek/store/*",),
+        ("tests/test_store.py", "tests/test_indexer.py", "tests/test_indexer_rules.py"),
+    ),
+    "indexer": (
+        ("src/seek/indexer.py",),
+        ("tests/test_indexer.py", "tests/test_indexer_rules.py", "tests/test_store.py"),
+    ),
     "server": (
         ("src/seek/server.py",),
         # the tests that start `seek` in a subprocess cannot see a mutant: left out
