@@ -38,7 +38,10 @@ class Behaviour:
     """Answer 429 this many times before behaving."""
     retry_after: str | None = None
     fail_after: int | None = None
-    """Answer 500 once this many requests have succeeded."""
+    """Answer ``fail_status`` once this many requests have succeeded."""
+    fail_status: int = 500
+    not_json: bool = False
+    """Answer 200 with a body that is not JSON."""
     hang_s: float = 0.0
     wrong_count: bool = False
     """Return one vector too few for lists."""
@@ -49,6 +52,9 @@ class Behaviour:
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     succeeded: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    """The most requests the server was answering at once."""
     on_request: Callable[[int], None] | None = None
     """Called with each request's number (1-based, counting ``requests``) before it is
     answered: lets a test act at a given point of a client's run (the crash test kills it)."""
@@ -61,7 +67,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -83,6 +89,16 @@ class _Handler(BaseHTTPRequestHandler):
             number = len(b.requests)
         if b.on_request is not None:
             b.on_request(number)
+        with b.lock:
+            b.in_flight += 1
+            b.max_in_flight = max(b.max_in_flight, b.in_flight)
+        try:
+            self._answer(b, body)
+        finally:
+            with b.lock:
+                b.in_flight -= 1
+
+    def _answer(self, b: Behaviour, body: Any) -> None:
         if b.hang_s:
             time.sleep(b.hang_s)
         if b.api_key is not None and self.headers.get("Authorization") != f"Bearer {b.api_key}":
@@ -93,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = {"Retry-After": b.retry_after} if b.retry_after else {}
                 return self._send(429, {"error": "slow down"}, headers)
             if b.fail_after is not None and b.succeeded >= b.fail_after:
-                return self._send(500, {"error": "the model crashed (out of memory)"})
+                return self._send(b.fail_status, {"error": "the model crashed (out of memory)"})
         if body.get("model") not in b.models:
             return self._send(
                 404, {"error": f'model "{body.get("model")}" not found, try pulling it first'}
@@ -110,6 +126,8 @@ class _Handler(BaseHTTPRequestHandler):
             vectors = []
         with b.lock:
             b.succeeded += 1
+        if b.not_json:
+            return self._send(200, b"<html>the gateway is busy</html>")
         if self.path == "/v1/embeddings":
             data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
             return self._send(200, {"data": data, "usage": {"prompt_tokens": len(items)}})

@@ -285,8 +285,11 @@ def test_settings_reach_the_embedder(settings_for):
             embed_concurrency=1, embed_timeout_s=0.3,
         )  # fmt: skip
         embedder = make_embedder(settings)
+        b.hang_s = 0.1  # long enough for requests to overlap if more than one were allowed
         embedder.embed(TEXTS[:12])
         assert [len(r["body"]["input"]) for r in b.requests] == [5, 5, 2]  # in order: 1 at once
+        assert b.max_in_flight == 1
+        b.hang_s = 0.0
         b.hang_s = 1.0
         with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
             embedder.embed(["slow"])
@@ -304,3 +307,40 @@ def test_a_negative_retry_after_means_no_wait():
     with serve(Behaviour(rate_limits=1, retry_after="-3")) as (url, _):
         make("ollama", url, sleep=clock).embed(["x"])
     assert clock.slept == [0.0]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_requests_in_flight_follow_embed_concurrency(concurrency):
+    with serve(Behaviour(hang_s=0.2)) as (url, b):
+        make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:6])
+    assert (b.max_in_flight == 1) is (concurrency == 1)
+    assert b.max_in_flight <= concurrency
+
+
+def test_server_errors_a_user_can_act_on():
+    def error(behaviour, texts=("x",), provider="ollama", **kw):
+        with serve(behaviour) as (url, _):
+            with pytest.raises(EmbeddingError) as raised:
+                make(provider, url, **kw).embed(list(texts))
+        return str(raised.value).replace(url, "URL")
+
+    crashed = "URL answered HTTP {}: the model crashed (out of memory)"
+    assert error(Behaviour(fail_after=0, fail_status=400)) == crashed.format(400)
+    assert error(Behaviour(fail_after=0, fail_status=404)) == crashed.format(404)
+    # A 5xx to a list stops the run: it is not a refusal of lists.
+    assert error(Behaviour(fail_after=0), texts=("a", "b")) == crashed.format(500)
+    assert error(Behaviour(not_json=True)) == "URL answered with something that is not JSON"
+    assert error(Behaviour(api_key="k")) == "401: check the API key in api_key_env (none is set)"
+    assert error(Behaviour(), provider="openai", model="nope") == (
+        "model 'nope' not found on the server — pull it first"
+    )
+
+
+def test_the_switch_to_single_texts_is_logged_with_its_reason(caplog):
+    with caplog.at_level("INFO", logger="seek.embed.http"):
+        with serve(Behaviour(refuse_lists=True)) as (url, _):
+            make("ollama", url, concurrency=1).embed(TEXTS[:2])
+        with serve(Behaviour(wrong_count=True)) as (url, _):
+            make("ollama", url, concurrency=1).embed(TEXTS[:3])
+    assert "a list was refused with HTTP 400; sending one text per request" in caplog.text
+    assert "2 vectors came back for 3 texts; sending one text per request" in caplog.text
