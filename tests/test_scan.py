@@ -240,9 +240,14 @@ def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
+    (root / "zeta").mkdir()
+    (root / "zeta/c.py").write_text("x")  # a folder after the unreadable one is still scanned
     result = scan(root)
-    assert paths(result) == ["b.py"]
+    assert paths(result) == ["b.py", "zeta/c.py"]
     assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["locked/"]}
+    monkeypatch.setattr(os, "scandir", lambda path: scandir(os.path.join(path, "locked")))
+    unreadable_root = scan(root)
+    assert unreadable_root.files == [] and unreadable_root.examples == {"unreadable": ["./"]}
 
 
 def test_examples_are_capped_at_five_per_reason(make_tree):
@@ -255,8 +260,12 @@ def test_names_that_are_not_utf8(make_tree):
     bad = os.fsdecode(b"bad\xff.py")
     assert has_bad_name(bad) and not has_bad_name("good.py")
     assert printable(bad) == "bad\\xff.py"
-    root = make_tree({"a.py": "x"})
+    root = make_tree({"a.py": "x", "b.py": "x"})
     assert check(root, bad) == BAD_NAME
+    (root / os.fsdecode(b"a\xff.py")).write_text("x")
+    result = scan(root)  # the bad name sorts first; the files after it are still scanned
+    assert paths(result) == ["a.py", "b.py"]
+    assert result.skipped == {"bad_name": 1} and result.examples == {"bad_name": ["a\\xff.py"]}
     assert check(root, "notes.unknownext") in (MISSING, NOT_ALLOWLISTED)
 
 
