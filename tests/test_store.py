@@ -192,3 +192,25 @@ def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
     assert first.parent == second.parent == (tmp_path / "home").resolve()
     assert first.name.startswith("my_proj_-") and len(first.name) == len("my_proj_-") + 12
     assert first != second and index_dir_for(one / ".." / "my proj!", settings) == first
+
+
+def test_load_all_has_the_same_columns_with_or_without_rows(tmp_path):
+    empty = ChunkTable(tmp_path / "empty").load_all()
+    full = make_table(tmp_path / "full", [("a.py", 2, 4, "alpha", 2), ("b.py", 0, 1, "beta", 1)])
+    data = full.load_all()
+    assert set(empty) == set(data) and empty["vectors"].shape == (0, 0)
+    rows = sorted(zip(data["path"], data["chunk"], data["start_line"], data["end_line"],
+                      data["part"], data["content"], strict=True))  # fmt: skip
+    assert rows == [("a.py", 0, 2, 4, 0, "alpha"), ("a.py", 0, 2, 4, 1, "alpha"),
+                    ("b.py", 1, 0, 1, 0, "beta")]  # fmt: skip
+    assert data["vectors"].shape == (3, 4) and data["vectors"].dtype == np.float32
+
+
+def test_keyword_scores_are_best_first_per_chunk(tmp_path):
+    table = make_table(tmp_path, [("a.py", 0, 1, "parser parser parser", 1),
+                                  ("b.py", 0, 1, "parser and more words", 1)])  # fmt: skip
+    scores = table.keyword_scores("parser", 5)
+    assert [(path, chunk) for path, chunk, _ in scores] == [("a.py", 0), ("b.py", 1)]
+    assert scores[0][2] > scores[1][2] > 0
+    assert table.keyword_scores("parser", 5, paths=["b.py"])[0][:2] == ("b.py", 1)
+    assert table.keyword_scores("   ", 5) == [] and table.keyword_scores("parser", 0) == []
