@@ -214,3 +214,13 @@ def test_keyword_scores_are_best_first_per_chunk(tmp_path):
     assert scores[0][2] > scores[1][2] > 0
     assert table.keyword_scores("parser", 5, paths=["b.py"])[0][:2] == ("b.py", 1)
     assert table.keyword_scores("   ", 5) == [] and table.keyword_scores("parser", 0) == []
+
+
+def test_is_locked_only_while_a_writer_holds_the_lock(tmp_path):
+    from seek.store import WriterLock, is_locked
+
+    assert not is_locked(tmp_path)  # never written: no lock file at all
+    with WriterLock(tmp_path, "seek index"):
+        assert is_locked(tmp_path)
+    assert not is_locked(tmp_path)  # the lock file stays, unheld
+    assert (tmp_path / "writer.lock").exists() and not (tmp_path / "writer.json").exists()
