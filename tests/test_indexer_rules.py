@@ -181,3 +181,80 @@ def test_a_search_goes_ahead_while_another_process_writes(make_tree, settings_fo
     assert len(notes) == 1 and notes[0].startswith("The index was not updated first: ")
     assert "seek index (elsewhere)" in notes[0]
     assert refresh_before_search(root, settings) == []
+
+
+class WatchingEmbedder(HashEmbedder):
+    """Records, at each embedding call, who holds the writer lock and whether the manifest
+    marks a run in progress (both must be set while rows are being written)."""
+
+    def __init__(self, index_dir):
+        super().__init__()
+        self.index_dir = index_dir
+        self.seen: list[tuple[str, bool]] = []
+
+    def embed(self, texts):
+        from seek.store import describe_holder
+
+        self.seen.append((describe_holder(self.index_dir), load_manifest(self.index_dir).run_open))
+        return super().embed(texts)
+
+
+def test_while_rows_are_written_the_lock_names_the_command_and_the_run_is_open(
+    make_tree, settings_for
+):
+    root = make_tree(FILES)
+    settings = settings_for()
+    index_dir = index_dir_for(root, settings)
+    full = WatchingEmbedder(index_dir)
+    run(root, settings, embedder=full)
+    (root / "src/app.py").write_text("def main():\n    return 3\n")
+    single = WatchingEmbedder(index_dir)
+    report = Indexer(root, settings, embedder=single).run_paths(["src/app.py"])
+    assert full.seen and all(
+        holder.startswith(f"pid {os.getpid()} (seek index {root})") and run_open
+        for holder, run_open in full.seen
+    )
+    assert single.seen and all(
+        holder.startswith(f"pid {os.getpid()} (seek watch {root})") and run_open
+        for holder, run_open in single.seen
+    )
+    assert not load_manifest(index_dir).run_open  # closed again at the end
+    assert (report.workspace, report.index_dir) == (root, index_dir)
+    assert report.embedded == 1 and report.updated == ["src/app.py"]
+
+
+def test_unchanged_files_are_not_even_read(make_tree, settings_for, monkeypatch):
+    # README "seek index": only files whose size or modification time changed are read.
+    import seek.indexer
+
+    root = make_tree(FILES)
+    settings = settings_for()
+    run(root, settings)
+    reads = []
+    real_read = seek.indexer.read_regular_file
+
+    def counting_read(path):
+        reads.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(seek.indexer, "read_regular_file", counting_read)
+    assert run(root, settings)[0].unchanged == 3
+    report = Indexer(root, settings, embedder=HashEmbedder()).run_paths(
+        ["src/app.py", "src/util.py", "gone.py"]
+    )
+    assert reads == [] and report.unchanged == 2 and report.removed == 0
+
+
+def test_single_path_updates_honour_ignored_globs_and_skip_the_index_folder(
+    make_tree, settings_for
+):
+    root = make_tree({**FILES, "src/api.gen.py": "def generated():\n    pass\n"})
+    settings = settings_for(home=str(root / ".seek-home"), ignored_globs=("*.gen.py",))
+    run(root, settings)
+    index_dir = index_dir_for(root, settings)
+    manifest_rel = (index_dir / "manifest.json").relative_to(root).as_posix()
+    report = Indexer(root, settings, embedder=HashEmbedder()).run_paths(
+        ["src/api.gen.py", manifest_rel]
+    )
+    assert report.embedded == 0 and report.updated == []
+    assert set(load_manifest(index_dir).files) == set(FILES)
