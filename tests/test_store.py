@@ -224,3 +224,23 @@ def test_is_locked_only_while_a_writer_holds_the_lock(tmp_path):
         assert is_locked(tmp_path)
     assert not is_locked(tmp_path)  # the lock file stays, unheld
     assert (tmp_path / "writer.lock").exists() and not (tmp_path / "writer.json").exists()
+
+
+def test_an_unwritten_table_is_empty_not_an_error(tmp_path):
+    table = ChunkTable(tmp_path)
+    assert (table.count_chunks(), table.count_rows(), table.stored_paths()) == (0, 0, set())
+    assert table.vector_search(np.ones(4), 5) == [] and table.keyword_scores("x", 5) == []
+    assert not (tmp_path / "lancedb").exists()  # reading never creates files
+
+
+def test_vector_search_filters_before_ranking(tmp_path):
+    # far.py is the least similar chunk: only a filter applied before the top-k finds it.
+    chunks = [(f"near{i}.py", 0, 1, "near", 1) for i in range(3)] + [("far.py", 0, 1, "far", 1)]
+    table = ChunkTable(tmp_path)
+    batch = rows_for(chunks)
+    batch.vectors = np.array([[1, 0, 0, 0]] * 3 + [[0, 0, 0, 1]], dtype=np.float32)
+    table.replace_files([], batch)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    assert [h.path for h in table.vector_search(query, 1, paths=["far.py"])] == ["far.py"]
+    assert len(table.vector_search(query, 1)) == 1 and table.vector_search(query, 0) == []
+    assert len(table.vector_search(query, 10)) == 4
