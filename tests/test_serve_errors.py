@@ -178,3 +178,32 @@ def test_a_slow_team_server_is_given_up_after_team_timeout_s(settings_for):
         elapsed = time.monotonic() - started
     assert hits == [] and note.startswith(f"No team hits: the team server at {url} failed")
     assert elapsed < 2.5
+
+
+def test_the_served_workspaces_own_settings_apply(make_tree, seek_home):
+    # A workspace's .seek.toml counts for every endpoint (README "Settings").
+    root = make_tree({**SMALL_PROJECT, ".seek.toml": "chunk_max_chars = 500\n"})
+    with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
+        assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
+        status = httpx.get(f"{url}/v1/status", timeout=30).json()
+        context = httpx.post(f"{url}/v1/context", json={"question": "HttpClient"}, timeout=60)
+    assert status["exists"] and not status["rebuild_reason"]  # same chunk settings as the index
+    assert context.status_code == 200
+
+
+def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
+    root = make_tree(SMALL_PROJECT)
+    monkeypatch.setenv("SEEK_TOKEN", "s3cret")
+    config = server_module.serve_config("0.0.0.0", (root,), {"home": "/tmp/h"})
+    assert (config.workspaces, config.token, config.overrides) == (
+        (root,),
+        "s3cret",
+        {"home": "/tmp/h"},
+    )
+    monkeypatch.delenv("SEEK_TOKEN")
+    with pytest.raises(server_module.SeekError) as refused:
+        server_module.serve_config("10.0.0.1", (root,), {})
+    assert str(refused.value) == (
+        "binding 10.0.0.1 exposes your code to the network: set SEEK_TOKEN to a secret token "
+        "first (clients send `Authorization: Bearer <token>`)"
+    )
