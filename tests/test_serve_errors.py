@@ -185,10 +185,13 @@ def test_the_served_workspaces_own_settings_apply(make_tree, seek_home):
     root = make_tree({**SMALL_PROJECT, ".seek.toml": "chunk_max_chars = 500\n"})
     with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
         assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
-        status = httpx.get(f"{url}/v1/status", timeout=30).json()
         context = httpx.post(f"{url}/v1/context", json={"question": "HttpClient"}, timeout=60)
-    assert status["exists"] and not status["rebuild_reason"]  # same chunk settings as the index
-    assert context.status_code == 200
+        search = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
+        status = httpx.get(f"{url}/v1/status", timeout=30).json()
+    assert context.status_code == 200 and search.status_code == 200
+    # Had any endpoint used the default settings, its refresh would have rebuilt the index
+    # with 1,000-character chunks and the status would now ask for a rebuild.
+    assert status["exists"] and not status["rebuild_reason"]
 
 
 def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
