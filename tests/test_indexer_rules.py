@@ -258,3 +258,22 @@ def test_single_path_updates_honour_ignored_globs_and_skip_the_index_folder(
     )
     assert report.embedded == 0 and report.updated == []
     assert set(load_manifest(index_dir).files) == set(FILES)
+
+
+def test_rows_left_by_an_interrupted_run_are_removed_and_logged(make_tree, settings_for, caplog):
+    from seek.store import save_manifest
+
+    root = make_tree(FILES)
+    settings = settings_for()
+    run(root, settings)
+    index_dir = index_dir_for(root, settings)
+    before = load_manifest(index_dir)
+    (root / "ghost.py").write_text("def ghost():\n    pass\n")
+    run(root, settings)  # rows for ghost.py...
+    before.run_open = True
+    save_manifest(index_dir, before)  # ...whose stamp a killed run never saved
+    (root / "ghost.py").unlink()
+    with caplog.at_level("INFO", logger="seek.indexer"):
+        run(root, settings)
+    assert "removing rows of 1 files left by an interrupted run" in caplog.messages
+    assert ChunkTable(index_dir).stored_paths() == set(FILES)
