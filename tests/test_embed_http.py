@@ -344,3 +344,11 @@ def test_the_switch_to_single_texts_is_logged_with_its_reason(caplog):
             make("ollama", url, concurrency=1).embed(TEXTS[:3])
     assert "a list was refused with HTTP 400; sending one text per request" in caplog.text
     assert "2 vectors came back for 3 texts; sending one text per request" in caplog.text
+
+
+def test_a_5xx_to_a_list_is_not_taken_for_a_refusal_of_lists():
+    with serve(Behaviour(fail_after=0)) as (url, b):
+        embedder = make("ollama", url, concurrency=1)
+        with pytest.raises(EmbeddingError, match="HTTP 500"):
+            embedder.embed(["a", "b"])
+    assert not embedder.single_only and len(b.requests) == 1  # no retry one text at a time
