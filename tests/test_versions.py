@@ -14,21 +14,21 @@ def test_older_copies_are_superseded_version_folders_and_old_named_folders():
         "packages/zod/src/v3/types.ts",
         "packages/zod/src/v4/core/api.ts",
         "api/v1/routes.go",  # a lone v1: just a name
-        "lib/legacy/loader.py",
-        "src/Compat/Shim.cs",
-        "src/v4/classic/compat.ts",  # a file named compat is current code
-        "docs/old.md",
+        "lib/Deprecated/loader.py",
+        "src/old/Shim.cs",
+        "src/v4/classic/old.ts",  # a file named old is current code
+        "lib/legacy/x.py",  # compat/legacy: path_penalties already demotes them
     ]
     assert older_copies(paths) == {
         "packages/zod/src/v3/types.ts": "v3",
-        "lib/legacy/loader.py": "legacy",
-        "src/Compat/Shim.cs": "compat",
+        "lib/Deprecated/loader.py": "deprecated",
+        "src/old/Shim.cs": "old",
     }
 
 
 def test_a_question_that_names_the_old_folder_keeps_it():
     assert named_in("v3", "v3 compatibility error types")
-    assert named_in("compat", "the compatibility shim for old callers")
+    assert named_in("deprecated", "which helpers are deprecated")
     assert not named_in("v3", "how are errors formatted")
     files = ["src/v3/errors.ts", "src/v4/errors.ts"]
     older = older_copies(files)

@@ -1,18 +1,22 @@
 """Current code before its older copies (issue 13, "symbols": current vs legacy).
 
 A workspace often keeps an older copy of the same API next to the current one: ``src/v3/``
-beside ``src/v4/``, a ``deprecated/``, ``legacy/`` or ``compat/`` folder. Both define the
+beside ``src/v4/``, or a ``deprecated/`` folder. Both define the
 same names and say the same words, and the ranker has no way to tell them apart; a developer
 asking about ``ZodError`` or "how errors are formatted" means the current one unless they
 name the old one. So a file under such a folder is *older*:
 
 * a version folder ``vN`` whose parent also holds a ``vM`` with ``M > N`` (the newest one is
   current; a lone ``v1/`` is just a name);
-* a folder named ``deprecated``, ``legacy``, ``obsolete``, ``old`` or ``compat``.
+* a folder named ``deprecated``, ``obsolete`` or ``old``.
+
+(``compat/`` and ``legacy/`` folders are already demoted before the ranker, by
+``path_penalties`` in :mod:`.signals`, which the ranker's features carry; they are not
+demoted twice.)
 
 An older file keeps ``OLDER_FACTOR`` of its probability, unless the question names the folder
-(``v3 errors``, "the deprecated helpers", "compatibility shim"): then it is what was asked
-for. Only folders count: a file named ``compat.py`` is part of the current code.
+(``v3 errors``, "the deprecated helpers"): then it is what was asked for. Only folders
+count: a file named ``old.py`` is part of the current code.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 
 OLDER_FACTOR = 0.5
 """The same demotion as ``non_code_penalty``: an older copy still shows, below the current one."""
-OLD_FOLDERS = frozenset(("deprecated", "legacy", "obsolete", "old", "compat"))
+OLD_FOLDERS = frozenset(("deprecated", "obsolete", "old"))
 _VERSION = re.compile(r"v(\d+)")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -57,7 +61,7 @@ def older_copies(paths: Iterable[str]) -> dict[str, str]:
 
 def named_in(folder: str, query: str) -> bool:
     """The question asks for this folder: a word of it starts with the folder's name
-    (``v3``, ``deprecated``, ``compatibility`` for ``compat``)."""
+    (``v3``, ``deprecated``; ``older`` for ``old``)."""
     return any(word.startswith(folder) for word in _WORD.findall(query.lower()))
 
 
