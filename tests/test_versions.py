@@ -30,6 +30,7 @@ def test_a_question_that_names_the_old_folder_keeps_it():
     assert named_in("v3", "v3 compatibility error types")
     assert named_in("deprecated", "which helpers are deprecated")
     assert not named_in("v3", "how are errors formatted")
+    assert not named_in("v3", "the v30 release notes")
     files = ["src/v3/errors.ts", "src/v4/errors.ts"]
     older = older_copies(files)
     p = np.array([0.6, 0.4])

@@ -60,9 +60,12 @@ def older_copies(paths: Iterable[str]) -> dict[str, str]:
 
 
 def named_in(folder: str, query: str) -> bool:
-    """The question asks for this folder: a word of it starts with the folder's name
-    (``v3``, ``deprecated``; ``older`` for ``old``)."""
-    return any(word.startswith(folder) for word in _WORD.findall(query.lower()))
+    """The question asks for this folder: a word of it is the version (``v3``, not ``v30``)
+    or starts with the folder's name (``deprecated``; ``older`` for ``old``)."""
+    words = _WORD.findall(query.lower())
+    if _VERSION.fullmatch(folder):
+        return folder in words
+    return any(word.startswith(folder) for word in words)
 
 
 def demote_older(
