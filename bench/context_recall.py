@@ -186,7 +186,8 @@ SWEEP_TOPS = (12, 16, 20)
 def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) -> list[dict]:
     """Recall against noise over a grid of the chunk stage's context weight (the weight of
     a file's further parts), candidates weighed, threshold, snippet limit and character
-    budget: every question searched once per weight, ``build_context`` once per setting."""
+    budget: every question searched once per weight and count, ``build_context`` once per
+    setting."""
     import dataclasses
 
     from seek.retrieve.context import build_context
@@ -199,13 +200,17 @@ def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) ->
     try:
         for weight in SWEEP_WEIGHTS:
             chunker.context_rest_weight = weight
-            results = [searcher.search(q.query, k=max(SWEEP_TOPS)) for q in queries]
+            # ``seek context`` searches with k = its candidate count, and k also sets how deep
+            # each retriever looks: one search per count, not a cut of a longer list.
+            results = {
+                top: [searcher.search(q.query, k=top) for q in queries] for top in SWEEP_TOPS
+            }
             for top, threshold, snippets, budget in itertools.product(
                 SWEEP_TOPS, SWEEP_THRESHOLDS, SWEEP_SNIPPETS, SWEEP_BUDGETS
             ):
                 weighed = dataclasses.replace(settings, rerank_top=top)
                 judged = []
-                for query, result in zip(queries, results, strict=True):
+                for query, result in zip(queries, results[top], strict=True):
                     context = build_context(
                         root,
                         result,

@@ -68,7 +68,7 @@ class Settings:
     focus_k: int = 6
     focus_files: int = 8
     rrf_k: int = 60
-    rerank_top: int = 16
+    rerank_top: int = 20
     rerank_threshold: float = 0.01
     """The probability a block needs to reach ``seek context`` (MODELS.md: recall against
     noise on the dev sets; 0.08 until issue 13, 0.02 with 12 candidates in its first round)."""
