@@ -32,6 +32,7 @@ from seek.retrieve.ranker import (
 from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.versions import demote_older
 from seek.settings import Settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 from seek.text import keyword_query
@@ -243,6 +244,8 @@ class Searcher:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
             probabilities = ranker.probabilities(rows)
+            if sig.OLDER_COPIES not in disabled:
+                probabilities = demote_older(query, files, probabilities, self.corpus.older())
             chunker = None if sig.CHUNK_RANKER in disabled else self.chunker()
             if chunker is None:
                 pool = ranked_pool(pool, files, probabilities, self.paths)
