@@ -78,4 +78,6 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     click.echo(f"seek: the page for {', '.join(map(str, roots))} is at {url}", err=True)
     if not no_open:
         webbrowser.open(url)
-    uvicorn.Server(uvicorn_config(create_app(config), "127.0.0.1", port)).run(sockets=[sock])
+    settings = uvicorn_config(create_app(config), "127.0.0.1", port)
+    settings.timeout_graceful_shutdown = 2  # open pages hold progress streams: Ctrl-C ends them
+    uvicorn.Server(settings).run(sockets=[sock])
