@@ -195,6 +195,7 @@ def test_open_rebuild_and_status(browser, ui, shots, embedder):
     wait(browser, lambda d: "\n2\n" in "\n" + text(d, "status-fields") + "\n", what="counts")
     fields = text(browser, "status-fields")
     assert "ollama/test-embed" in fields and "Chunks" in fields
+    assert time.strftime("%Y") in fields.split("Last update")[1].split("\n")[1]
     skipped = browser.find_element(By.ID, "skipped")
     skipped.find_element(By.TAG_NAME, "summary").click()
     assert "notes.bin" in skipped.text

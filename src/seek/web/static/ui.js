@@ -97,8 +97,8 @@ function showPanel(id) {
 
 // -- index panel ------------------------------------------------------------------------
 
-function when(seconds) {
-  return seconds ? new Date(seconds * 1000).toLocaleString() : "never";
+function when(epochMs) {
+  return epochMs ? new Date(epochMs).toLocaleString() : "never";
 }
 
 function size(bytes) {
@@ -184,8 +184,7 @@ function showProgress(p) {
       showError("Index run failed: " + p.error);
     } else if (p.summary) {
       let line = p.summary;
-      if (p.cancelled) line = "Cancelled: kept " + p.kept_files + " files. " + p.summary;
-      else line += " " + p.files + " files, " + p.chunks + " chunks embedded in " + p.elapsed + " s.";
+      if (p.cancelled && p.kept_files !== null) line = "Cancelled: kept " + p.kept_files + " files. " + p.summary;
       $("run-result").textContent = line;
     }
   }
