@@ -357,3 +357,19 @@ def test_foreign_origin_and_host_are_refused(ui):
     assert simple.status_code == 415
     own = httpx.get(url, timeout=10)
     assert own.status_code == 200 and "default-src 'none'" in own.headers["content-security-policy"]
+
+
+def test_with_a_token_the_page_loads_and_sends_it(browser, ui, seek_home):
+    from seek_server import running
+
+    from seek.server import ServeConfig
+
+    config = ServeConfig(workspaces=(ui["app"],), token="s3cret-token", ui=True,
+                         overrides={"home": str(seek_home)})  # fmt: skip
+    with running(config) as url:
+        assert httpx.get(f"{url}/ui/api/status", timeout=10).status_code == 401
+        assert httpx.get(f"{url}/ui/static/ui.js", timeout=10).status_code == 200
+        browser.get(f"{url}/#token=s3cret-token")
+        wait(browser, lambda d: "Files" in text(d, "status-fields"), what="the status")
+        browser.get(f"{url}/?again#token=wrong")  # a new page, not a hash change
+        wait(browser, lambda d: "Bearer" in text(d, "error"), what="the refusal")

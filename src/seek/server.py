@@ -308,19 +308,22 @@ def create_app(config: ServeConfig) -> RequestGuard:
         Route("/v1/index", handler(index), methods=["POST"]),
         Route("/v1/openapi.json", handler(openapi), methods=["GET"]),
     ]
+    public: frozenset[str] = frozenset()
     if config.ui:  # the page shares the API's checks: workspaces, body limits, errors
-        from seek.web.ui import ui_routes
+        from seek.web.ui import PUBLIC_PATHS, ui_routes
 
         async def read_json(request: Request) -> dict[str, Any]:
             return await json_body(request, time.monotonic() + REQUEST_TIMEOUT_S)
 
         routes += ui_routes(service.roots, config.overrides, service.root, read_json, handler)
+        public = PUBLIC_PATHS
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: http_error},
     )
     policy = GuardPolicy(token=config.token, extra_hosts=config.hosts,
-                         allowed_origins=config.origins)  # fmt: skip
+                         allowed_origins=config.origins,
+                         public_paths=public)  # fmt: skip
     return RequestGuard(app, policy)
 
 

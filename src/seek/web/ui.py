@@ -27,6 +27,9 @@ from seek.web import user_config
 from seek.web.adapter import Workspaces
 
 STATIC = {"index.html": "text/html", "ui.js": "text/javascript", "ui.css": "text/css"}
+PUBLIC_PATHS = frozenset(("/", *(f"/ui/static/{name}" for name in STATIC)))
+"""Fetched without the token (they hold no data); the page then sends the token it finds
+after ``#token=`` in its address with every API call."""
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
