@@ -121,7 +121,7 @@ def ui(tmp_path_factory, chat, embedder):
     assert "is at http://127.0.0.1:" in line, line
     url = line.rsplit(" ", 1)[1].strip()
     try:
-        yield {"url": url, "app": app, "big": big, "config": config}
+        yield {"url": url, "app": app, "big": big, "config": config, "env": env, "cmd": cmd}
     finally:
         proc.terminate()  # the open page's streams end within the 2 s grace period
         proc.wait(15)
@@ -226,6 +226,28 @@ def test_cancel_mid_run_keeps_files_and_update_carries_on(browser, ui, embedder)
     browser.find_element(By.ID, "update").click()
     wait(browser, lambda d: "files embedded" in text(d, "run-result"), what="the next update")
     assert f"Indexed: {60 - kept} files embedded" in text(browser, "run-result")
+
+
+def test_a_run_started_from_the_cli_shows_and_no_second_writer_starts(browser, ui, embedder):
+    _, behaviour = embedder
+    open_page(browser, ui, "big")
+    behaviour.hang_s = 0.1
+    command = [*ui["cmd"][:5], "index", str(ui["big"]), "--rebuild", "-q"]
+    cli = subprocess.Popen(
+        command, env=ui["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        wait(browser, lambda d: "Indexing by pid" in text(d, "progress-text"), what="the CLI run")
+        assert "seek" in text(browser, "progress-text")
+        assert not browser.find_element(By.ID, "update").is_enabled()
+        refused = httpx.post(f"{ui['url']}ui/api/index", json={"path": str(ui["big"])}, timeout=10)
+        assert (
+            refused.status_code == 409 and "another process" in refused.json()["error"]["message"]
+        )
+    finally:
+        behaviour.hang_s = 0.0
+        assert cli.wait(60) == 0, cli.stderr.read()
+    wait(browser, lambda d: d.find_element(By.ID, "update").is_enabled(), what="the end")
 
 
 def test_search_shows_highlighted_code_and_the_context_line(browser, ui, shots):
