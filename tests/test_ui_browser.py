@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -338,33 +339,36 @@ def test_settings_change_applies_to_the_next_question(browser, ui, shots, chat):
     assert chat.bodies[-1]["messages"][-1]["content"].count("(lines ") == 1
 
 
-def test_model_mismatch_warning(browser, ui):
+@contextmanager
+def user_config_with(ui, old: str, new: str):
+    """The user config with ``old`` replaced by ``new`` for the block (the server reads it
+    on each request)."""
     config = ui["config"]
     saved = config.read_text()
-    config.write_text(saved.replace('model = "test-embed"', 'model = "nomic-embed-text"'))
+    config.write_text(saved.replace(old, new))
     try:
+        yield
+    finally:
+        config.write_text(saved)
+
+
+def test_model_mismatch_warning(browser, ui):
+    with user_config_with(ui, 'model = "test-embed"', 'model = "nomic-embed-text"'):
         open_page(browser, ui)
         warning = browser.find_element(By.ID, "mismatch")
         assert warning.is_displayed()
         assert "built with ollama/test-embed" in warning.text
         assert "configured model is ollama/nomic-embed-text" in warning.text
         assert "not indexed until you Rebuild" in warning.text
-    finally:
-        config.write_text(saved)
 
 
 def test_no_chat_model_says_which_setting_to_change(browser, ui):
-    config = ui["config"]
-    saved = config.read_text()
-    config.write_text(saved.replace('chat_model = "llama3"', 'chat_model = ""'))
-    try:
+    with user_config_with(ui, 'chat_model = "llama3"', 'chat_model = ""'):
         open_page(browser, ui)
         tab(browser, "Ask")
         ask(browser, "anything?")
         wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn .error"), what="error")
         assert "set chat_model in Settings" in turns(browser)[-1].text
-    finally:
-        config.write_text(saved)
 
 
 def test_foreign_origin_and_host_are_refused(ui):

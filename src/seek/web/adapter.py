@@ -36,8 +36,10 @@ class Run:
     report: IndexReport | None = None
     error: str = ""
     finished: float | None = None
+    kept_files: int | None = None
+    """After a cancel: the files the index holds (the kept ones)."""
 
-    def to_json(self, kept_files: int | None = None) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         end = self.finished or time.monotonic()
         data: dict[str, Any] = {
             "mode": self.mode, "running": self.finished is None, "phase": self.progress.phase,
@@ -49,7 +51,7 @@ class Run:
             r = self.report
             data.update(summary=r.summary(), cancelled=r.cancelled, embedded=r.embedded,
                         chunks=r.chunks, unchanged=r.unchanged, removed=r.removed,
-                        files=r.files, kept_files=kept_files)  # fmt: skip
+                        files=r.files, kept_files=self.kept_files)  # fmt: skip
         return data
 
 
@@ -98,6 +100,8 @@ class Workspaces:
             run.report = index_workspace(
                 root, settings, mode=run.mode, progress=progress, cancel=run.cancel
             )
+            if run.report.cancelled:
+                run.kept_files = workspace_status(root, settings).files
         except Exception as exc:  # noqa: BLE001 - shown in the page, never lost in a thread
             run.error = str(exc) or type(exc).__name__
         finally:
@@ -116,13 +120,17 @@ class Workspaces:
         and the files its manifest holds so far."""
         run = self.runs.get(root)
         if run is not None:
-            kept = None
-            if run.finished is not None and run.report is not None and run.report.cancelled:
-                kept = workspace_status(root, self.settings(root)).files
-            return {"source": "page", **run.to_json(kept)}
+            return {"source": "page", **run.to_json()}
         return {"source": "none", "running": False}
 
     def foreign_writer(self, root: Path) -> dict[str, Any]:
+        """A writer this page did not start; the lock is probed first (cheap, once a
+        second while the page is open), the status read only while one holds it."""
+        if not is_locked(index_dir_for(root, self.settings(root))):
+            return {"source": "none", "running": False}
+        run = self.runs.get(root)
+        if run is not None and run.finished is not None:
+            del self.runs[root]  # its outcome is older than this run's: stop showing it
         status = self.status(root)
         if not status["writer"]:
             return {"source": "none", "running": False}
