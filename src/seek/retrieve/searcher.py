@@ -80,8 +80,11 @@ class Searcher:
         self.table = ChunkTable(self.index_dir, manifest.table)
         self.model_id = manifest.model
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
+        expected = 0 if manifest.run_open else sum(s.chunks for s in manifest.files.values())
         try:
             self._load()
+            if expected and not self.paths:  # an empty or missing table is damage, not "no hits"
+                raise ValueError(f"the table holds no rows, the manifest lists {expected} chunks")
             self._has_keywords = self.table.has_keyword_index() or not self.paths
         except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
             raise damaged(root, exc) from exc
