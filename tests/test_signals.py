@@ -1,6 +1,10 @@
 """Each ranking signal as a small table-driven test, plus fusion."""
 
+import sys
+import threading
+
 import pytest
+import snowballstemmer
 
 from seek.retrieve import fuse, rrf_ranks
 from seek.retrieve import signals as sig
@@ -156,3 +160,33 @@ def test_non_code_penalty_halves_docs():
     scores = {0: 1.0, 1: 1.0}
     sig.apply_non_code_penalty(scores, ["a.py", "a.md"])
     assert scores == {0: 1.0, 1: sig.NON_CODE_FACTOR}
+
+
+def test_stemming_from_many_threads_gives_the_sequential_stems():
+    # A server stems on several threads at once; a shared snowball stemmer without a lock
+    # returned wrong stems and raised IndexError (issue 20).
+    stems = ("connect", "retri", "handl", "pars", "configur", "serializ", "dispatch", "render")
+    suffixes = ("ed", "ing", "ers", "ations", "ness", "ive", "ly", "s")
+    words = [f"{s}{x}{i}x" for i in range(60) for s in stems for x in suffixes]
+    expected = {w: snowballstemmer.stemmer("english").stemWord(w) for w in words}
+    failures: list[str] = []
+
+    def work(part: list[str]) -> None:
+        try:
+            failures.extend(w for w in part if sig.english_stem(w) != expected[w])
+        except Exception as exc:  # noqa: BLE001 - the race raised IndexError
+            failures.append(repr(exc))
+
+    sig.english_stem.cache_clear()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(words[i::8],)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        sig.english_stem.cache_clear()
+    assert failures == []
