@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from seek.indexer import refresh_before_search
+from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
 from seek.store import index_dir_for
@@ -62,8 +63,11 @@ class LiveIndexes:
             if cached is None or self._mtimes.get(root) != mtime:
                 stamp = contents_stamp(manifest)
                 if cached is None or cached[0] != stamp:
+                    replaced = cached is not None
                     cached = (stamp, Searcher.open(root, settings))
                     self._searchers[root] = cached
+                    if replaced:  # the old searcher and the update's garbage are free now
+                        release_free_memory()
                 self._mtimes[root] = mtime
         return cached[1], notes
 
