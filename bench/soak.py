@@ -145,7 +145,7 @@ def wait_until(check: Callable[[], bool], seconds: float) -> float:
 
 
 class Soak:
-    """The shared loop: a request plan, edits, samples. ``call`` sends one request."""
+    """What the serve and mcp runs share: the request plan, the edits and the samples."""
 
     def __init__(self, args: argparse.Namespace, roots: list[Path], total: int) -> None:
         self.args, self.roots, self.total = args, roots, total

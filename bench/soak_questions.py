@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from seek.text import split_identifier
+
 VOCABULARY = 4_000
 """Identifiers kept per workspace: enough for millions of distinct questions."""
 CODE_SUFFIXES = frozenset(
@@ -23,7 +25,6 @@ CODE_SUFFIXES = frozenset(
 )  # fmt: skip
 MAX_FILE_BYTES = 400_000
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,30}\b")
-_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 KEYWORDS = frozenset(
     "self this that None True False null true false return import from class def func function "
     "const static public private protected void string bool int else elif while with pass "
@@ -62,7 +63,7 @@ def harvest(root: Path, limit: int = VOCABULARY) -> tuple[list[str], list[str]]:
         counts.update(t for t in _IDENTIFIER.findall(text) if t.lower() not in KEYWORDS)
     identifiers = [name for name, _ in counts.most_common(limit)]
     words = sorted(
-        {w.lower() for name in identifiers for w in _SPLIT.split(name) if len(w) > 2} - KEYWORDS
+        {w for name in identifiers for w in split_identifier(name) if len(w) > 2} - KEYWORDS
     )
     return identifiers, words
 
