@@ -41,7 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.data import ANNOTATIONS, REPO_ROOT, REPOS_JSON, builtin_model_dir, read_repo_list
+from bench import context_recall
+from bench.data import REPO_ROOT, SEMBLE_SET, BenchSet, builtin_model_dir
 from bench.scoring import (
     CATEGORIES,
     Hit,
@@ -74,9 +75,11 @@ class Repo:
     queries: list[Query] = field(default_factory=list)
 
 
-def load_repos(bench_dir: Path, names: Sequence[str] | None) -> tuple[list[Repo], list[dict]]:
+def load_repos(
+    bench_dir: Path, names: Sequence[str] | None, bench_set: BenchSet = SEMBLE_SET
+) -> tuple[list[Repo], list[dict]]:
     """The repos to run, and the ones skipped (with the reason)."""
-    specs = {entry["name"]: entry for entry in json.loads(REPOS_JSON.read_text())}
+    specs = bench_set.specs()
     if names is None:
         names = list(specs)
     repos: list[Repo] = []
@@ -88,7 +91,7 @@ def load_repos(bench_dir: Path, names: Sequence[str] | None) -> tuple[list[Repo]
             continue
         root = spec.get("benchmark_root") or ""
         folder = bench_dir / name / root if root else bench_dir / name
-        annotations = ANNOTATIONS / f"{name}.json"
+        annotations = bench_set.annotations / f"{name}.json"
         if not folder.is_dir():
             skipped.append({"repo": name, "reason": f"no checkout at {folder}"})
             continue
@@ -160,13 +163,17 @@ def anomalies(repo: Repo, hits_per_query: Sequence[Sequence[Hit]]) -> dict[str, 
 class SeekRunner:
     """seek in this process: one persistent bench home, one Searcher per repo."""
 
-    def __init__(self, home: Path, model: Path | None = None) -> None:
+    def __init__(
+        self, home: Path, model: Path | None = None, context: bool = True, sweep: bool = False
+    ) -> None:
         from seek import index_workspace, load_settings
         from seek.retrieve import SIGNALS, Searcher
 
         self.index_workspace = index_workspace
         self.Searcher = Searcher
         self.signals: tuple[str, ...] = tuple(SIGNALS)
+        self.context = context
+        self.sweep = sweep
         home.mkdir(parents=True, exist_ok=True)
         # No user config file, so ~/.config/seek cannot change what is measured.
         overrides = {"home": str(home)}
@@ -219,6 +226,12 @@ class SeekRunner:
             result["summary"]["stage_median_ms"] = {
                 stage: statistics.median(values) for stage, values in timings.items()
             }
+            if self.context:
+                result["context"] = self._context(repo, searcher)
+            if self.sweep:
+                result["context_sweep"] = context_recall.sweep(
+                    searcher, repo.folder, self.settings, repo.queries
+                )
             if ablate:
                 result["ablations"] = self._ablate(repo, search)
         finally:
@@ -228,6 +241,14 @@ class SeekRunner:
             searcher = None
             gc.collect()
         return result
+
+    def _context(self, repo: Repo, searcher: Any) -> dict[str, Any]:
+        """Every question through ``seek context`` at default settings (bench.context_recall)."""
+        per_query = []
+        for query in repo.queries:
+            entry = context_recall.run_context(searcher, repo.folder, self.settings, query)
+            per_query.append({"category": query.category, **entry})
+        return {"summary": context_recall.summarise(per_query), "queries": per_query}
 
     def variants(self) -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
@@ -370,7 +391,12 @@ def run_tool(
         _log(
             f"[{name}] {i}/{len(repos)} {repo.name}: NDCG@10 {summary['ndcg10']:.3f} "
             f"(file {summary['ndcg10_file']:.3f}), p50 {summary['latency']['p50_ms']:.1f} ms, "
-            f"{time.perf_counter() - started:.1f} s"
+            + (
+                f"context recall {ctx['recall']:.3f}, "
+                if (ctx := results[repo.name].get("context", {}).get("summary"))
+                else ""
+            )
+            + f"{time.perf_counter() - started:.1f} s"
         )
     return summarise_tool(repos, results, failures)
 
@@ -390,6 +416,11 @@ def summarise_tool(
         "mean_repo_p50_ms": statistics.fmean(p50s) if p50s else None,
     }
     out["repos"] = results
+    if any("context" in res for res in results.values()):
+        out["context"] = context_recall.overall(results)
+    sweeps = {n: r["context_sweep"] for n, r in results.items() if r.get("context_sweep")}
+    if sweeps:
+        out["context_sweep"] = context_recall.sweep_table(sweeps)
     out["failures"] = failures
     out["empty_queries"] = sum(len(s["anomalies"]["empty_queries"]) for s in summaries.values())
     return out
@@ -588,6 +619,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             rows.append(row)
         lines += _table(header, rows, text=(0, 1)) + [""]
 
+    lines += context_recall.render(data)
     stages: dict[str, list[float]] = {}
     for res in data.get("seek", {}).get("repos", {}).values():
         for stage, ms in res.get("summary", {}).get("stage_median_ms", {}).items():
@@ -757,8 +789,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__)
     parser.add_argument("bench_dir", type=Path, help="folder holding one checkout per repo")
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--repos", help="comma-separated repo names (default: dev-repos.txt)")
+    which.add_argument(
+        "--repos", help="comma-separated repo names (default: the set's dev-repos.txt, or all)"
+    )
     which.add_argument("--all", action="store_true", help="every repo in repos.json")
+    parser.add_argument(
+        "--set",
+        type=Path,
+        default=SEMBLE_SET.folder,
+        help="benchmark folder: repos.json + annotations/ (default: the semble set)",
+    )
+    parser.add_argument(
+        "--no-context", action="store_true", help="skip seek context recall (bench.context_recall)"
+    )
+    parser.add_argument(
+        "--context-sweep",
+        action="store_true",
+        help="also sweep seek context's weight, threshold, snippets and budget",
+    )
     parser.add_argument("--ablate", action="store_true", help="seek signal/mode ablations")
     parser.add_argument("--no-semble", action="store_true", help="skip semble")
     parser.add_argument("--no-seek", action="store_true", help="skip seek (semble only)")
@@ -781,20 +829,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not bench_dir.is_dir():
         _log(f"error: {bench_dir} is not a folder")
         return 2
+    bench_set = BenchSet(args.set.expanduser().resolve())
+    if not bench_set.repos_json.is_file():
+        _log(f"error: {bench_set.folder} has no repos.json")
+        return 2
     if args.repos:
         names: list[str] | None = [n.strip() for n in args.repos.split(",") if n.strip()]
     elif args.all:
         names = None
     else:
-        names = read_repo_list()
-    repos, skipped = load_repos(bench_dir, names)
+        names = bench_set.default_names()
+    repos, skipped = load_repos(bench_dir, names, bench_set)
     if not repos:
         _log("error: no repo to run")
         return 2
     runs = max(1, args.runs)
     home = args.home.expanduser().resolve()
     notes: list[str] = []
-    specs = {e["name"]: e for e in json.loads(REPOS_JSON.read_text())}
+    specs = bench_set.specs()
 
     data: dict[str, Any] = {
         "meta": {
@@ -807,6 +859,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seek_source_digest": _source_digest(),
             "loadavg_start": _loadavg(),
             "bench_dir": str(bench_dir),
+            "set": str(bench_set.folder),
             "home": str(home),
             "runs": runs,
             "k": K,
@@ -821,7 +874,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if not args.no_seek:
         try:
-            runner = SeekRunner(home, args.model.expanduser().resolve() if args.model else None)
+            runner = SeekRunner(
+                home,
+                args.model.expanduser().resolve() if args.model else None,
+                context=not args.no_context,
+                sweep=args.context_sweep,
+            )
         except Exception as exc:
             notes.append(f"seek not run: {type(exc).__name__}: {exc}")
             _log(f"warning: seek not run: {exc}")

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,36 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def start_indexed_server(
+    root: Path, port: int, env: dict[str, str], stderr: int | None = subprocess.DEVNULL
+) -> subprocess.Popen:
+    """Index ``root``, then run `seek serve` on it and wait until a search is answered."""
+    subprocess.run([sys.executable, "-m", "seek", "index", "-q", str(root)], env=env, check=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "seek", "serve", "--port", str(port), "--workspace", str(root)],
+        env=env, stderr=stderr, text=True,
+    )  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "warm up"}, timeout=30)
+            break
+        except httpx.TransportError:
+            time.sleep(0.2)
+    return server
+
+
+def run_clients(client: Callable[[int], None], clients: int) -> float:
+    """Run ``client(0..clients-1)`` on as many threads; the wall time until all are done."""
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
 
 
 def main() -> int:
@@ -45,22 +76,8 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "SEEK_HOME": home}
-        subprocess.run(
-            [sys.executable, "-m", "seek", "index", "-q", str(root)], env=env, check=True
-        )
-        server = subprocess.Popen(
-            [sys.executable, "-m", "seek", "serve", "--port", str(port), "--workspace", str(root)],
-            env=env, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        server = start_indexed_server(root, port, {**os.environ, "SEEK_HOME": home})
         try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    httpx.post(f"{url}/v1/search", json={"query": "warm up"}, timeout=30)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.2)
             latencies: list[float] = []
             errors: list[str] = []
             lock = threading.Lock()
@@ -85,13 +102,7 @@ def main() -> int:
                                 errors.append(str(answer))
                         i += 1
 
-            started = time.perf_counter()
-            threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            wall = time.perf_counter() - started
+            wall = run_clients(client, args.clients)
         finally:
             server.terminate()
             server.wait(30)

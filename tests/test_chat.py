@@ -8,14 +8,14 @@ import pytest
 from conftest import HashEmbedder
 from local_http import serving
 
-from seek.chat import ChatError, ask, chat_endpoint
+from seek.chat import ChatError, Turn, ask, chat_endpoint, history_messages, session_path
 from seek.indexer import index_workspace
 
 ANSWER = ["Retries are ", "configured in ", "src/retry.py (lines 1-2)."]
 
 
 @contextmanager
-def chat_server(models=("llama3",)):
+def chat_server(models=("llama3",), bodies=None):
     prompts = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -25,6 +25,8 @@ def chat_server(models=("llama3",)):
         def do_POST(self):  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             prompts.append(body["messages"][-1]["content"])
+            if bodies is not None:
+                bodies.append(body)
             if body["model"] not in models:
                 data = json.dumps({"error": f"model '{body['model']}' not found"}).encode()
                 self.send_response(404)
@@ -84,6 +86,39 @@ def test_a_session_turns_follow_ups_into_focused_searches(workspace, settings_fo
     assert first.searched == "how are retries configured?"
     assert second.searched == "how are retries configured?\nand how is it tested?"
     assert fresh.searched == "and how is it tested?"
+
+
+def test_a_session_sends_the_previous_turns_to_the_chat_model(workspace, settings_for):
+    bodies = []
+    with chat_server(bodies=bodies) as (url, _):
+        s = settings(settings_for, url)
+        index_workspace(workspace, s, embedder=HashEmbedder())
+        ask(workspace, "how are retries configured?", s, session="work")
+        ask(workspace, "and how is it tested?", s, session="work")
+        ask(workspace, "and how is it tested?", s, session="other")
+    first, second, fresh = (body["messages"] for body in bodies)
+    assert len(first) == 1 and len(fresh) == 1  # no history before a session's first turn
+    assert second[:2] == [
+        {"role": "user", "content": "how are retries configured?"},
+        {"role": "assistant", "content": "".join(ANSWER)},
+    ]
+    assert second[2]["role"] == "user"
+    assert second[2]["content"].rstrip().endswith("Question: and how is it tested?")
+    stored = json.loads(session_path(workspace, s, "work").read_text())["turns"]
+    assert [t["question"] for t in stored] == [
+        "how are retries configured?",
+        "and how is it tested?",
+    ]
+
+
+def test_history_is_trimmed_to_the_budget_newest_first():
+    turns = [Turn(f"question {i}", "answer " * 100 + str(i)) for i in range(5)]
+    messages = history_messages(turns, budget=1_500)
+    assert [m["content"] for m in messages if m["role"] == "user"] == ["question 3", "question 4"]
+    assert sum(len(m["content"]) for m in messages) <= 1_500
+    only = history_messages([Turn("why?", "x" * 5_000 + " the end")], budget=100)
+    assert only[0]["content"] == "why?" and only[1]["content"].endswith(" the end")
+    assert len(only[1]["content"]) <= 100
 
 
 def test_clear_errors(workspace, settings_for):

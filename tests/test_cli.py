@@ -49,7 +49,7 @@ def test_index_twice_status_and_json(project, seek_home):
     assert second.stdout.startswith("Index is up to date: 9 files, nothing changed (")
     status = json.loads(seek(seek_home, "status", "--json", str(project)).stdout)
     assert status["files"] == 9 and status["chunks"] >= 9
-    assert status["model"] == status["configuredModel"] == "local/minilm-code"
+    assert status["model"] == status["configured_model"] == "local/minilm-code"
     assert status["dimensions"] == 384
     assert status["skipped"] == {"not_allowlisted": 1, "too_big": 1}
     text = seek(seek_home, "status", str(project)).stdout
@@ -84,7 +84,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path, seek_home):
     bad = seek(seek_home, "index", str(tmp_path), check=False)
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines() == [
-        f"seek: error: chunk_max_chars in {tmp_path / '.seek.toml'} must be a int, not 'x'"
+        f"seek: error: chunk_max_chars in {tmp_path / '.seek.toml'} must be an integer, not 'x'"
     ]
     usage = seek(seek_home, "index", "--no-such-flag", check=False)
     assert usage.returncode == 2
@@ -129,11 +129,11 @@ def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
     assert out[0].startswith(" 1  pkg/mod3.py:1-2  ")
     assert out[1].strip() == "def function_3(value):"
     data = json.loads(seek(seek_home, "search", "function_3", str(project), "--json").stdout)
-    assert data["query"] == "function_3" and data["keywordQuery"] == "function_3 function"
+    assert data["query"] == "function_3" and data["keyword_query"] == "function_3 function"
     top = data["hits"][0]
-    assert (top["path"], top["startLine"], top["endLine"]) == ("pkg/mod3.py", 1, 2)
-    stages = {"vector_ms", "keyword_ms", "rank_ms", "ranker_ms"}
-    assert set(data["timingsMs"]) == stages
+    assert (top["path"], top["start_line"], top["end_line"]) == ("pkg/mod3.py", 1, 2)
+    stages = {"vector_ms", "keyword_ms", "rank_ms", "ranker_ms", "chunks_ms"}
+    assert set(data["timings_ms"]) == stages
     assert data["notes"] == []
     assert 0.0 <= top["score"] <= 1.0 and data["calibrated"]  # the ranker's probability
 
@@ -141,7 +141,7 @@ def test_search_indexes_first_and_prints_ranked_hits(project, seek_home):
 def test_search_without_the_reranker_keeps_fused_scores(project, seek_home):
     args = ("search", "function_3", str(project), "--json", "--no-rerank")
     data = json.loads(seek(seek_home, *args).stdout)
-    assert set(data["timingsMs"]) == {"vector_ms", "keyword_ms", "rank_ms"}
+    assert set(data["timings_ms"]) == {"vector_ms", "keyword_ms", "rank_ms"}
     assert data["hits"][0]["path"] == "pkg/mod3.py" and not data["calibrated"]
 
 

@@ -55,7 +55,7 @@ def test_kill_at_random_moments_then_repair(make_tree, tmp_path):
         repair = seek_index(home, root)
         out, err = repair.communicate(timeout=300)
         assert repair.returncode == 0, err
-        assert '"rebuildReason": ""' in out  # repaired in place, never rebuilt from scratch
+        assert '"rebuild_reason": ""' in out  # repaired in place, never rebuilt from scratch
     assert kills_mid_run >= KILLS // 2  # most kills really interrupted a run
     clean_home = tmp_path / "clean"
     clean = seek_index(clean_home, root)

@@ -317,7 +317,7 @@ def test_fifo_is_not_opened(make_tree, settings_for):
     os.mkfifo(root / "pipe.py")  # opening it for reading would block forever
     settings = settings_for()
     report = run(root, settings)
-    assert report.skipped == {"not_allowlisted": 1}
+    assert report.skipped == {"not_a_file": 1}
     assert_accounted(report, root, settings, 2)
     assert_search_works(root, settings)
 

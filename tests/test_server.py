@@ -1,36 +1,15 @@
 """The HTTP API against a real server on 127.0.0.1 (uvicorn in a thread)."""
 
 import os
-import threading
-import time
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import uvicorn
+from seek_server import running
 
 from seek.errors import SeekError
-from seek.server import MAX_BODY_BYTES, ServeConfig, create_app, serve_config
+from seek.server import MAX_BODY_BYTES, ServeConfig, serve_config
 
 pytestmark = pytest.mark.slow
-
-
-@contextmanager
-def running(config):
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(config), host="127.0.0.1", port=0, log_level="error")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started and time.time() < deadline:
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.fixture
@@ -64,7 +43,7 @@ def test_search_status_and_index(config, workspace):
         no_question = httpx.post(f"{url}/v1/context", json={}, timeout=30)
     assert found.status_code == 200
     assert found.json()["hits"][0]["path"] == "src/client.py"
-    assert found.json()["hits"][0]["startLine"] == 1
+    assert found.json()["hits"][0]["start_line"] == 1
     assert status.json()["files"] == 2
     assert indexed.json()["embedded"] == 1
     assert again.json()["hits"][0]["path"] == "src/new.py"
@@ -92,7 +71,12 @@ def test_limits_and_bad_requests(config):
             timeout=30,
         )
         long_query = httpx.post(f"{url}/v1/search", json={"query": "a" * 2001}, timeout=30)
-        not_json = httpx.post(f"{url}/v1/search", content=b"{nope", timeout=30)
+        not_json = httpx.post(
+            f"{url}/v1/search",
+            content=b"{nope",
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+        )
         bad_k = httpx.post(f"{url}/v1/search", json={"query": "x", "k": 0}, timeout=30)
     assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
     assert long_query.status_code == 400 and long_query.json()["error"]["code"] == "too_long"

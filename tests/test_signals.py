@@ -44,7 +44,9 @@ def test_fusion_weights_and_zero_weight_drops():
     [
         ("class UserService:\n    pass", "UserService", True),
         ("def load_user(x):", "load_user", True),
-        ("func (s *Server) Serve() {}", "Serve", False),  # receiver between keyword and name
+        ("func (s *Server) Serve() {}", "Serve", True),  # a Go method (issue 13)
+        ("func (s *Server) ServeHTTP() {}", "Serve", False),
+        ("go func() (Serve)", "Serve", False),
         ("pub fn parse<T>(x: T)", "parse", True),
         ("defmodule Phoenix.Router do", "Router", True),
         ("export interface Props {", "Props", True),

@@ -96,10 +96,16 @@ def test_replace_and_delete_files(tmp_path):
     assert table.keyword_search("one", 5) == []
 
 
-def test_keyword_search_repairs_a_missing_index(tmp_path):
+def test_keyword_search_never_writes_a_missing_index(tmp_path):
+    """Searches only read (a reader building the index raced the writer's commits): the
+    missing index is reported by check(), and the next run rebuilds it."""
     table = ChunkTable(tmp_path)
     table.replace_files([], rows_for([("a.py", 0, 1, "repair me", 1)]))  # no finish()
+    assert table.keyword_search("repair", 5) == []
     assert not table.has_keyword_index()
+    assert table.check(1) == "the keyword index is missing"
+    table.finish()
+    assert table.check(1) == ""
     assert [h.path for h in table.keyword_search("repair", 5)] == ["a.py"]
 
 

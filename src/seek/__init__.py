@@ -12,7 +12,7 @@ from seek.indexer import IndexReport, Progress, index_workspace
 from seek.settings import Settings, load_settings
 from seek.status import WorkspaceStatus, workspace_status
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "IndexReport",

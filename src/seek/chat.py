@@ -4,9 +4,11 @@ Chat servers: Ollama (``POST /api/chat``, newline-delimited JSON) and OpenAI-com
 (``POST /v1/chat/completions``, server-sent events), model and address from the settings.
 The prompt is the template (``~/.config/seek/prompt.md`` when it exists, else the built-in
 one) with ``{question}`` and ``{blocks}`` filled in. A session (``--session NAME``) keeps
-the last question and the files of its answer next to the index: a follow-up ("and how is
-it tested?") is searched together with the previous question, and those files get focus
-passes (reference §6.2-§6.3). Only this module talks to chat servers.
+its turns (question, answer, the answer's files) next to the index: a follow-up ("and how
+is it tested?") is searched together with the previous question, the previous answer's
+files get focus passes (reference §6.2-§6.3), and the chat model receives the previous
+turns as conversation messages, newest kept first within ``HISTORY_BUDGET_CHARS`` (issue
+15). Only this module talks to chat servers.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ CHAT_URLS = {"ollama": "http://localhost:11434", "openai": "https://api.openai.c
 CHAT_ROUTES = {"ollama": "/api/chat", "openai": "/v1/chat/completions"}
 CHAT_TIMEOUT_S = 300.0
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+HISTORY_BUDGET_CHARS = 8_000
+"""Characters of previous questions and answers sent with a session's question (about 2,000
+tokens: room for the last few turns next to the 12,000 characters of code)."""
+MAX_TURNS = 20
+"""Turns a session file keeps."""
 
 
 class ChatError(SeekError):
@@ -65,19 +72,62 @@ def session_path(root: Path, settings: Settings, name: str) -> Path:
     return index_dir_for(root, settings) / "sessions" / f"{name}.json"
 
 
-def load_session(path: Path) -> tuple[str | None, tuple[str, ...]]:
+@dataclass(frozen=True)
+class Turn:
+    question: str
+    answer: str
+    files: tuple[str, ...] = ()
+
+
+def load_session(path: Path) -> list[Turn]:
+    """The session's turns, oldest first (none when the file is missing or unreadable; a
+    session written by seek 0.1, with only the last question and files, is one turn)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return str(data["question"]), tuple(str(f) for f in data.get("files", []))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, ()
+        if "turns" not in data:
+            return [Turn(str(data["question"]), "", tuple(str(f) for f in data.get("files", [])))]
+        return [
+            Turn(str(t["question"]), str(t.get("answer", "")), tuple(map(str, t.get("files", []))))
+            for t in data["turns"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
 
 
-def save_session(path: Path, question: str, files: list[str]) -> None:
+def save_session(path: Path, turns: list[Turn]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"question": question, "files": files}), encoding="utf-8")
+    data = {
+        "turns": [
+            {"question": t.question, "answer": t.answer, "files": list(t.files)}
+            for t in turns[-MAX_TURNS:]
+        ]
+    }
+    tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def history_messages(turns: list[Turn], budget: int = HISTORY_BUDGET_CHARS) -> list[dict]:
+    """Chat messages for the previous turns, oldest first: whole turns, newest first, while
+    they fit in ``budget`` characters; when even the newest does not fit, its question and
+    the end of its answer (where the conclusion is) up to the budget."""
+    kept: list[Turn] = []
+    used = 0
+    for turn in reversed(turns):
+        size = len(turn.question) + len(turn.answer)
+        if used + size > budget:
+            if not kept and len(turn.question) < budget:
+                room = budget - len(turn.question)
+                kept.append(Turn(turn.question, "…" + turn.answer[-room:] if room else ""))
+            break
+        kept.append(turn)
+        used += size
+    messages = []
+    for turn in reversed(kept):
+        messages.append({"role": "user", "content": turn.question})
+        if turn.answer:
+            messages.append({"role": "assistant", "content": turn.answer})
+    return messages
 
 
 def chat_endpoint(settings: Settings) -> str:
@@ -92,13 +142,16 @@ def chat_endpoint(settings: Settings) -> str:
     return url + CHAT_ROUTES[provider]
 
 
-def stream_chat(settings: Settings, model: str, prompt: str) -> Iterator[str]:
-    """The answer's pieces as the server sends them."""
+def stream_chat(
+    settings: Settings, model: str, prompt: str, history: list[dict] | None = None
+) -> Iterator[str]:
+    """The answer's pieces as the server sends them (``history``: earlier messages)."""
     if not model:
         raise SettingsError("no chat model: pass --model or set chat_model in the settings")
     url = chat_endpoint(settings)
     server = "/".join(url.split("/")[:3])
-    body = {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True}
+    messages = [*(history or []), {"role": "user", "content": prompt}]
+    body = {"model": model, "messages": messages, "stream": True}
     headers = {}
     if settings.chat_api_key_env:
         key = os.environ.get(settings.chat_api_key_env, "")
@@ -176,16 +229,18 @@ def ask(
     if not question:
         raise SettingsError("the question is empty")
     store = session_path(root, settings, session) if session else None
-    previous, focus = load_session(store) if store else (None, ())
+    turns = load_session(store) if store else []
+    previous, focus = (turns[-1].question, turns[-1].files) if turns else (None, ())
     searched = search_text(question, previous)
     found = search(root, searched, settings, k=settings.rerank_top, focus=focus)
     context = build_context(root, found, settings)
     prompt = prompt_template().format(blocks=context.prompt(), question=question)
     pieces = []
-    for piece in stream_chat(settings, model or settings.chat_model, prompt):
+    history = history_messages(turns)
+    for piece in stream_chat(settings, model or settings.chat_model, prompt, history):
         pieces.append(piece)
         on_piece(piece)
     if store:
-        files = list(dict.fromkeys(b.path for b in context.blocks if b.kind != "team"))
-        save_session(store, question, files)
+        files = tuple(dict.fromkeys(b.path for b in context.blocks if b.kind != "team"))
+        save_session(store, [*turns, Turn(question, "".join(pieces), files)])
     return Answer("".join(pieces), context, searched)

@@ -7,6 +7,7 @@ line a user can act on. Front-ends print ``str(error)`` and exit 1.
 - :class:`IndexLockedError` - another process is writing the same index.
 - :class:`IndexMismatchError` - the index was built differently (model, dimensions,
   chunk settings, format) and must be rebuilt before it can be updated.
+- :class:`DamagedIndexError` - the stored index cannot be read; ``seek index`` repairs it.
 - :class:`EmbeddingError` - the embedder failed (model missing, server down, ...).
 - :class:`WorkspaceError` - the workspace folder is missing or not a folder.
 - :class:`ModelError` - ``seek models``: an unknown name, an unreachable hub, a failed or
@@ -32,6 +33,10 @@ class IndexLockedError(SeekError):
 
 class IndexMismatchError(SeekError):
     """The stored index no longer matches the settings and needs a rebuild."""
+
+
+class DamagedIndexError(SeekError):
+    """The stored index cannot be read (files deleted or truncated)."""
 
 
 class EmbeddingError(SeekError):

@@ -9,6 +9,17 @@ rows and save the manifest -> build the keyword index and compact.
 Stamps are saved only after their rows are written, and ``runOpen`` marks a run in progress,
 so a process killed at any instant leaves an index that the next run repairs without
 re-embedding the files already stamped.
+
+A rebuild of an existing index never touches it: the new rows go to a new table, described
+by ``manifest.next.json`` while they are written, and ``manifest.json`` is switched to it
+(one atomic rename) only when the table is complete, keyword index included. Searches keep
+reading the last complete index meanwhile. A rebuild that is killed or cancelled leaves the
+old index in place; its half-built table is dropped by the next run. So is every table a
+rebuild replaced, once ``RETIRED_GRACE_S`` have passed (a search that opened it has finished).
+
+Each run first checks that the stored table agrees with the manifest
+(:meth:`ChunkTable.check`): a damaged index (a deleted table, a truncated data file, a
+missing keyword index) is rebuilt with the reason ``index damaged: ...``.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ import logging
 import os
 import stat
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -45,13 +57,30 @@ from seek.store import (
     load_manifest,
     save_manifest,
 )
-from seek.store.manifest import INDEX_FORMAT
+from seek.store.manifest import INDEX_FORMAT, MANIFEST_NAME
 from seek.text import keyword_column
+from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
 UPDATE = "update"
 REBUILD = "rebuild"
+STAGING_NAME = "manifest.next.json"
+RETIRED_GRACE_S = 120.0
+
+
+def new_table_name() -> str:
+    return f"chunks_{uuid.uuid4().hex[:12]}"
+
+
+def damage_reason(index_dir: Path, manifest: Manifest) -> str:
+    """``index damaged: ...`` when the stored table does not match ``manifest``, else "".
+    After an interrupted run the row count is not compared (the next run repairs it)."""
+    if not manifest.has_index:
+        return ""
+    expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
+    problem = ChunkTable(index_dir, manifest.table).check(expected)
+    return f"index damaged: {problem}" if problem else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +111,8 @@ class IndexReport:
     forgotten: list[str] = field(default_factory=list)
     """Files whose rows and stamps this run removed."""
     cancelled: bool = False
+    kept_previous: bool = False
+    """A cancelled rebuild: the index it was replacing stays as it was."""
     seconds: float = 0.0
 
     @property
@@ -91,6 +122,8 @@ class IndexReport:
     def summary(self) -> str:
         """The closing line of reference §5.5."""
         took = format_duration(self.seconds)
+        if self.cancelled and self.kept_previous:
+            return "Rebuild cancelled; the previous index is kept. Run again to rebuild."
         if self.cancelled:
             return (
                 f"Indexing cancelled. {self.embedded} files were embedded and kept; "
@@ -188,6 +221,9 @@ class Indexer:
         self.progress = progress or (lambda event: None)
         self.cancel = cancel or Event()
         self.table = ChunkTable(self.index_dir)
+        self.manifest_name = MANIFEST_NAME
+        """Where this run saves its manifest: ``manifest.next.json`` while a rebuild fills a
+        new table beside the current index."""
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -200,18 +236,49 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    def _save(self, manifest: Manifest) -> None:
+        save_manifest(self.index_dir, manifest, self.manifest_name)
+
+    def _collect_tables(self, manifest: Manifest) -> None:
+        """Drop tables no reader can need: a killed rebuild's, and retired ones past the grace
+        period (the manifest that names the current table is what readers open)."""
+        (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
+        now = time.time() * 1000
+        keep = {manifest.table} | {
+            name for name, since in manifest.retired.items()
+            if now - since < RETIRED_GRACE_S * 1000
+        }  # fmt: skip
+        for name in ChunkTable(self.index_dir, manifest.table).table_names():
+            if name not in keep:
+                ChunkTable(self.index_dir, name).drop()
+        manifest.retired = {n: t for n, t in manifest.retired.items() if n in keep}
+
     def _run(self, mode: str, reason: str = "") -> IndexReport:
         report = IndexReport(self.root, self.index_dir, mode=mode)
+        self.manifest_name = MANIFEST_NAME
         manifest = load_manifest(self.index_dir)
+        self._collect_tables(manifest)
+        self.table = ChunkTable(self.index_dir, manifest.table)
         if not reason and mode == REBUILD and manifest.has_index:
             reason = "rebuild requested"
-        reason = reason or rebuild_reason(manifest, self.model_id, self.chunking)
+        reason = (
+            reason
+            or rebuild_reason(manifest, self.model_id, self.chunking)
+            or damage_reason(self.index_dir, manifest)
+        )
+        previous: Manifest | None = None
         if reason or not manifest.has_index:
             report.rebuild_reason = reason
             report.mode = REBUILD if reason else UPDATE
-            self.table.drop()
-            manifest = Manifest(model=self.model_id, chunking=self.chunking)
-            save_manifest(self.index_dir, manifest)
+            if manifest.has_index:
+                previous = manifest  # stays what searches read until the new table is done
+                self.manifest_name = STAGING_NAME
+            manifest = Manifest(
+                model=self.model_id, chunking=self.chunking, table=new_table_name(),
+                retired=dict(manifest.retired),
+            )  # fmt: skip
+            self.table = ChunkTable(self.index_dir, manifest.table)
+            self._save(manifest)
 
         self.progress(Progress("scanning"))
         scan = scan_workspace(
@@ -229,7 +296,7 @@ class Indexer:
         if removed or stale or manifest.run_open:
             interrupted = manifest.run_open
             manifest.run_open = True
-            save_manifest(self.index_dir, manifest)
+            self._save(manifest)
             if interrupted:
                 self._drop_orphans(manifest, removed)
             self._remove(manifest, removed)
@@ -250,7 +317,16 @@ class Indexer:
         manifest.skipped_examples = examples
         if not report.cancelled:
             manifest.updated_at = int(time.time() * 1000)
-        save_manifest(self.index_dir, manifest)
+        if previous is None:
+            self._save(manifest)
+        elif not report.cancelled:  # the switch: one rename makes the new table current
+            manifest.retired[previous.table] = int(time.time() * 1000)
+            save_manifest(self.index_dir, manifest)
+            (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
+        else:  # a cancelled rebuild keeps the old index; the next run drops its table
+            (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
+            manifest = previous
+            report.kept_previous = True
         report.skipped = dict(manifest.skipped)
         report.files = len(manifest.files)
         return report
@@ -266,8 +342,12 @@ class Indexer:
         started = time.perf_counter()
         with WriterLock(self.index_dir, f"seek watch {self.root}"):
             report = IndexReport(self.root, self.index_dir)
+            self.manifest_name = MANIFEST_NAME
             manifest = load_manifest(self.index_dir)
-            reason = rebuild_reason(manifest, self.model_id, self.chunking)
+            self.table = ChunkTable(self.index_dir, manifest.table)
+            reason = rebuild_reason(manifest, self.model_id, self.chunking) or damage_reason(
+                self.index_dir, manifest
+            )
             if reason or not manifest.has_index:
                 raise IndexMismatchError(
                     f"updates stopped: {reason or 'there is no index yet'}; run `seek index`"
@@ -289,13 +369,13 @@ class Indexer:
             report.removed = len(removed)
             if removed or stale:
                 manifest.run_open = True
-                save_manifest(self.index_dir, manifest)
+                self._save(manifest)
                 report.forgotten = sorted(removed)
                 self._remove(manifest, report.forgotten)
                 self._embed_stale(manifest, stale, report)
                 self.table.finish()
                 manifest.run_open = False
-                save_manifest(self.index_dir, manifest)
+                self._save(manifest)
             report.files = len(manifest.files)
         report.seconds = time.perf_counter() - started
         return report
@@ -315,7 +395,7 @@ class Indexer:
         self.table.delete_files(with_rows)
         for path in removed:
             del manifest.files[path]
-        save_manifest(self.index_dir, manifest)
+        self._save(manifest)
 
     def _embed_stale(
         self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
@@ -360,7 +440,7 @@ class Indexer:
         try:
             data = read_regular_file(self.root / scanned.rel)
         except OSError as exc:
-            log.warning("cannot read %s: %s", scanned.rel, exc.strerror or exc)
+            log.warning("cannot read %s: %s", printable(scanned.rel), exc.strerror or exc)
             report.unreadable.append(scanned.rel)
             return
         digest = hashlib.sha1(data).hexdigest()
@@ -415,7 +495,7 @@ class Indexer:
         self.table.replace_files(pending.had_rows, rows)
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
-        save_manifest(self.index_dir, manifest)
+        self._save(manifest)
         for path, stamp in pending.stamps.items():
             if not stamp.skip:
                 report.embedded += 1

@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from seek.errors import DamagedIndexError
 from seek.indexer import refresh_before_search
 from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
@@ -75,4 +76,13 @@ class LiveIndexes:
         self, root: Path, settings: Settings, query: str, k: int, focus: tuple[str, ...]
     ) -> SearchResult:
         searcher, notes = self.searcher(root, settings)
-        return searcher.search(query, k, focus=focus).with_notes_first(notes)
+        try:
+            return searcher.search(query, k, focus=focus).with_notes_first(notes)
+        except DamagedIndexError:
+            # A rebuild may have switched tables since this searcher was loaded: read the
+            # current one once before reporting damage.
+            with self._lock(root):
+                if self._searchers.get(root, (0, None))[1] is searcher:
+                    del self._searchers[root]
+            searcher, notes = self.searcher(root, settings)
+            return searcher.search(query, k, focus=focus).with_notes_first(notes)

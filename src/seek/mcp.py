@@ -1,19 +1,29 @@
 """``seek mcp``: an MCP server on stdio for coding agents (official ``mcp`` SDK).
 
-Tools: ``search`` (ranked chunks), ``context`` (labelled blocks for a question) and
-``status`` (what the index holds). A workspace is
+Tools: ``search`` (ranked chunks), ``context`` (labelled blocks for a question),
+``related`` (code like a file's line) and ``status`` (what the index holds). A workspace is
 indexed on its first use and brought up to date before each search (milliseconds when
 nothing changed); concurrent calls on one workspace share one build. Failures come back as
 tool errors with one actionable sentence.
+
+Confinement: an agent can be steered by what it reads (prompt injection), so a ``path`` must
+lie inside a root the client declared (the MCP roots capability) or, when it declares none,
+inside the folder the server started in or a folder of the ``mcp_roots`` setting (user
+config, environment or flags only: a workspace cannot widen it). Arguments are type-checked
+strictly and questions are capped like the HTTP API's. Lines that are not JSON-RPC get a
+JSON-RPC error (:mod:`seek.mcp_stdio`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
+from urllib.parse import unquote, urlparse
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from seek import __version__
 from seek.errors import SeekError
@@ -24,9 +34,18 @@ from seek.retrieve.context import ContextResult, build_context
 from seek.settings import Settings, load_settings
 from seek.status import workspace_status
 from seek.team import start_team_search, with_team_hits
+from seek.untrusted import MAX_QUERY_CHARS, check_query, printable
 
 SNIPPET_LINES = 12
 MAX_K = 50
+MAX_FOCUS = 50
+ROOTS_TIMEOUT_S = 5.0
+
+Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
+Count = Annotated[int, Field(ge=1, le=MAX_K, strict=True)]
+Budget = Annotated[int | None, Field(ge=0, le=10_000_000, strict=True)]
+PathArg = Annotated[str | None, Field(max_length=4_096)]
+Focus = Annotated[list[Annotated[str, Field(max_length=4_096)]] | None, Field(max_length=MAX_FOCUS)]
 
 INSTRUCTIONS = (
     "seek searches a local code index. Call `search` with a question in plain words or an "
@@ -40,17 +59,38 @@ class Workspaces:
     """The server's workspaces: which folder a call names, and their live indexes."""
 
     def __init__(self, default_root: Path, overrides: dict[str, object] | None = None) -> None:
-        self.default_root = default_root
+        self.default_root = Path(default_root).resolve()
         self.overrides = dict(overrides or {})
         self.live = LiveIndexes()
+        user = load_settings(None, overrides=self.overrides)
+        self.allowed = (self.default_root,) + tuple(
+            Path(p).expanduser().resolve() for p in user.mcp_roots
+        )
 
-    def root(self, path: str | None) -> Path:
+    def root(self, path: str | None, declared: tuple[Path, ...] | None = None) -> Path:
+        """The workspace a call names, which must lie inside an allowed folder: the client's
+        declared roots, else the start folder and ``mcp_roots``."""
+        allowed = declared or self.allowed
         if not path:
-            return resolve_workspace(self.default_root)
-        candidate = Path(path).expanduser()
+            default = self.default_root
+            if not any(default.is_relative_to(a) for a in allowed):
+                default = allowed[0]
+            return resolve_workspace(default)
+        check_query(path, "path")
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # "~nosuchuser"
+            candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.default_root / candidate
-        return resolve_workspace(candidate)
+        resolved = candidate.resolve()
+        if not any(resolved.is_relative_to(a) for a in allowed):
+            where = "the client's roots" if declared else "the folder seek mcp started in"
+            raise SeekError(
+                f"{path} is outside {where}; add it to the mcp_roots setting in your user "
+                "config to allow it"
+            )
+        return resolve_workspace(resolved)
 
     def settings(self, root: Path) -> Settings:
         return load_settings(root, overrides=self.overrides)
@@ -59,6 +99,12 @@ class Workspaces:
         settings = self.settings(root)
         team = start_team_search(settings, query)
         return with_team_hits(self.live.search(root, settings, query, k, focus), team)
+
+    def related(self, root: Path, file: str, line: int, k: int) -> SearchResult:
+        from seek.retrieve.related import related
+
+        searcher, notes = self.live.searcher(root, self.settings(root))
+        return related(searcher, file, line, k).with_notes_first(notes)
 
     def context(self, root: Path, question: str, budget: int | None) -> ContextResult:
         settings = self.settings(root)
@@ -76,11 +122,33 @@ def format_hits(result: SearchResult) -> str:
         shown = "\n".join(lines[:SNIPPET_LINES])
         more = f"\n… {len(lines) - SNIPPET_LINES} more lines" if len(lines) > SNIPPET_LINES else ""
         blocks.append(
-            f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line} (score {hit.score:.4f})\n"
+            f"{rank}. {printable(hit.path)}:{hit.start_line}-{hit.end_line} "
+            f"(score {hit.score:.4f})\n"
             f"{shown}{more}"
         )
     notes = "".join(f"\nnote: {n}" for n in result.notes)
     return "\n\n".join(blocks) + notes
+
+
+async def declared_roots(ctx: Context | None) -> tuple[Path, ...] | None:
+    """The client's ``file://`` roots (None when it declares the capability not or fails to
+    list them: then the server's own folders apply)."""
+    if ctx is None:
+        return None
+    caps = ctx.client_capabilities
+    if caps is None or caps.roots is None:
+        return None
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT_S):
+            listed = await ctx.session.list_roots()
+    except Exception:  # noqa: BLE001 - no answer means no declared roots
+        return None
+    roots = [
+        Path(unquote(urlparse(str(root.uri)).path)).resolve()
+        for root in listed.roots
+        if str(root.uri).startswith("file://")
+    ]
+    return tuple(roots) or None
 
 
 def build_server(default_root: Path, overrides: dict[str, object] | None = None) -> MCPServer:
@@ -89,7 +157,11 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
     @server.tool()
     async def search(
-        query: str, path: str | None = None, k: int = 10, focus: list[str] | None = None
+        query: Query,
+        path: PathArg = None,
+        k: Count = 10,
+        focus: Focus = None,
+        ctx: Context | None = None,
     ) -> str:
         """Find the code that answers a question about a codebase.
 
@@ -102,9 +174,9 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         """
         if not query.strip():
             raise ToolError("query is empty: pass a question or an identifier")
-        k = max(1, min(int(k), MAX_K))
         try:
-            root = workspaces.root(path)
+            check_query(query)
+            root = workspaces.root(path, await declared_roots(ctx))
             result = await anyio.to_thread.run_sync(
                 workspaces.search, root, query, k, tuple(focus or ())
             )
@@ -113,7 +185,9 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         return format_hits(result)
 
     @server.tool()
-    async def context(question: str, path: str | None = None, budget: int | None = None) -> str:
+    async def context(
+        question: Query, path: PathArg = None, budget: Budget = None, ctx: Context | None = None
+    ) -> str:
         """Gather the code a question needs, as labelled blocks ready to read.
 
         Use it when you want to understand how something works rather than find one place:
@@ -124,7 +198,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         if not question.strip():
             raise ToolError("question is empty: ask about the code in plain words")
         try:
-            root = workspaces.root(path)
+            check_query(question, "the question")
+            root = workspaces.root(path, await declared_roots(ctx))
             result = await anyio.to_thread.run_sync(workspaces.context, root, question, budget)
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
@@ -132,11 +207,40 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         return f"{body}\n\n{result.context_line()}"
 
     @server.tool()
-    async def status(path: str | None = None) -> str:
+    async def related(
+        path: Annotated[str, Field(max_length=4_096)],
+        line: Annotated[int, Field(strict=True)],  # the library says why 0 is wrong
+        workspace: PathArg = None,
+        k: Count = 10,
+        ctx: Context | None = None,
+    ) -> str:
+        """Find code like the code at a location: "where else is this pattern?", "who does
+        the same?". `path` is the file (workspace-relative, or absolute) and `line` a 1-based
+        line in it; the chunk holding that line is matched by meaning and by the names it
+        uses, and up to `k` chunks of other files come back, best first, as `search` prints
+        them. `workspace` is the workspace folder (default: the server's)."""
+        try:
+            check_query(path, "path")
+            root = workspaces.root(workspace, await declared_roots(ctx))
+            file = Path(path)
+            if file.is_absolute():
+                file = file.resolve()
+                if not file.is_relative_to(root):
+                    raise ToolError(f"{path} is not in the workspace {root}")
+                file = file.relative_to(root)
+            result = await anyio.to_thread.run_sync(
+                workspaces.related, root, file.as_posix(), line, k
+            )
+        except SeekError as exc:
+            raise ToolError(str(exc)) from exc
+        return format_hits(result)
+
+    @server.tool()
+    async def status(path: PathArg = None, ctx: Context | None = None) -> str:
         """What seek's index of a workspace holds: files, chunks, model, last update, and
         files left out by reason. `path` is the workspace folder (default: the server's)."""
         try:
-            root = workspaces.root(path)
+            root = workspaces.root(path, await declared_roots(ctx))
             info = await anyio.to_thread.run_sync(workspace_status, root, workspaces.settings(root))
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
@@ -156,4 +260,6 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
 
 def run_stdio(default_root: Path, overrides: dict[str, object] | None = None) -> None:
-    build_server(default_root, overrides).run("stdio")
+    from seek.mcp_stdio import run_stdio as serve
+
+    anyio.run(serve, build_server(default_root, overrides))

@@ -16,6 +16,7 @@ comma-separated.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
 import typing
@@ -26,8 +27,13 @@ from typing import Any
 
 from seek.errors import SettingsError
 
+log = logging.getLogger(__name__)
+
 ENV_PREFIX = "SEEK_"
 BUILTIN = "default"
+USER_ONLY = frozenset({"serve_hosts", "serve_origins", "mcp_roots"})
+"""Settings that widen who may reach seek: a workspace's own file cannot set them (a cloned
+repository must not open the server to a web page)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +75,16 @@ class Settings:
     focus_files: int = 8
     rrf_k: int = 60
     rerank_top: int = 12
-    rerank_threshold: float = 0.08
+    rerank_threshold: float = 0.02
+    """The probability a block needs to reach ``seek context`` (MODELS.md: recall against
+    noise on the dev sets; 0.08 until issue 13)."""
     near_misses: int = 3
     ranker_model: str = ""
     """The learned ranker (a JSON file); empty = the built-in one, ``off`` = fused order."""
     reranker_model: str = ""
     """The cross-encoder: a folder, or the name of a model pulled with ``seek models pull``
     (:func:`seek.hub.resolve_reranker`); empty = the built-in one when it exists."""
-    snippets: int = 6
+    snippets: int = 10
     prompt_budget_chars: int = 12_000
     widen_chars: int = 3_000
     imports_chars: int = 1_200
@@ -99,6 +107,17 @@ class Settings:
     team_token_env: str = ""
     team_k: int = 6
     team_timeout_s: float = 8.0
+
+    # -- who may reach the servers (user config, env or flags only) ------------------
+    serve_hosts: tuple[str, ...] = ()
+    """Extra names ``seek serve`` accepts in the ``Host`` header (``name`` or ``name:port``):
+    a team DNS name or a reverse proxy's; loopback names and the bound address always work."""
+    serve_origins: tuple[str, ...] = ()
+    """Browser origins (``https://app.example``) allowed to call ``seek serve``; only they get
+    CORS headers."""
+    mcp_roots: tuple[str, ...] = ()
+    """Folders ``seek mcp`` may index besides the folder it started in (when the client
+    declares no MCP roots)."""
 
     # -- where indexes live -----------------------------------------------------
     home: str = ""
@@ -191,18 +210,26 @@ def _coerce(name: str, value: Any, kind: Any, origin: str) -> Any:
             return str(value)
     except (TypeError, ValueError):
         pass
-    type_name = "list of strings" if kind == tuple[str, ...] else getattr(kind, "__name__", kind)
-    raise SettingsError(f"{name} in {origin} must be a {type_name}, not {value!r}")
+    type_name = {tuple[str, ...]: "a list of strings", int: "an integer", float: "a number",
+                 bool: "true or false", str: "a string"}.get(kind, str(kind))  # fmt: skip
+    raise SettingsError(f"{name} in {origin} must be {type_name}, not {value!r}")
 
 
 def _apply(
-    values: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], origin: str
+    values: dict[str, Any],
+    sources: dict[str, str],
+    data: Mapping[str, Any],
+    origin: str,
+    workspace_file: bool = False,
 ) -> None:
     kinds = _field_types()
     for key, raw in data.items():
         name = key.replace("-", "_")
         if name not in kinds:
             raise SettingsError(f"unknown setting {key!r} in {origin}")
+        if workspace_file and name in USER_ONLY:
+            log.warning("%s in %s is ignored: set it in your user config", name, origin)
+            continue
         values[name] = _coerce(name, raw, kinds[name], origin)
         sources[name] = origin
 
@@ -242,11 +269,11 @@ def load_settings(
         seek_toml = workspace / ".seek.toml"
         pyproject = workspace / "pyproject.toml"
         if seek_toml.is_file():
-            _apply(values, sources, _read_toml(seek_toml), str(seek_toml))
+            _apply(values, sources, _read_toml(seek_toml), str(seek_toml), workspace_file=True)
         elif pyproject.is_file():
             section = _read_toml(pyproject).get("tool", {}).get("seek")
             if isinstance(section, dict):
-                _apply(values, sources, section, f"{pyproject} [tool.seek]")
+                _apply(values, sources, section, f"{pyproject} [tool.seek]", workspace_file=True)
 
     kinds = _field_types()
     for name in kinds:

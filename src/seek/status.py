@@ -1,4 +1,5 @@
-"""What an index holds, read from its manifest without opening the database."""
+"""What an index holds, read from its manifest; the database is opened only to check that it
+agrees (a damaged index shows as the next run's rebuild reason)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from seek.embed import model_id_for
-from seek.indexer import chunking_spec, rebuild_reason
+from seek.indexer import chunking_spec, damage_reason, rebuild_reason
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
+from seek.store.table import folder_size
 
 
 @dataclass(slots=True)
@@ -38,28 +40,26 @@ class WorkspaceStatus:
             "files": self.files,
             "chunks": self.chunks,
             "model": self.model,
-            "configuredModel": self.configured_model,
+            "configured_model": self.configured_model,
             "dimensions": self.dimensions,
-            "updatedAt": self.updated_at,
-            "sizeBytes": self.size_bytes,
+            "updated_at": self.updated_at,
+            "size_bytes": self.size_bytes,
             "writer": self.writer or None,
-            "rebuildReason": self.rebuild_reason or None,
+            "rebuild_reason": self.rebuild_reason or None,
             "interrupted": self.interrupted,
             "skipped": self.skipped,
-            "skippedExamples": self.skipped_examples,
+            "skipped_examples": self.skipped_examples,
         }
-
-
-def _folder_size(folder: Path) -> int:
-    if not folder.is_dir():
-        return 0
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
     index_dir = index_dir_for(root, settings)
     manifest = load_manifest(index_dir)
     configured = model_id_for(settings)
+    writer = describe_holder(index_dir) if is_locked(index_dir) else ""
+    reason = rebuild_reason(manifest, configured, chunking_spec(settings))
+    if not reason and not writer:  # a running writer's rows and stamps may differ a moment
+        reason = damage_reason(index_dir, manifest)
     return WorkspaceStatus(
         workspace=root,
         index_dir=index_dir,
@@ -70,9 +70,9 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
         configured_model=configured,
         dimensions=manifest.dimensions,
         updated_at=manifest.updated_at,
-        size_bytes=_folder_size(index_dir),
-        writer=describe_holder(index_dir) if is_locked(index_dir) else "",
-        rebuild_reason=rebuild_reason(manifest, configured, chunking_spec(settings)),
+        size_bytes=folder_size(index_dir),
+        writer=writer,
+        rebuild_reason=reason,
         interrupted=manifest.run_open,
         skipped=dict(manifest.skipped),
         skipped_examples=dict(manifest.skipped_examples),

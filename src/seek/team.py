@@ -39,11 +39,11 @@ def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
         response.raise_for_status()
         data = response.json()
         workspace = str(data.get("workspace") or "team")
-        hits = [
+        hits = [  # a seek 0.1 team server answers camelCase keys: both are read
             Hit(
                 f"{TEAM_PREFIX}{workspace}/{hit['path']}",
-                int(hit["startLine"]),
-                int(hit["endLine"]),
+                int(hit["start_line"] if "start_line" in hit else hit["startLine"]),
+                int(hit["end_line"] if "end_line" in hit else hit["endLine"]),
                 float(hit["score"]),
                 str(hit["content"]),
             )

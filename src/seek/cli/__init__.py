@@ -61,66 +61,130 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
     return overrides
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _global_options() -> list[click.Option]:
+    """The options every command takes (before or after the command's name)."""
+    return [
+        click.Option(
+            ["-C", "--path", "path"],
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Workspace folder (default: the git root above the current folder, else the "
+            "folder).",
+        ),
+        click.Option(
+            ["--set", "sets"],
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="Override a setting for this command (repeatable); see `seek config`.",
+        ),
+        click.Option(
+            ["--provider"],
+            type=click.Choice(["local", "ollama", "openai"]),
+            default=None,
+            help="Embedding provider (default: local, the built-in model).",
+        ),
+        click.Option(
+            ["--model"], default=None, help="Embedding model name (or a Model2Vec folder)."
+        ),
+        click.Option(["--url", "base_url"], default=None, help="Embedding server address."),
+        click.Option(
+            ["--api-key-env"],
+            default=None,
+            metavar="NAME",
+            help="Environment variable holding the server's API key (the key is never stored).",
+        ),
+        click.Option(["-v", "--verbose"], is_flag=True, help="Log what happens (to stderr)."),
+    ]
+
+
+def _apply_globals(
+    ctx: click.Context, path: str | None, sets: tuple[str, ...], provider: str | None,
+    model: str | None, base_url: str | None, api_key_env: str | None, verbose: bool,
+) -> None:  # fmt: skip
+    """Fold global options into the shared :class:`Context` (a later value wins)."""
+    obj = ctx.find_object(Context)
+    if obj is None:  # only ``seek --help`` style paths get here before the group runs
+        return
+    if path is not None:
+        obj.path = path
+    obj.overrides.update(_parse_sets(sets))
+    flags = {"provider": provider, "model": model, "base_url": base_url, "api_key_env": api_key_env}
+    obj.overrides.update({name: value for name, value in flags.items() if value is not None})
+    if verbose:
+        logging.getLogger().setLevel(logging.INFO)
+
+
+class _AfterCommand(click.Option):
+    """A global option repeated on a command: it updates the shared context, not the
+    command's arguments (so ``seek index --provider ollama`` works like
+    ``seek --provider ollama index``)."""
+
+    def __init__(self, option: click.Option) -> None:
+        super().__init__(
+            [*option.opts, *option.secondary_opts, f"global_{option.name}"],
+            type=option.type, multiple=option.multiple, is_flag=option.is_flag,
+            default=None if not option.is_flag else False, metavar=option.metavar,
+            help=option.help, expose_value=False, callback=self._store,
+        )  # fmt: skip
+        self.global_name = option.name
+
+    def _store(self, ctx: click.Context, param: click.Parameter, value: object) -> None:
+        if value in (None, False, ()):
+            return
+        values = {"path": None, "sets": (), "provider": None, "model": None, "base_url": None,
+                  "api_key_env": None, "verbose": False}  # fmt: skip
+        values[self.global_name] = value
+        _apply_globals(ctx, **values)
+
+
+class SeekGroup(click.Group):
+    """Adds the global options to every command it holds (and to the commands of its
+    sub-groups), except where the command has an option of the same name (``seek ask
+    --model`` is the chat model)."""
+
+    group_class = type  # sub-groups are SeekGroups too
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _add_globals(cmd)
+        super().add_command(cmd, name)
+
+
+def _add_globals(cmd: click.Command) -> None:
+    taken = {opt for param in cmd.params for opt in getattr(param, "opts", [])}
+    for option in _global_options():
+        if not taken & set(option.opts):
+            cmd.params.append(_AfterCommand(option))
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            _add_globals(sub)
+
+
+@click.group(cls=SeekGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="seek")
-@click.option(
-    "-C",
-    "--path",
-    "path",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Workspace folder (default: the git root above the current folder, else the folder).",
-)
-@click.option(
-    "--set",
-    "sets",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="Override a setting for this command (repeatable); see `seek config`.",
-)
-@click.option(
-    "--provider",
-    type=click.Choice(["local", "ollama", "openai"]),
-    default=None,
-    help="Embedding provider (default: local, the built-in model).",
-)
-@click.option("--model", default=None, help="Embedding model name (or a Model2Vec folder).")
-@click.option("--url", "base_url", default=None, help="Embedding server address.")
-@click.option(
-    "--api-key-env",
-    default=None,
-    metavar="NAME",
-    help="Environment variable holding the server's API key (the key is never stored).",
-)
-@click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
 @click.pass_context
-def cli(
-    ctx: click.Context,
-    path: str | None,
-    sets: tuple[str, ...],
-    provider: str | None,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    verbose: bool,
-) -> None:
-    """seek: answers questions about a codebase with the code itself."""
+def cli(ctx: click.Context, **options: object) -> None:
+    """seek: answers questions about a codebase with the code itself.
+
+    The global options below may also follow the command (`seek index --provider ollama`)."""
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
+        level=logging.WARNING,
         format="seek: %(levelname)s: %(message)s",
     )
-    overrides = _parse_sets(sets)
-    flags = {"provider": provider, "model": model, "base_url": base_url, "api_key_env": api_key_env}
-    overrides.update({name: value for name, value in flags.items() if value is not None})
-    ctx.obj = Context(path, overrides)
+    ctx.obj = Context(None, {})
+    _apply_globals(ctx, **options)  # type: ignore[arg-type]
+
+
+cli.params.extend(_global_options())
 
 
 def main() -> None:
     from seek.cli import (  # noqa: F401 - importing registers the commands
         ask_cmd,
+        completion_cmd,
         config_cmd,
         context_cmd,
         index_cmd,
+        install_cmd,
         models_cmd,
         search_cmd,
         serve_cmd,

@@ -18,6 +18,7 @@ from seek.cli import Context, cli
 from seek.indexer import REBUILD, UPDATE, index_workspace, resolve_workspace
 from seek.indexer import Progress as ProgressEvent
 from seek.status import workspace_status
+from seek.untrusted import printable
 
 EXIT_CANCELLED = 130
 
@@ -98,7 +99,7 @@ def index_command(
                     "workspace": str(report.workspace),
                     "index": str(report.index_dir),
                     "mode": report.mode,
-                    "rebuildReason": report.rebuild_reason,
+                    "rebuild_reason": report.rebuild_reason,
                     "embedded": report.embedded,
                     "chunks": report.chunks,
                     "unchanged": report.unchanged,
@@ -116,7 +117,9 @@ def index_command(
         if report.rebuild_reason:
             click.echo(f"Rebuilt the index: {report.rebuild_reason}.", err=True)
         for path_ in report.unreadable:
-            click.echo(f"seek: warning: cannot read {path_} (skipped, will retry)", err=True)
+            click.echo(
+                f"seek: warning: cannot read {printable(path_)} (skipped, will retry)", err=True
+            )
         click.echo(report.summary())
     if report.cancelled:
         sys.exit(EXIT_CANCELLED)
@@ -172,5 +175,5 @@ def status_command(obj: Context, path: str | None, as_json: bool) -> None:
     lines.append(f"skipped     {skipped}")
     for reason, examples in sorted(status.skipped_examples.items()):
         if reason in ("unreadable", "binary", "too_big"):
-            lines.append(f"  {reason.replace('_', ' ')}: " + ", ".join(examples))
+            lines.append(f"  {reason.replace('_', ' ')}: " + ", ".join(map(printable, examples)))
     click.echo("\n".join(lines))

@@ -1,54 +1,65 @@
-"""``seek search``: ranked chunks for a question, as text or JSON."""
+"""``seek search`` and ``seek related``: ranked chunks, printed as text, JSON, JSON lines or
+vimgrep lines (see :mod:`seek.cli.output`)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import click
 
-from seek.cli import Context, cli
+from seek.cli import Context, cli, default_workspace
+from seek.cli.output import format_options, print_result, workspace_file
 from seek.indexer import resolve_workspace
-from seek.retrieve import search
+from seek.retrieve import CONTENT_KINDS, Scope, related, search
 
-SNIPPET_LINES = 3
-SNIPPET_WIDTH = 100
-
-
-def snippet(content: str) -> list[str]:
-    """The first few non-blank lines, shortened, for a glance at the hit."""
-    lines = [line.rstrip() for line in content.split("\n") if line.strip()][:SNIPPET_LINES]
-    return [
-        line if len(line) <= SNIPPET_WIDTH else line[: SNIPPET_WIDTH - 1] + "…" for line in lines
-    ]
+K_OPTION = click.option(
+    "-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
+    help="How many chunks to return.",
+)  # fmt: skip
 
 
-def relative_focus(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
-    """Focus files as workspace-relative paths (given relative to the cwd or the workspace)."""
-    out = []
-    for name in files:
-        candidate = Path(name)
-        absolute = candidate if candidate.is_absolute() else Path.cwd() / candidate
-        if not absolute.exists() and (root / candidate).exists():
-            absolute = root / candidate
-        try:
-            out.append(Path(os.path.realpath(absolute)).relative_to(root).as_posix())
-        except ValueError:
-            out.append(candidate.as_posix())  # outside the workspace: matches nothing
-    return tuple(out)
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def workspace_and_prefixes(obj: Context, paths: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
+    """The workspace a search runs in and the workspace-relative files or folders it is
+    limited to. The workspace is ``-C``, else the git root above the current folder when it
+    holds every PATH, else the git root above the first PATH (or that folder itself)."""
+    absolute = [Path(os.path.realpath(p)) for p in paths]
+    for given, path in zip(paths, absolute, strict=True):
+        if not path.exists():
+            raise click.BadParameter(f"{given} does not exist", param_hint="PATH")
+    if obj.path:
+        root = resolve_workspace(obj.path)
+    else:
+        root = resolve_workspace(obj.workspace())
+        if absolute and not all(_inside(p, root) for p in absolute):
+            first = absolute[0] if absolute[0].is_dir() else absolute[0].parent
+            root = resolve_workspace(default_workspace(first))
+    prefixes = []
+    for given, path in zip(paths, absolute, strict=True):
+        if not _inside(path, root):
+            raise click.BadParameter(
+                f"{given} is outside the workspace {root}: search it on its own",
+                param_hint="PATH",
+            )
+        if path != root:
+            prefixes.append(path.relative_to(root).as_posix())
+    return root, tuple(prefixes)
 
 
 @cli.command("search")
 @click.argument("query")
-@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@K_OPTION
 @click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=10,
+    "--content",
+    type=click.Choice(CONTENT_KINDS),
+    default="code",
     show_default=True,
-    help="How many chunks to return.",
+    help="Which files: code, docs (prose), config (configuration and data), or all.",
 )
 @click.option(
     "--focus",
@@ -61,39 +72,49 @@ def relative_focus(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
     is_flag=True,
     help="Keep the fused order: skip the learned ranker (scores are then fused scores).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@format_options
 @click.pass_obj
 def search_command(
-    obj: Context,
-    query: str,
-    path: str | None,
-    k: int,
-    focus: tuple[str, ...],
-    no_rerank: bool,
-    as_json: bool,
-) -> None:
+    obj: Context, query: str, paths: tuple[str, ...], k: int, content: str,
+    focus: tuple[str, ...], no_rerank: bool, fmt: str, as_json: bool, max_lines: int | None,
+) -> None:  # fmt: skip
     """Find the chunks of code that answer QUERY (the index is updated first if needed).
 
-    Scores are the learned ranker's probability that the chunk's file answers the question
-    (0-1), or fused scores with --no-rerank."""
-    root = resolve_workspace(obj.workspace(path))
+    Each PATH (a file or folder; several allowed) limits the search to files under it; a
+    PATH outside the current workspace is searched as its own workspace. Scores are the
+    learned ranker's probability that the chunk's file answers the question (0-1), or
+    fused scores with --no-rerank."""
+    root, prefixes = workspace_and_prefixes(obj, paths)
     result = search(
         root,
         query,
         obj.settings(root),
         k=k,
-        focus=relative_focus(root, focus),
+        focus=tuple(workspace_file(root, f) for f in focus),
         rerank=not no_rerank,
+        scope=Scope(prefixes, content),
     )
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
-        return
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
-    if not result.hits:
-        click.echo("No matching code.")
-        return
-    for rank, hit in enumerate(result.hits, 1):
-        click.echo(f"{rank:>2}  {hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.4f}")
-        for line in snippet(hit.content):
-            click.echo(f"      {line}")
+    print_result(result, "json" if as_json else fmt, root, max_lines)
+
+
+@cli.command("related")
+@click.argument("location", metavar="PATH:LINE")
+@K_OPTION
+@format_options
+@click.pass_obj
+def related_command(
+    obj: Context, location: str, k: int, fmt: str, as_json: bool, max_lines: int | None
+) -> None:
+    """The code most like the chunk at PATH:LINE, in other files ("who else does this?").
+
+    The chunk holding that line is matched by meaning (its embedding) and by the names it
+    uses (BM25 over its identifiers); chunks of the same file are left out. Scores are fused
+    reciprocal-rank scores."""
+    name, sep, line_text = location.rpartition(":")
+    if not sep or not name or not line_text.isdigit() or int(line_text) < 1:
+        raise click.BadParameter("expected PATH:LINE, e.g. src/app.py:42", param_hint="PATH:LINE")
+    if not Path(name).exists() and obj.path:
+        name = str(Path(obj.path) / name)  # a workspace-relative name with -C
+    root, _ = workspace_and_prefixes(obj, (name,))
+    result = related(root, workspace_file(root, name), int(line_text), obj.settings(root), k=k)
+    print_result(result, "json" if as_json else fmt, root, max_lines)

@@ -38,8 +38,11 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
 
     from seek.indexer import resolve_workspace
     from seek.server import create_app, serve_config
+    from seek.serving import uvicorn_config
+    from seek.serving.guard import address_name
 
     roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
     config = serve_config(host, roots, obj.overrides)
-    click.echo(f"seek: serving {', '.join(map(str, roots))} on http://{host}:{port}", err=True)
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    where = f"http://{address_name(host)}:{port}"
+    click.echo(f"seek: serving {', '.join(map(str, roots))} on {where}", err=True)
+    uvicorn.Server(uvicorn_config(create_app(config), host, port)).run()

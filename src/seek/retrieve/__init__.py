@@ -12,14 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from seek.retrieve.fusion import fuse, rrf_ranks
+from seek.retrieve.scope import CONTENT_KINDS, EVERYTHING, Scope
 from seek.retrieve.searcher import BM25_ONLY, HYBRID, MODES, VECTOR_ONLY, Searcher
 from seek.retrieve.signals import LEARNED_RANKER, SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 
 __all__ = [
-    "BM25_ONLY", "HYBRID", "MODES", "SIGNALS", "VECTOR_ONLY", "Hit", "SearchResult",
-    "Searcher", "context", "fuse", "rrf_ranks", "search",
+    "BM25_ONLY", "CONTENT_KINDS", "HYBRID", "MODES", "SIGNALS", "VECTOR_ONLY", "Hit", "Scope",
+    "SearchResult", "Searcher", "context", "fuse", "related", "rrf_ranks", "search",
 ]  # fmt: skip
 
 
@@ -32,23 +33,42 @@ def search(
     focus: tuple[str, ...] = (),
     update: bool = True,
     rerank: bool = True,
+    scope: Scope = EVERYTHING,
 ) -> SearchResult:
     """Search a workspace, first bringing its index up to date (cheap when nothing changed).
 
-    ``rerank=False`` keeps the fused order (no learned ranker). When another process is
+    ``rerank=False`` keeps the fused order (no learned ranker); ``scope`` limits the files
+    hits come from (see :mod:`.scope`). When another process is
     writing the index, the search uses the index as it stands and
     says so in the notes. With ``team_url`` set, the team server's hits follow the local
     ones (see :mod:`seek.team`).
     """
     from seek.indexer import refresh_before_search, resolve_workspace
     from seek.team import start_team_search, with_team_hits
+    from seek.untrusted import check_query
 
+    check_query(query)  # before any work: a query that is not text fails in one line
     root = resolve_workspace(path)
     team = start_team_search(settings, query)  # in parallel with the local search
     notes = refresh_before_search(root, settings) if update else []
     disabled = frozenset() if rerank else frozenset({LEARNED_RANKER})
-    result = Searcher.open(root, settings).search(query, k, focus=focus, disabled=disabled)
+    result = Searcher.open(root, settings).search(
+        query, k, focus=focus, disabled=disabled, scope=scope
+    )
     return with_team_hits(result.with_notes_first(notes), team)
+
+
+def related(
+    path: Path | str, file: str, line: int, settings: Settings, *, k: int = 10
+) -> SearchResult:
+    """The chunks of other files most like the chunk at ``file:line`` (workspace-relative
+    ``file``, 1-based ``line``), after bringing the index up to date (see :mod:`.related`)."""
+    from seek.indexer import refresh_before_search, resolve_workspace
+    from seek.retrieve.related import related as related_chunks
+
+    root = resolve_workspace(path)
+    notes = refresh_before_search(root, settings)
+    return related_chunks(Searcher.open(root, settings), file, line, k).with_notes_first(notes)
 
 
 def context(

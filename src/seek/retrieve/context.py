@@ -19,7 +19,9 @@ from seek.chunk.packing import LineSizes
 from seek.hub import resolve_reranker
 from seek.rerank import RerankerUnavailable, cross_encoder
 from seek.retrieve.types import Hit, SearchResult
+from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings
+from seek.untrusted import printable
 
 RERANKER_UNAVAILABLE = "The reranker is unavailable, so scores are retrieval order."
 CROSS_ENCODER_UNAVAILABLE = (
@@ -56,18 +58,18 @@ class ContextResult:
 
     def to_json(self) -> dict[str, object]:
         def block(b: Block) -> dict[str, object]:
-            return {"path": b.path, "startLine": b.start + 1, "endLine": b.end + 1,
+            return {"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
                     "score": round(b.score, 4), "kind": b.kind, "content": b.content}  # fmt: skip
 
         return {
             "query": self.query,
             "prompt": self.prompt(),
             "blocks": [block(b) for b in self.blocks],
-            "nearMisses": [block(b) for b in self.near_misses],
+            "near_misses": [block(b) for b in self.near_misses],
             "candidates": self.candidates,
             "threshold": self.threshold,
             "notes": self.notes,
-            "contextLine": self.context_line(),
+            "context_line": self.context_line(),
         }
 
     def prompt(self) -> str:
@@ -83,7 +85,7 @@ class ContextResult:
             file_word = "one file" if files == 1 else f"{files} files"
             parts.append(f"{len(self.blocks)} {chunk_word} from {file_word}")
             parts.append(", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
                 + (" (imports)" if b.kind == "imports" else "")
                 for b in self.blocks
             ))  # fmt: skip
@@ -91,13 +93,15 @@ class ContextResult:
             parts.append(f"nothing scored above {self.threshold:g}")
         if self.over_budget:
             sizes = ", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f} ({len(b.content):,} chars)"
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f} "
+                f"({len(b.content):,} chars)"
                 for b in self.over_budget
             )
             parts.append(f"left out for the {self.budget:,}-character budget: {sizes}")
         if self.near_misses:
             parts.append("closest of the rest: " + ", ".join(
-                f"{b.path}:{b.start + 1}-{b.end + 1} {b.score:.2f}" for b in self.near_misses
+                f"{printable(b.path)}:{b.start + 1}-{b.end + 1} {b.score:.2f}"
+                for b in self.near_misses
             ))  # fmt: skip
         parts.extend(self.notes)
         return " · ".join(parts)
@@ -112,7 +116,7 @@ def format_block(block: Block) -> str:
     """``path (lines a-b)`` then a fence longer than any backtick run inside (at least 3)."""
     longest = max((len(run) for run in _BACKTICKS.findall(block.content)), default=0)
     fence = "`" * max(3, longest + 1)
-    heading = f"{block.path} (lines {block.start + 1}-{block.end + 1})"
+    heading = f"{printable(block.path)} (lines {block.start + 1}-{block.end + 1})"
     return f"{heading}\n{fence}{language_tag(block.path)}\n{block.content}\n{fence}"
 
 
@@ -178,10 +182,18 @@ class _File:
     tree: object | None
 
 
+class _Escaped(Exception):
+    """The indexed path is now a symlink or not a regular file (see :mod:`seek.scan.beneath`)."""
+
+
 def _read(root: Path, path: str) -> _File | None:
+    """The file as it is now (None when it is gone: the indexed lines are used); raises
+    :class:`_Escaped` when reading it would follow a link out of the file."""
     try:
-        source = (root / path).read_bytes()
-    except OSError:
+        source = read_beneath(root, path)
+    except OSError as exc:
+        if exc.errno in ESCAPES:
+            raise _Escaped(path) from exc
         return None
     lines = source.decode("utf-8", "replace").split("\n")
     if len(lines) > 1 and lines[-1] == "":
@@ -213,7 +225,9 @@ def build_context(
     budget = settings.prompt_budget_chars if budget is None else budget
     snippets = settings.snippets if snippets is None else snippets
     threshold = settings.rerank_threshold if threshold is None else threshold
-    local = [h for h in search_result.hits if not h.path.startswith("team:")]
+    # The chunk stage's context order when there is one (more parts of the likely files).
+    ranked = search_result.context_hits or search_result.hits
+    local = [h for h in ranked if not h.path.startswith("team:")]
     team = [h for h in search_result.hits if h.path.startswith("team:")]
     candidates = local[: settings.rerank_top]
     n = len(candidates)
@@ -225,7 +239,14 @@ def build_context(
     notes = list(search_result.notes) + ([note] if note else [])
     hits = sorted((b for b in scored if b.score >= threshold), key=lambda b: -b.score)
     near = sorted((b for b in scored if b.score < threshold), key=lambda b: -b.score)
-    files = {path: _read(root, path) for path in {b.path for b in hits}}
+    files: dict[str, _File | None] = {}
+    for path in sorted({b.path for b in hits}):
+        try:
+            files[path] = _read(root, path)
+        except _Escaped:
+            notes.append(f"{printable(path)} was left out: it is no longer a regular file in the "
+                         "workspace (a symlink?); run `seek index`.")  # fmt: skip
+    hits = [b for b in hits if b.path in files]
     for block in hits:  # a file edited since it was indexed: its hits stay as indexed
         if not _still_holds(files.get(block.path), block):
             files[block.path] = None

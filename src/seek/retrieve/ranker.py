@@ -99,6 +99,25 @@ class Corpus:
     path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
     """Unit embeddings of paths, by the index's embedder."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def word_presence(self, path: str) -> dict[str, np.ndarray]:
+        """For each stemmed word of a file, which of its chunks (in file order) hold it; kept
+        while the index is loaded (the chunk stage reads it for the top files each time)."""
+        presence = self._word_presence.get(path)
+        if presence is None:
+            chunks = self.chunks_of_path[path]
+            rows: dict[str, list[int]] = {}
+            for n, chunk_id in enumerate(chunks.tolist()):
+                for word in chunk_words(self.contents[chunk_id]):
+                    rows.setdefault(word, []).append(n)
+            presence = {}
+            for word, ns in rows.items():
+                found = np.zeros(len(chunks), dtype=bool)
+                found[ns] = True
+                presence[word] = found
+            self._word_presence[path] = presence
+        return presence
 
     def file_words(self, path: str) -> frozenset[str]:
         """Stemmed words of every chunk of a file, kept while the index is loaded (the union
@@ -224,8 +243,10 @@ def ranked_pool(
 class Ranker:
     """A trained model over :data:`FEATURES`: standardise, hidden layers (ReLU), sigmoid."""
 
+    feature_names: tuple[str, ...] = FEATURES
+
     def __init__(self, spec: Mapping) -> None:
-        if tuple(spec["features"]) != FEATURES:
+        if tuple(spec["features"]) != self.feature_names:
             raise ValueError("the ranker was trained on other features; rebuild it")
         self.mean = np.asarray(spec["mean"], dtype=np.float64)
         self.scale = np.asarray(spec["scale"], dtype=np.float64)

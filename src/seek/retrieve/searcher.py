@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import SeekError
+from seek.errors import DamagedIndexError, SeekError
+from seek.retrieve import chunks as chunk_stage
 from seek.retrieve import signals as sig
 from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
@@ -28,11 +29,13 @@ from seek.retrieve.ranker import (
     load_ranker,
     ranked_pool,
 )
+from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 from seek.text import keyword_query
+from seek.untrusted import check_query
 
 HYBRID, BM25_ONLY, VECTOR_ONLY = "hybrid", "bm25", "vector"
 MODES = (HYBRID, BM25_ONLY, VECTOR_ONLY)
@@ -42,6 +45,19 @@ WINDOW_BEST_WEIGHT = 0.3
 """A chunk's vector score = 0.3 x its best window + 0.7 x its windows' mean. Dev-set NDCG@10
 for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 0.856 / 0.860 / 0.861 / 0.862 / 0.857; leave-one-repository-out CV picks 0.3 in every fold."""
+
+
+SCOPE_FILTER_PATHS = 500
+"""A search limited to at most this many files filters BM25 in LanceDB by path; a wider one
+fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope."""
+SCOPE_OVERFETCH = 4
+
+
+def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
+    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return DamagedIndexError(
+        f"the index of {root} is damaged ({detail}): run `seek index` to repair it"
+    )
 
 
 # One small pool for every searcher's keyword pass (searchers come and go as indexes change;
@@ -99,14 +115,18 @@ class Searcher:
         self.root = root
         self.settings = settings
         self.index_dir = index_dir_for(root, settings)
-        self.table = ChunkTable(self.index_dir)
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
+        self.table = ChunkTable(self.index_dir, manifest.table)
         self.model_id = manifest.model
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
         self._embedding = IndexEmbedder(settings, self.model_id, embedder)
-        self._load()
+        try:
+            self._load()
+            self._has_keywords = self.table.has_keyword_index() or not self.paths
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            raise damaged(root, exc) from exc
 
     @classmethod
     def open(cls, root: Path | str, settings: Settings, embedder: Embedder | None = None):
@@ -182,7 +202,10 @@ class Searcher:
         """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first."""
         if not words:
             return []
-        hits = self.table.keyword_scores(words, n, paths=paths)
+        try:
+            hits = self.table.keyword_scores(words, n, paths=paths)
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            raise damaged(self.root, exc) from exc
         scored = [(self.chunk_of_key.get((path, chunk)), score) for path, chunk, score in hits]
         return [(i, float(score)) for i, score in scored if i is not None]
 
@@ -190,9 +213,18 @@ class Searcher:
         return [i for i, _ in self.keyword_scored(words, n, paths)]
 
     def _keyword_passes(
-        self, words: str, n: int, focus_paths: list[str]
+        self, words: str, n: int, focus_paths: list[str], scope_paths: list[str] | None = None
     ) -> tuple[list[tuple[int, float]], list[int]]:
-        whole = self.keyword_scored(words, n)
+        if scope_paths is None:
+            whole = self.keyword_scored(words, n)
+        elif not scope_paths:
+            whole = []
+        elif len(scope_paths) <= SCOPE_FILTER_PATHS:
+            whole = self.keyword_scored(words, n, scope_paths)
+        else:  # a long IN list costs more than fetching extra rows and dropping them
+            allowed = set(scope_paths)
+            more = self.keyword_scored(words, n * SCOPE_OVERFETCH)
+            whole = [(i, s) for i, s in more if self.paths[i] in allowed][:n]
         focus = (
             self.keyword_candidates(words, self.settings.focus_k, focus_paths)
             if focus_paths
@@ -209,19 +241,21 @@ class Searcher:
         focus: tuple[str, ...] = (),
         disabled: frozenset[str] = frozenset(),
         mode: str = HYBRID,
+        scope: Scope = EVERYTHING,
     ) -> SearchResult:
         """The ``k`` best chunks for ``query``.
 
         ``focus`` names workspace-relative files the question is about (open files, the
         previous answer's sources): they get two extra passes of their own. ``disabled``
-        switches ranking signals off; ``mode`` limits retrieval to one retriever. With the
+        switches ranking signals off; ``mode`` limits retrieval to one retriever; ``scope``
+        limits the files hits may come from. With the
         learned ranker on, each hit's score is its probability of answering the question.
         """
         ranker, ranker_note = (None, "") if sig.LEARNED_RANKER in disabled else self.ranker()
         pool_size = max(k, POOL) if ranker is not None else k
         query = query.strip()
         pool, retrieval, result = self.candidates(
-            query, pool_size, k=k, focus=focus, disabled=disabled, mode=mode
+            query, pool_size, k=k, focus=focus, disabled=disabled, mode=mode, scope=scope
         )
         if ranker_note:
             result = result.with_notes_first([ranker_note])
@@ -229,19 +263,68 @@ class Searcher:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
             probabilities = ranker.probabilities(rows)
-            pool = ranked_pool(pool, files, probabilities, self.paths)
+            chunker = None if sig.CHUNK_RANKER in disabled else self.chunker()
+            if chunker is None:
+                pool = ranked_pool(pool, files, probabilities, self.paths)
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
-        hits = [
-            Hit(
-                self.paths[i],
-                self.starts[i] + 1,
-                self.ends[i] + 1,
-                round(score, 6),
-                self.contents[i],
-            )
-            for i, score in pool[:k]
-        ]
+            if chunker is not None:
+                started = time.perf_counter()
+                pool, for_context = self._rank_chunks(
+                    query, pool, files, probabilities, retrieval, chunker
+                )
+                context_hits = [self.hit(i, score) for i, score in for_context[:k]]
+                result = replace(result, context_hits=context_hits)
+                result.timings_ms["chunks_ms"] = (time.perf_counter() - started) * 1000
+        hits = [self.hit(i, score) for i, score in pool[:k]]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def _rank_chunks(
+        self,
+        query: str,
+        pool: list[tuple[int, float]],
+        files: list[str],
+        probabilities: np.ndarray,
+        retrieval: Retrieval,
+        chunker: chunk_stage.ChunkRanker,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The chunk stage (:mod:`.chunks`): the right part of each ranked file first; the
+        order for a search, and the one for ``seek context`` (more parts of likely files)."""
+        chosen = chunk_stage.candidates(
+            pool, files, probabilities, self.corpus, retrieval.similarities
+        )
+        rows = chunk_stage.features(query, chosen, pool, retrieval, self.corpus)
+        p_chunk = chunker.probabilities(rows)
+        return (
+            chunk_stage.ordered(chosen, p_chunk, probabilities, chunker.rest_weight, chunker.power),
+            chunk_stage.ordered(
+                chosen,
+                p_chunk,
+                probabilities,
+                chunker.context_rest_weight,
+                chunker.context_power,
+            ),
+        )
+
+    def chunker(self) -> chunk_stage.ChunkRanker | None:
+        """The built-in chunk stage, with the learned ranker only (it ranks the ranker's
+        files); None when its model file is missing or stale (results then keep the
+        ranker's order of each file's fused candidates)."""
+        if self.settings.ranker_model == "off":
+            return None
+        try:
+            return chunk_stage.load_chunker(str(chunk_stage.BUILTIN_CHUNKER))
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def hit(self, chunk_id: int, score: float) -> Hit:
+        """Chunk ``chunk_id`` as a hit (1-based lines)."""
+        return Hit(
+            self.paths[chunk_id],
+            self.starts[chunk_id] + 1,
+            self.ends[chunk_id] + 1,
+            round(score, 6),
+            self.contents[chunk_id],
+        )
 
     def ranker(self) -> tuple[Ranker | None, str]:
         """The learned ranker of the settings (None when switched off or unusable, with a
@@ -267,6 +350,7 @@ class Searcher:
         focus: tuple[str, ...] = (),
         disabled: frozenset[str] = frozenset(),
         mode: str = HYBRID,
+        scope: Scope = EVERYTHING,
     ) -> tuple[list[tuple[int, float]], Retrieval, SearchResult]:
         """The ``n_best`` chunks by fused score and signals, as ``(chunk_id, score)``; what the
         retrievers saw; and a result (no hits yet) with the notes and timings so far. Each
@@ -279,7 +363,7 @@ class Searcher:
             raise SeekError(f"unknown signals: {', '.join(sorted(unknown))}")
         timings: dict[str, float] = {}
         notes: list[str] = []
-        query = query.strip()
+        query = check_query(query).strip()
         words = keyword_query(query)
         n = max(self.settings.retrieve_k, CANDIDATES_PER_RESULT * (k or n_best))
         empty = Retrieval(None, {}, {}, {})
@@ -287,12 +371,20 @@ class Searcher:
             return [], empty, SearchResult(query, words, [], tuple(notes), timings)
 
         started = time.perf_counter()
+        scope_paths = (
+            None if scope.everything else [p for p in self.chunks_of_path if scope.keeps(p)]
+        )
+        scope_ids = (
+            np.concatenate([self.chunks_of_path[p] for p in scope_paths] or [np.array([], int)])
+            if scope_paths is not None
+            else None
+        )
         focus_paths = [p for p in dict.fromkeys(focus) if p in self.chunks_of_path]
-        focus_paths = focus_paths[: self.settings.focus_files]
+        focus_paths = [p for p in focus_paths if scope.keeps(p)][: self.settings.focus_files]
         # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
         # this one embeds the query and multiplies the vector matrix.
         keyword_job = (
-            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths)
+            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths, scope_paths)
             if mode != VECTOR_ONLY
             else None
         )
@@ -308,7 +400,7 @@ class Searcher:
                     f"{model_id_for(self.settings)}, so only keywords were matched."
                 )
         similarities = self.chunk_similarities(q) if q is not None else None
-        vector_ids = self.vector_candidates(similarities, n)
+        vector_ids = self.vector_candidates(similarities, n, scope_ids)
         focus_vector_ids: list[int] = []
         if focus_paths:
             focus_ids = np.concatenate([self.chunks_of_path[p] for p in focus_paths])
@@ -316,6 +408,9 @@ class Searcher:
                 similarities, self.settings.focus_k, focus_ids
             )
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
+        if keyword_job is not None and not self._has_keywords:
+            notes.append("The keyword index is missing, so only vectors were matched: "
+                         "`seek index` rebuilds it.")  # fmt: skip
         keyword_scored, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
         keyword_ids = [i for i, _ in keyword_scored]
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000

@@ -25,6 +25,7 @@ NON_CODE_PENALTY = "non_code_penalty"
 FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
 LEARNED_RANKER = "learned_ranker"
+CHUNK_RANKER = "chunk_ranker"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -36,6 +37,7 @@ SIGNALS: tuple[str, ...] = (
     NON_CODE_PENALTY,
     FILE_SATURATION,
     LEARNED_RANKER,
+    CHUNK_RANKER,
 )
 
 # -- query type ------------------------------------------------------------------------
@@ -90,9 +92,13 @@ _EMBEDDED_IDENTIFIER = re.compile(
 
 @lru_cache(maxsize=512)
 def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    # keyword, whitespace, optional Namespace. / Namespace:: prefixes, the name, then an
-    # opening bracket, colon, semicolon, whitespace or the end of the line.
-    tail = r")\s+(?:" + _IDENT + r"(?:\.|::))*" + re.escape(name) + r"(?:\s|[<({:\[;]|$)"
+    # keyword, whitespace, an optional Go receiver ``(v *Viper)``, optional Namespace. /
+    # Namespace:: prefixes, the name, then an opening bracket, colon, semicolon, whitespace
+    # or the end of the line.
+    tail = (
+        r")\s+(?:\([^()\n]*\)\s*)?(?:" + _IDENT + r"(?:\.|::))*" + re.escape(name)
+        + r"(?:\s|[<({:\[;]|$)"
+    )  # fmt: skip
     head = r"(?:^|(?<=\s))(?:"
     code = head + "|".join(map(re.escape, DEFINITION_KEYWORDS)) + tail
     sql = head + "|".join(map(re.escape, SQL_DEFINITION_KEYWORDS)) + tail

@@ -17,6 +17,7 @@ nothing inside it can be re-included.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,28 +44,35 @@ class RuleSet:
         return self.spec.check_file(rel + "/" if is_dir else rel).include
 
 
-def _valid_lines(lines: list[str]) -> list[str]:
-    """Lines pathspec can compile; git skips a malformed line ("!", "foo\\") and so do we."""
+_warned: set[tuple[str, int, str]] = set()
+
+
+def _valid_lines(lines: list[str], source: str) -> list[str]:
+    """Lines pathspec can compile. Git skips a malformed line ("!", "foo\\", a reversed
+    range such as "[z-a]"): it matches nothing, and so it does here, with one warning per
+    file and line for the life of the process (servers re-read rules on every update)."""
     valid = []
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         try:
             pathspec.GitIgnoreSpec.from_lines([line])
-        except ValueError:
-            log.warning("ignoring the malformed ignore pattern %r", line)
+        except (ValueError, re.error):
+            if (source, number, line) not in _warned:
+                _warned.add((source, number, line))
+                log.warning("%s line %d: ignoring the malformed pattern %r", source, number, line)
             continue
         valid.append(line)
     return valid
 
 
-def rules_from_lines(lines: list[str], base: str) -> RuleSet | None:
+def rules_from_lines(lines: list[str], base: str, source: str = "ignored_globs") -> RuleSet | None:
     # Only a "#" in the first column starts a comment (" #x" is a pattern, as in git).
     cleaned = [line.rstrip("\r\n") for line in lines]
     if not any(line.strip() and not line.startswith("#") for line in cleaned):
         return None
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(cleaned)
-    except ValueError:
-        spec = pathspec.GitIgnoreSpec.from_lines(_valid_lines(cleaned))
+    except (ValueError, re.error):
+        spec = pathspec.GitIgnoreSpec.from_lines(_valid_lines(cleaned, source))
     return RuleSet(base, spec)
 
 
@@ -75,7 +83,7 @@ def read_rules(path: Path, base: str) -> RuleSet | None:
     except OSError as exc:
         log.warning("cannot read ignore file %s: %s", path, exc.strerror)
         return None
-    return rules_from_lines(text.splitlines(), base)
+    return rules_from_lines(text.splitlines(), base, str(path))
 
 
 class IgnoreRules:

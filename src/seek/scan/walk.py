@@ -21,6 +21,7 @@ from seek.scan.ignore import RULE_FILES, IgnoreRules
 # Reasons a file is left out; ``binary`` and ``no_chunks`` are found when reading.
 IGNORED = "ignored"
 NOT_ALLOWLISTED = "not_allowlisted"
+NOT_A_FILE = "not_a_file"  # a FIFO, socket or device: never opened
 TOO_BIG = "too_big"
 EMPTY = "empty"
 SYMLINK = "symlink"
@@ -132,7 +133,7 @@ def scan_workspace(
                 subfolders.append((entry.path, rel, rules))
                 continue
             if not entry.is_file(follow_symlinks=False):
-                result.skip(NOT_ALLOWLISTED, rel)  # sockets, fifos, devices
+                result.skip(NOT_A_FILE, rel)  # sockets, fifos, devices
                 continue
             if not is_indexable_name(entry.name):
                 result.skip(NOT_ALLOWLISTED, rel)
@@ -214,7 +215,9 @@ def check_file(
             return IGNORED
         if is_dir:
             rules = rules.child(path, sub_rel)
-    if not stat.S_ISREG(st.st_mode) or not is_indexable_name(parts[-1]):
+    if not stat.S_ISREG(st.st_mode):
+        return NOT_A_FILE
+    if not is_indexable_name(parts[-1]):
         return NOT_ALLOWLISTED
     if st.st_size == 0:
         return EMPTY

@@ -6,12 +6,19 @@ Shape (``format`` is seek's index format; ``version`` the reference's manifest v
      "chunking": {"max": 1000, "min": 100, "overlap": 100, "window": 600, "window_overlap": 80},
      "files": {"src/a.py": {"hash": "<sha1>", "size": 12, "mtimeNs": 1, "chunks": 3}},
      "skipped": {"too_big": 2}, "skippedExamples": {"too_big": ["big.json"]},
-     "updatedAt": 1767000000000, "runOpen": false}
+     "updatedAt": 1767000000000, "runOpen": false,
+     "table": "chunks_1a2b3c4d5e6f", "retired": {"chunks_0f1e2d3c4b5a": 1767000000000}}
 
 A stamp with ``"skip": "binary"`` or ``"no_chunks"`` marks a file that was read and holds
 no rows, so it is not read again until it changes. ``runOpen`` is true while a run may have
 written rows the stamps do not describe yet (a crash leaves it set; the next run then
 removes rows of files without a stamp).
+
+``table`` names the LanceDB table holding the rows (``chunks`` when absent: indexes written
+before tables had names). A rebuild writes a new table and saves this file naming it only
+once the table is complete, so a reader always finds a complete index; the table it
+replaced is listed in ``retired`` with the time, and dropped by a later run once no reader
+can still be using it.
 
 Saving is atomic (write a temporary file, fsync, rename). A missing, unreadable or
 unparsable manifest, or one of another version, reads as empty, which makes the next run
@@ -23,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +42,7 @@ MANIFEST_VERSION = 3
 # 3: files with lines over 4,000 characters are split as prose (no tree-sitter).
 INDEX_FORMAT = 3
 MANIFEST_NAME = "manifest.json"
+DEFAULT_TABLE = "chunks"
 
 
 @dataclass(slots=True)
@@ -87,6 +96,9 @@ class Manifest:
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     updated_at: int | None = None
     run_open: bool = False
+    table: str = DEFAULT_TABLE
+    retired: dict[str, int] = field(default_factory=dict)
+    """Tables replaced by a rebuild -> when (ms since the epoch)."""
 
     @property
     def has_index(self) -> bool:
@@ -104,11 +116,18 @@ class Manifest:
             "skippedExamples": self.skipped_examples,
             "updatedAt": self.updated_at,
             "runOpen": self.run_open,
+            "table": self.table,
+            "retired": dict(sorted(self.retired.items())),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
+        """Raises KeyError, TypeError, ValueError or AttributeError on a malformed shape
+        (``"files": null`` included)."""
         chunking = data.get("chunking")
+        table = data.get("table", DEFAULT_TABLE)
+        if not isinstance(table, str) or not table.replace("_", "").isalnum():
+            raise ValueError(f"bad table name {table!r}")
         return cls(
             model=str(data.get("model", "")),
             dimensions=int(data.get("dimensions", 0)),
@@ -119,6 +138,8 @@ class Manifest:
             skipped_examples={k: list(v) for k, v in data.get("skippedExamples", {}).items()},
             updated_at=data.get("updatedAt"),
             run_open=bool(data.get("runOpen", False)),
+            table=table,
+            retired={str(k): int(v) for k, v in data.get("retired", {}).items()},
         )
 
 
@@ -137,16 +158,16 @@ def load_manifest(index_dir: Path) -> Manifest:
         return Manifest()
     try:
         return Manifest.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         log.warning("manifest %s is malformed (%s); the index will be rebuilt", path, exc)
         return Manifest()
 
 
-def save_manifest(index_dir: Path, manifest: Manifest) -> None:
+def save_manifest(index_dir: Path, manifest: Manifest, name: str = MANIFEST_NAME) -> None:
     """Write atomically: readers see the old or the new manifest, never half of one."""
     index_dir.mkdir(parents=True, exist_ok=True)
-    path = index_dir / MANIFEST_NAME
-    tmp = path.with_name(f"{MANIFEST_NAME}.{os.getpid()}.tmp")
+    path = index_dir / name
+    tmp = path.with_name(f"{name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         json.dump(manifest.to_json(), fh, separators=(",", ":"))
         fh.flush()

@@ -18,12 +18,18 @@ and ``end_line`` (0-based, inclusive, overlap prefix included), ``part`` (window
 words), ``vector`` (the window's embedding).
 
 LanceDB commits are atomic, so a process killed mid-write leaves the previous version.
+Only writers (under the writer lock) call the writing methods; a search never writes, not
+even a missing keyword index (``check()`` reports it and the next run rebuilds).
+
+Each index's rows live in the table its manifest names (``chunks`` for older indexes); a
+rebuild fills a new one beside it (see :mod:`seek.store.manifest`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +39,6 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-TABLE_NAME = "chunks"
 KEYWORD_COLUMN = "keywords"
 SQL_IN_BATCH = 500
 INDEX_CACHE_BYTES = 64 << 20
@@ -89,10 +94,17 @@ def paths_filter(paths: Iterable[str]) -> str:
 
 
 class ChunkTable:
-    """Lazily opened LanceDB table in ``<index_dir>/lancedb``."""
+    """Lazily opened LanceDB table in ``<index_dir>/lancedb``: ``name``, by default the one
+    the index's manifest names."""
 
-    def __init__(self, index_dir: Path) -> None:
+    def __init__(self, index_dir: Path, name: str | None = None) -> None:
         self.db_dir = index_dir / "lancedb"
+        if name is None:
+            from seek.store.manifest import DEFAULT_TABLE, MANIFEST_NAME, load_manifest
+
+            has_manifest = (index_dir / MANIFEST_NAME).exists()
+            name = load_manifest(index_dir).table if has_manifest else DEFAULT_TABLE
+        self.name = name
         self._db: Any = None
         self._table: Any = None
         self._has_keyword_index = False
@@ -116,20 +128,33 @@ class ChunkTable:
         """The table, or None when nothing was written yet (reading never creates files)."""
         if self._table is None and self.db_dir.is_dir():
             db = self._connect()
-            if TABLE_NAME in db.list_tables().tables:
-                self._table = db.open_table(TABLE_NAME)
+            if self.name in self.table_names():
+                self._table = db.open_table(self.name)
         return self._table
 
-    def drop(self) -> None:
-        """Remove every row and the table itself (rebuilds start here)."""
-        self._table = None
-        self._has_keyword_index = False
-        if not self.db_dir.exists():
-            return
-        db = self._connect()
-        if TABLE_NAME in db.list_tables().tables:
-            db.drop_table(TABLE_NAME)
-        self._table = None
+    def table_names(self) -> list[str]:
+        """Every table in the database (this one, a rebuild's, retired ones)."""
+        if not self.db_dir.is_dir():
+            return []
+        return list(self._connect().list_tables().tables)
+
+    def exists(self) -> bool:
+        return self.name in self.table_names()
+
+    def drop(self, name: str | None = None) -> None:
+        """Remove a table (default: this one) with every row; a missing one is fine."""
+        name = name or self.name
+        if name == self.name:
+            self._table = None
+            self._has_keyword_index = False
+        if name in self.table_names():
+            try:
+                self._connect().drop_table(name)
+            except (OSError, ValueError, RuntimeError) as exc:  # a damaged table's leftovers
+                log.warning("could not drop table %s: %s", name, exc)
+                shutil.rmtree(self.db_dir / f"{name}.lance", ignore_errors=True)
+        else:
+            shutil.rmtree(self.db_dir / f"{name}.lance", ignore_errors=True)
 
     # -- writing --------------------------------------------------------------
     def _arrow(self, rows: RowBatch) -> Any:
@@ -165,7 +190,7 @@ class ChunkTable:
         data = self._arrow(rows)
         table = self._open()
         if table is None:
-            self._table = self._connect().create_table(TABLE_NAME, data, mode="overwrite")
+            self._table = self._connect().create_table(self.name, data, mode="overwrite")
         else:
             table.add(data)
 
@@ -311,12 +336,56 @@ class ChunkTable:
         table = self._open()
         if table is None or limit <= 0 or not query_text.strip():
             return []
-        if not self.has_keyword_index():  # a run died before finishing: repair, then search
-            self.build_keyword_index()
+        if not self.has_keyword_index():  # reported by check(); the next run rebuilds it
+            return []
         query = table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
         if paths is not None:
             query = query.where(paths_filter(paths), prefilter=True)
         return query.select(columns).limit(limit).to_list()
 
+    def check(self, expected_chunks: int | None) -> str:
+        """What is wrong with the stored table ("" when nothing is): it must exist, be
+        readable (every data file's ``part`` column is read, so a truncated or missing file
+        shows), hold the chunks the manifest counts and have a readable keyword index. With
+        ``expected_chunks=None`` (a run was interrupted: rows and stamps may differ, and the
+        keyword index is built last) only existence and readability are checked."""
+        if not self.exists():
+            missing = expected_chunks is not None and expected_chunks > 0
+            return f"table {self.name} is missing" if missing else ""
+        try:
+            table = self._open()
+            chunks = self.count_chunks()
+            if expected_chunks is not None and chunks != expected_chunks:
+                return f"the table holds {chunks} chunks, the manifest {expected_chunks}"
+            if not chunks:
+                return ""
+            table.search().select(["part"]).limit(table.count_rows()).to_arrow()
+            if expected_chunks is None:  # an interrupted run: its keyword index comes last
+                return ""
+            if not self.has_keyword_index():
+                return "the keyword index is missing"
+            table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN).limit(1).to_list()
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            return f"the table cannot be read ({one_line(exc)})"
+        return ""
+
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.db_dir.rglob("*") if p.is_file())
+        return folder_size(self.db_dir)
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes under ``folder``; files that vanish while it is walked (a writer's lock note,
+    a compacted fragment) are not an error."""
+    total = 0
+    for parent, _, names in os.walk(folder):  # os.walk skips folders it cannot list
+        for name in names:
+            try:
+                total += os.stat(os.path.join(parent, name), follow_symlinks=False).st_size
+            except OSError:
+                continue
+    return total

@@ -1,0 +1,125 @@
+"""The OpenAPI 3.0 document of ``seek serve``'s API (``GET /v1/openapi.json``).
+
+Written by hand from :mod:`seek.server`'s checks so that an API fuzzer (the test suite runs
+schemathesis against it) generates requests near the real limits; a change of a limit there
+is passed in here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+JSON = "application/json"
+
+
+def _error() -> dict[str, Any]:
+    return {
+        "description": "an error",
+        "content": {JSON: {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _post(summary: str, schema: str, required: list[str]) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": bool(required),
+                "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+            },
+            "responses": {
+                "200": {
+                    "description": "the answer",
+                    "content": {JSON: {"schema": {"type": "object"}}},
+                },
+                "202": {
+                    "description": "an index run that goes on in the background",
+                    "content": {JSON: {"schema": {"type": "object"}}},
+                },
+                **{
+                    code: _error()
+                    for code in (
+                        "400",
+                        "401",
+                        "403",
+                        "404",
+                        "408",
+                        "409",
+                        "413",
+                        "415",
+                        "422",
+                        "504",
+                    )
+                },
+            },  # fmt: skip
+        }
+    }
+
+
+def openapi_document(max_query: int, max_k: int, max_path: int, max_focus: int) -> dict[str, Any]:
+    path = {"type": "string", "maxLength": max_path}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "seek serve", "version": "1"},
+        "paths": {
+            "/v1/search": _post("Ranked chunks for a question", "SearchRequest", ["query"]),
+            "/v1/context": _post("Prompt blocks for a question", "ContextRequest", ["question"]),
+            "/v1/index": _post("Bring the index up to date (or rebuild it)", "IndexRequest", []),
+            "/v1/status": {
+                "get": {
+                    "summary": "What the index holds",
+                    "parameters": [
+                        {"name": "path", "in": "query", "required": False, "schema": path}
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "the status",
+                            "content": {JSON: {"schema": {"type": "object"}}},
+                        },
+                        **{code: _error() for code in ("400", "401", "403", "404")},
+                    },  # fmt: skip
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "SearchRequest": {
+                    "type": "object",
+                    "required": ["query"],
+                    "properties": {
+                        "query": {"type": "string", "minLength": 1, "maxLength": max_query},
+                        "path": path,
+                        "k": {"type": "integer", "minimum": 1, "maximum": max_k},
+                        "focus": {"type": "array", "items": path, "maxItems": max_focus},
+                    },
+                },
+                "ContextRequest": {
+                    "type": "object",
+                    "required": ["question"],
+                    "properties": {
+                        "question": {"type": "string", "minLength": 1, "maxLength": max_query},
+                        "path": path,
+                        "budget": {"type": "integer", "minimum": 0, "maximum": 10_000_000},
+                    },
+                },
+                "IndexRequest": {
+                    "type": "object",
+                    "properties": {"path": path, "rebuild": {"type": "boolean"}},
+                },
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "required": ["code", "message"],
+                            "properties": {
+                                "code": {"type": "string"},
+                                "message": {"type": "string"},
+                            },
+                        }
+                    },
+                },
+            }
+        },
+    }

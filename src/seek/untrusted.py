@@ -1,0 +1,48 @@
+"""Text seek did not write (questions, file names) made safe to process and to print.
+
+- Lone surrogates (``"\\ud800"`` in JSON, undecodable argv bytes) are not text: no encoder
+  downstream accepts them, so front-ends refuse them with one clear line
+  (:func:`check_query`).
+- A file name may hold CR, LF or other control characters; printed raw in text output it
+  could forge result lines, so :func:`printable` escapes them (JSON output keeps the name).
+"""
+
+from __future__ import annotations
+
+import re
+
+from seek.errors import SeekError
+
+MAX_QUERY_CHARS = 2_000
+"""Questions and queries are capped (HTTP API and MCP): a longer one is a paste or an
+attack, and its cost grows with its length."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def has_lone_surrogates(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def check_query(text: str, what: str = "the query") -> str:
+    """``text`` unchanged, or a :class:`SeekError` when it cannot be valid Unicode."""
+    if has_lone_surrogates(text):
+        raise SeekError(
+            f"{what} is not valid Unicode text (undecodable bytes or a lone surrogate); "
+            "check your terminal's encoding"
+        )
+    if "\x00" in text:
+        raise SeekError(f"{what} must not contain NUL characters")
+    return text
+
+
+def printable(name: str) -> str:
+    """``name`` with control characters as ``\\n``, ``\\r``, ``\\t`` or ``\\xNN``/``\\uNNNN``
+    escapes (and lone surrogates from undecodable bytes as ``\\udcNN``), so one name is
+    always one line of output."""
+
+    def escape(match: re.Match[str]) -> str:
+        return match.group().encode("unicode_escape").decode("ascii")
+
+    return _SURROGATE.sub(escape, _CONTROL.sub(escape, name))
