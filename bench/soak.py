@@ -244,7 +244,7 @@ def soak_serve(args: argparse.Namespace, roots: list[Path], env: dict) -> dict:
         def found(http: httpx.Client, probe: Probe) -> bool:
             body = {"query": probe.name, "path": str(probe.root), "k": 10}
             hits = http.post(f"{url}/v1/search", json=body).json().get("hits", [])
-            return probe.in_hits([(h["path"], h["startLine"], h["endLine"]) for h in hits])
+            return probe.in_hits([(h["path"], h["start_line"], h["end_line"]) for h in hits])
 
         def client() -> None:
             with httpx.Client(timeout=60) as http:
