@@ -397,7 +397,10 @@ def prepare(args: argparse.Namespace, tmp: Path) -> tuple[list[Path], dict]:
         shutil.copytree(source, root, ignore=shutil.ignore_patterns(".git", "node_modules"))
         roots.append(root)
     home = tmp / "home"
-    home.mkdir()
+    (home / "seek").mkdir(parents=True)
+    # `seek mcp` answers only inside the folder it started in and the user's `mcp_roots`.
+    listed = ", ".join(json.dumps(str(root)) for root in roots)
+    (home / "seek" / "config.toml").write_text(f"mcp_roots = [{listed}]\n", encoding="utf-8")
     env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home)}
     for root in roots:
         subprocess.run([*SEEK, "index", "-q", str(root)], env=env, check=True)
