@@ -8,7 +8,8 @@ import pytest
 from conftest import HashEmbedder
 from local_http import serving
 
-from seek.chat import ChatError, Turn, ask, chat_endpoint, history_messages, session_path
+from seek.chat import Turn, ask, chat_endpoint, history_messages, session_path
+from seek.errors import ChatError
 from seek.indexer import index_workspace
 
 ANSWER = ["Retries are ", "configured in ", "src/retry.py (lines 1-2)."]
@@ -22,7 +23,7 @@ def chat_server(models=("llama3",), bodies=None):
         def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             prompts.append(body["messages"][-1]["content"])
             if bodies is not None:

@@ -7,18 +7,39 @@ The library API::
     print(report.summary())
 """
 
-from seek.errors import SeekError
+from seek._version import __version__
+from seek.errors import (
+    ApiError,
+    ChatError,
+    DamagedIndexError,
+    EmbeddingError,
+    IndexLockedError,
+    IndexMismatchError,
+    ModelError,
+    RerankerUnavailable,
+    SeekError,
+    SettingsError,
+    WorkspaceError,
+)
 from seek.indexer import IndexReport, Progress, index_workspace
 from seek.settings import Settings, load_settings
 from seek.status import WorkspaceStatus, workspace_status
 
-__version__ = "0.2.0"
-
 __all__ = [
+    "ApiError",
+    "ChatError",
+    "DamagedIndexError",
+    "EmbeddingError",
+    "IndexLockedError",
+    "IndexMismatchError",
     "IndexReport",
+    "ModelError",
     "Progress",
+    "RerankerUnavailable",
     "SeekError",
     "Settings",
+    "SettingsError",
+    "WorkspaceError",
     "WorkspaceStatus",
     "__version__",
     "index_workspace",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from seek.errors import SeekError, SettingsError
+from seek.errors import ChatError, SettingsError
 from seek.httperrors import server_message
 from seek.retrieve import search
 from seek.retrieve.context import ContextResult, build_context
@@ -47,10 +47,6 @@ HISTORY_BUDGET_CHARS = 8_000
 tokens: room for the last few turns next to the 12,000 characters of code)."""
 MAX_TURNS = 20
 """Turns a session file keeps."""
-
-
-class ChatError(SeekError):
-    """The chat server could not answer."""
 
 
 @dataclass

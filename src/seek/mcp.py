@@ -25,7 +25,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from seek import __version__
+from seek._version import __version__
 from seek.errors import SeekError
 from seek.indexer import resolve_workspace
 from seek.live import LiveIndexes
@@ -141,7 +141,7 @@ async def declared_roots(ctx: Context | None) -> tuple[Path, ...] | None:
     try:
         with anyio.fail_after(ROOTS_TIMEOUT_S):
             listed = await ctx.session.list_roots()
-    except Exception:  # noqa: BLE001 - no answer means no declared roots
+    except Exception:  # no answer means no declared roots
         return None
     roots = [
         Path(unquote(urlparse(str(root.uri)).path)).resolve()

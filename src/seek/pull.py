@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 from filelock import FileLock, Timeout
 
-from seek import __version__
+from seek._version import __version__
 from seek.errors import ModelError
 from seek.hub import SOURCE_FILE, HubModel, is_model_folder, read_source
 from seek.rerank import CrossEncoder, RerankerUnavailable

@@ -41,7 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from seek.errors import IndexLockedError, SeekError, WorkspaceError
+from seek.errors import ApiError, IndexLockedError, SeekError, WorkspaceError
 from seek.indexer import REBUILD, UPDATE, index_workspace
 from seek.live import LiveIndexes
 from seek.retrieve.context import build_context
@@ -61,12 +61,6 @@ MAX_K = 50
 REQUEST_TIMEOUT_S = 30.0
 BODY_TIMEOUT_S = 10.0
 TOKEN_ENV = "SEEK_TOKEN"
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 def is_loopback(host: str) -> bool:
@@ -227,7 +221,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
     """The API behind the request guard (Host, Origin, content type, token)."""
     service = Service(config)
 
-    async def run(deadline: float, fn, *args: Any) -> Any:  # noqa: ANN001
+    async def run(deadline: float, fn, *args: Any) -> Any:
         try:
             with anyio.fail_after(max(0.0, deadline - time.monotonic())):
                 return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
@@ -236,7 +230,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
                 504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
             ) from exc
 
-    def handler(endpoint):  # noqa: ANN001, ANN202
+    def handler(endpoint):
         async def wrapped(request: Request) -> JSONResponse:
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             try:
@@ -250,7 +244,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
                 return error_response(409, "locked", str(exc))
             except SeekError as exc:
                 return error_response(422, "seek_error", str(exc))
-            except Exception as exc:  # noqa: BLE001 - a server never answers with a traceback
+            except Exception as exc:  # a server never answers with a traceback
                 log.error("%s %s failed: %s: %s", request.method, request.url.path,
                           type(exc).__name__, exc)  # fmt: skip
                 return error_response(500, "internal", f"internal error ({type(exc).__name__})")

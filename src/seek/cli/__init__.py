@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from seek import __version__
+from seek._version import __version__
 from seek.errors import SeekError
 from seek.settings import Settings, load_settings
 

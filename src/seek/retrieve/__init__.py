@@ -79,7 +79,7 @@ def context(
     budget: int | None = None,
     snippets: int | None = None,
     threshold: float | None = None,
-):  # noqa: ANN201 - ContextResult (imported lazily)
+):  # ContextResult (imported lazily)
     """Labelled, budgeted prompt blocks answering ``question`` (see :mod:`.context`)."""
     from seek.indexer import resolve_workspace
     from seek.retrieve.context import build_context

@@ -82,7 +82,7 @@ class Searcher:
         try:
             self._load()
             self._has_keywords = self.table.has_keyword_index() or not self.paths
-        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
 
     @classmethod
@@ -184,7 +184,7 @@ class Searcher:
             return []
         try:
             hits = self.table.keyword_scores(words, n, paths=paths)
-        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        except Exception as exc:  # lance reports damage as many error types
             raise damaged(self.root, exc) from exc
         scored = [(self.chunk_of_key.get((path, chunk)), score) for path, chunk, score in hits]
         return [(i, float(score)) for i, score in scored if i is not None]
