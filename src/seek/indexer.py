@@ -115,6 +115,17 @@ class IndexReport:
     """A cancelled rebuild: the index it was replacing stays as it was."""
     seconds: float = 0.0
 
+    def to_json(self) -> dict[str, object]:
+        """The run's report as ``seek index --json`` and ``POST /v1/index`` print it."""
+        return {
+            "summary": self.summary(), "workspace": str(self.workspace),
+            "index": str(self.index_dir), "mode": self.mode,
+            "rebuild_reason": self.rebuild_reason, "embedded": self.embedded,
+            "chunks": self.chunks, "unchanged": self.unchanged, "removed": self.removed,
+            "files": self.files, "skipped": self.skipped, "unreadable": self.unreadable,
+            "cancelled": self.cancelled, "seconds": round(self.seconds, 3),
+        }  # fmt: skip
+
     @property
     def changed(self) -> bool:
         return bool(self.embedded or self.removed or self.rebuild_reason)
