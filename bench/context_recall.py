@@ -15,6 +15,7 @@ the context stage (``build_context`` alone, the search excluded).
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -146,13 +147,14 @@ def render(data: Mapping[str, Any]) -> list[str]:
         lines += [
             "### Recall against noise (`--context-sweep`, pooled)",
             "",
-            "| weight | threshold | snippets | budget | recall | blocks / q | chars / q "
-            "| max chars |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| weight | candidates | threshold | snippets | budget | recall | blocks / q "
+            "| chars / q | max chars |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in table:
             lines.append(
-                f"| {r['weight']} | {r['threshold']} | {r['snippets']} | {r['budget']:,} | "
+                f"| {r['weight']} | {r.get('top', 12)} | {r['threshold']} | {r['snippets']} "
+                f"| {r['budget']:,} | "
                 f"{r['recall']:.3f} | {r['mean_blocks']:.1f} | {r['mean_chars']:,.0f} | "
                 f"{r['max_chars']:,} |"
             )
@@ -177,12 +179,17 @@ SWEEP_WEIGHTS = (0.1, 0.25, 0.5, 1.0)
 SWEEP_THRESHOLDS = (0.01, 0.02, 0.04, 0.08)
 SWEEP_SNIPPETS = (6, 8, 10)
 SWEEP_BUDGETS = (8_000, 12_000)
+SWEEP_TOPS = (12, 16, 20)
+"""Candidates ``seek context`` weighs (``rerank_top``)."""
 
 
 def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) -> list[dict]:
     """Recall against noise over a grid of the chunk stage's context weight (the weight of
-    a file's further parts), threshold, snippet limit and character budget: every question
-    searched once per weight, ``build_context`` once per setting."""
+    a file's further parts), candidates weighed, threshold, snippet limit and character
+    budget: every question searched once per weight and count, ``build_context`` once per
+    setting."""
+    import dataclasses
+
     from seek.retrieve.context import build_context
 
     chunker = searcher.chunker()
@@ -193,30 +200,36 @@ def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) ->
     try:
         for weight in SWEEP_WEIGHTS:
             chunker.context_rest_weight = weight
-            results = [searcher.search(q.query, k=settings.rerank_top) for q in queries]
-            for threshold in SWEEP_THRESHOLDS:
-                for snippets in SWEEP_SNIPPETS:
-                    for budget in SWEEP_BUDGETS:
-                        judged = []
-                        for query, result in zip(queries, results, strict=True):
-                            context = build_context(
-                                root,
-                                result,
-                                settings,
-                                threshold=threshold,
-                                snippets=snippets,
-                                budget=budget,
-                            )
-                            judged.append({**judge(query, context.blocks), "context_ms": 0.0})
-                        rows.append(
-                            {
-                                "weight": weight,
-                                "threshold": threshold,
-                                "snippets": snippets,
-                                "budget": budget,
-                                "queries": judged,
-                            }
-                        )
+            # ``seek context`` searches with k = its candidate count, and k also sets how deep
+            # each retriever looks: one search per count, not a cut of a longer list.
+            results = {
+                top: [searcher.search(q.query, k=top) for q in queries] for top in SWEEP_TOPS
+            }
+            for top, threshold, snippets, budget in itertools.product(
+                SWEEP_TOPS, SWEEP_THRESHOLDS, SWEEP_SNIPPETS, SWEEP_BUDGETS
+            ):
+                weighed = dataclasses.replace(settings, rerank_top=top)
+                judged = []
+                for query, result in zip(queries, results[top], strict=True):
+                    context = build_context(
+                        root,
+                        result,
+                        weighed,
+                        threshold=threshold,
+                        snippets=snippets,
+                        budget=budget,
+                    )
+                    judged.append({**judge(query, context.blocks), "context_ms": 0.0})
+                rows.append(
+                    {
+                        "weight": weight,
+                        "top": top,
+                        "threshold": threshold,
+                        "snippets": snippets,
+                        "budget": budget,
+                        "queries": judged,
+                    }
+                )
     finally:
         chunker.context_rest_weight = saved
     return rows
@@ -227,14 +240,21 @@ def sweep_table(per_repo: Mapping[str, list[dict]]) -> list[dict]:
     pooled: dict[tuple, list[dict]] = {}
     for rows in per_repo.values():
         for row in rows:
-            key = (row["weight"], row["threshold"], row["snippets"], row["budget"])
+            key = (
+                row["weight"],
+                row.get("top", 12),
+                row["threshold"],
+                row["snippets"],
+                row["budget"],
+            )
             pooled.setdefault(key, []).extend(row["queries"])
     out = []
-    for (weight, threshold, snippets, budget), judged in sorted(pooled.items()):
+    for (weight, top, threshold, snippets, budget), judged in sorted(pooled.items()):
         s = summarise(judged)
         out.append(
             {
                 "weight": weight,
+                "top": top,
                 "threshold": threshold,
                 "snippets": snippets,
                 "budget": budget,

@@ -59,6 +59,7 @@ def collect(bench_dir: Path, home: Path, sets: list[BenchSet]) -> list[dict[str,
     from seek.retrieve import Searcher
     from seek.retrieve import chunks as stage
     from seek.retrieve.ranker import POOL, features, ranked_pool
+    from seek.retrieve.versions import demote_older
 
     settings = load_settings(
         overrides={"home": str(home)}, user_config=home / "no-user-config.toml"
@@ -82,7 +83,7 @@ def collect(bench_dir: Path, home: Path, sets: list[BenchSet]) -> list[dict[str,
                 if not pool or ranker is None:
                     continue
                 files, rows = features(text, pool, retrieval, corpus)
-                p_file = ranker.probabilities(rows)
+                p_file = demote_older(text, files, ranker.probabilities(rows), corpus.older())
                 chosen = stage.candidates(pool, files, p_file, corpus, retrieval.similarities)
                 x = stage.features(text, chosen, pool, retrieval, corpus)
                 hits = [hit(i) for i, _ in chosen]

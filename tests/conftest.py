@@ -8,8 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from seek.settings import Settings, load_settings
+
+# Hypothesis judges speed per example (200 ms by default): on a shared 2-core machine a test
+# writing files or LanceDB rows fails that by chance, not because behaviour broke. A hanging
+# test is still caught by pytest-timeout (pyproject.toml).
+hypothesis_settings.register_profile(
+    "seek", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("seek")
 
 FAKE_DIMS = 16
 

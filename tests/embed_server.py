@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -32,20 +32,32 @@ def vector_for(text: str, dims: int) -> list[float]:
 class Behaviour:
     dims: int = 8
     refuse_lists: bool = False
-    """Answer 400 to any list input (a server that takes one string only)."""
+    """Answer ``refuse_status`` to any list input (a server that takes one string only)."""
+    refuse_status: int = 400
     rate_limits: int = 0
     """Answer 429 this many times before behaving."""
     retry_after: str | None = None
     fail_after: int | None = None
-    """Answer 500 once this many requests have succeeded."""
+    """Answer ``fail_status`` once this many requests have succeeded."""
+    fail_status: int = 500
+    not_json: bool = False
+    """Answer 200 with a body that is not JSON."""
     hang_s: float = 0.0
     wrong_count: bool = False
     """Return one vector too few for lists."""
+    no_vectors: bool = False
+    """Answer 200 with an empty list of vectors."""
     models: set[str] = field(default_factory=lambda: {"test-embed", "nomic-embed-text"})
     api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     succeeded: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    """The most requests the server was answering at once."""
+    on_request: Callable[[int], None] | None = None
+    """Called with each request's number (1-based, counting ``requests``) before it is
+    answered: lets a test act at a given point of a client's run (the crash test kills it)."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -55,14 +67,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout tests) or was killed (crash test)
 
     def do_POST(self) -> None:  # stdlib name
         b = self.behaviour
@@ -71,6 +86,19 @@ class _Handler(BaseHTTPRequestHandler):
             b.requests.append(
                 {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
             )
+            number = len(b.requests)
+        if b.on_request is not None:
+            b.on_request(number)
+        with b.lock:
+            b.in_flight += 1
+            b.max_in_flight = max(b.max_in_flight, b.in_flight)
+        try:
+            self._answer(b, body)
+        finally:
+            with b.lock:
+                b.in_flight -= 1
+
+    def _answer(self, b: Behaviour, body: Any) -> None:
         if b.hang_s:
             time.sleep(b.hang_s)
         if b.api_key is not None and self.headers.get("Authorization") != f"Bearer {b.api_key}":
@@ -81,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = {"Retry-After": b.retry_after} if b.retry_after else {}
                 return self._send(429, {"error": "slow down"}, headers)
             if b.fail_after is not None and b.succeeded >= b.fail_after:
-                return self._send(500, {"error": "the model crashed (out of memory)"})
+                return self._send(b.fail_status, {"error": "the model crashed (out of memory)"})
         if body.get("model") not in b.models:
             return self._send(
                 404, {"error": f'model "{body.get("model")}" not found, try pulling it first'}
@@ -89,13 +117,17 @@ class _Handler(BaseHTTPRequestHandler):
         texts = body.get("input")
         is_list = isinstance(texts, list)
         if is_list and b.refuse_lists:
-            return self._send(400, {"error": "input must be a string"})
+            return self._send(b.refuse_status, {"error": "input must be a string"})
         items = texts if is_list else [texts]
         vectors = [vector_for(str(t), b.dims) for t in items]
         if is_list and b.wrong_count:
             vectors = vectors[:-1]
+        if b.no_vectors:
+            vectors = []
         with b.lock:
             b.succeeded += 1
+        if b.not_json:
+            return self._send(200, b"<html>the gateway is busy</html>")
         if self.path == "/v1/embeddings":
             data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
             return self._send(200, {"data": data, "usage": {"prompt_tokens": len(items)}})

@@ -136,3 +136,26 @@ def test_chat_endpoints(settings_for):
     assert chat_endpoint(settings_for()) == "http://localhost:11434/api/chat"
     s = settings_for(chat_provider="openai", chat_url="http://localhost:1234/v1")
     assert chat_endpoint(s) == "http://localhost:1234/v1/chat/completions"
+
+
+def test_a_follow_up_focuses_on_the_previous_answers_files(workspace, settings_for, monkeypatch):
+    # README "seek ask": with --session, "the previous answer's files get their own search
+    # passes". The real search runs; this only records what it was asked.
+    import seek.chat
+
+    calls = []
+    real_search = seek.chat.search
+
+    def recording_search(root, text, settings, **kwargs):
+        calls.append(kwargs.get("focus", ()))
+        return real_search(root, text, settings, **kwargs)
+
+    monkeypatch.setattr(seek.chat, "search", recording_search)
+    with chat_server() as (url, _):
+        s = settings(settings_for, url)
+        index_workspace(workspace, s, embedder=HashEmbedder())
+        first = ask(workspace, "how are retries configured?", s, session="work")
+        ask(workspace, "and how is it tested?", s, session="work")
+    answered = tuple(dict.fromkeys(b.path for b in first.context.blocks))
+    assert answered and calls[0] == ()
+    assert calls[1] == answered

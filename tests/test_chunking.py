@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from seek.chunk import chunk_file, embedding_windows, languages
 from seek.chunk.packing import chunks_from_breaks, prose_breaks
+from seek.chunk.syntax import syntax_breaks
 
 
 def chunk_text(text, *, path="notes.txt", max_chars=60, min_chars=20, overlap=15):
@@ -122,33 +123,39 @@ def test_packing_properties(parts, max_chars, min_chars, overlap):
         assert 0 <= chunk.start_line <= chunk.end_line
 
 
-# One small program per required language: two definitions, each about 400 characters,
-# so with max 500 the syntax breaks must put each definition in its own chunk.
-def body(comment: str, n: int = 12) -> str:
+# One small program per grammar (all 21): two definitions of about 420 characters each,
+# written WITHOUT a blank line between them, so the prose splitter sees one paragraph and
+# only the grammar knows where the second definition starts. With max 500 the syntax breaks
+# must start the second definition's chunk exactly there (the tests below check that prose
+# packing would not, so each sample can only pass through its tree-sitter grammar).
+def body(comment: str, n: int = 11) -> str:
     return "\n".join(f"    {comment} step {i} of the work goes here" for i in range(n))
 
 
+CSS_BODY = "\n".join(f'  --step-{i}: "of the work goes here";' for i in range(11))
+
 SAMPLES = {
-    "a.py": "def first():\n{b}\n    return 1\n\ndef second():\n{b}\n    return 2\n",
-    "a.js": "function first() {{\n{b}\n}}\n\nfunction second() {{\n{b}\n}}\n",
-    "a.ts": "function first(): number {{\n{b}\n  return 1;\n}}\n\nfunction second(): number {{\n{b}\n  return 2;\n}}\n",
-    "a.tsx": "function First() {{\n{b}\n  return <div/>;\n}}\n\nfunction Second() {{\n{b}\n  return <p/>;\n}}\n",
-    "a.go": "package a\n\nfunc first() {{\n{b}\n}}\n\nfunc second() {{\n{b}\n}}\n",
-    "a.rs": "fn first() {{\n{b}\n}}\n\nfn second() {{\n{b}\n}}\n",
-    "A.java": "class A {{\n  void first() {{\n{b}\n  }}\n\n  void second() {{\n{b}\n  }}\n}}\n",
-    "a.kt": "fun first() {{\n{b}\n}}\n\nfun second() {{\n{b}\n}}\n",
-    "a.scala": "object A {{\n  def first(): Unit = {{\n{b}\n  }}\n\n  def second(): Unit = {{\n{b}\n  }}\n}}\n",
-    "a.swift": "func first() {{\n{b}\n}}\n\nfunc second() {{\n{b}\n}}\n",
-    "a.c": "void first(void) {{\n{b}\n}}\n\nvoid second(void) {{\n{b}\n}}\n",
-    "a.cpp": "namespace a {{\nvoid first() {{\n{b}\n}}\n\nvoid second() {{\n{b}\n}}\n}}\n",
-    "a.cs": "class A {{\n  void First() {{\n{b}\n  }}\n\n  void Second() {{\n{b}\n  }}\n}}\n",
-    "a.rb": "def first\n{b}\nend\n\ndef second\n{b}\nend\n",
-    "a.php": "<?php\nfunction first() {{\n{b}\n}}\n\nfunction second() {{\n{b}\n}}\n",
-    "a.ex": "defmodule A do\n  def first do\n{b}\n  end\n\n  def second do\n{b}\n  end\nend\n",
-    "a.hs": "module A where\n\nfirst :: Int\nfirst =\n{b}\n  1\n\nsecond :: Int\nsecond =\n{b}\n  2\n",
-    "a.lua": "function first()\n{b}\nend\n\nfunction second()\n{b}\nend\n",
-    "a.zig": "fn first() void {{\n{b}\n}}\n\nfn second() void {{\n{b}\n}}\n",
-    "a.sh": "first() {{\n{b}\n}}\n\nsecond() {{\n{b}\n}}\n",
+    "a.py": "def first():\n{b}\n    return 1\ndef second():\n{b}\n    return 2\n",
+    "a.js": "function first() {{\n{b}\n}}\nfunction second() {{\n{b}\n}}\n",
+    "a.ts": "function first(): number {{\n{b}\n  return 1;\n}}\nfunction second(): number {{\n{b}\n  return 2;\n}}\n",
+    "a.tsx": "function First() {{\n{b}\n  return <div/>;\n}}\nfunction Second() {{\n{b}\n  return <p/>;\n}}\n",
+    "a.go": "package a\n\nfunc first() {{\n{b}\n}}\nfunc second() {{\n{b}\n}}\n",
+    "a.rs": "fn first() {{\n{b}\n}}\nfn second() {{\n{b}\n}}\n",
+    "A.java": "class A {{\n  void first() {{\n{b}\n  }}\n  void second() {{\n{b}\n  }}\n}}\n",
+    "a.kt": "fun first() {{\n{b}\n}}\nfun second() {{\n{b}\n}}\n",
+    "a.scala": "object A {{\n  def first(): Unit = {{\n{b}\n  }}\n  def second(): Unit = {{\n{b}\n  }}\n}}\n",
+    "a.swift": "func first() {{\n{b}\n}}\nfunc second() {{\n{b}\n}}\n",
+    "a.c": "void first(void) {{\n{b}\n}}\nvoid second(void) {{\n{b}\n}}\n",
+    "a.cpp": "namespace a {{\nvoid first() {{\n{b}\n}}\nvoid second() {{\n{b}\n}}\n}}\n",
+    "a.cs": "class A {{\n  void First() {{\n{b}\n  }}\n  void Second() {{\n{b}\n  }}\n}}\n",
+    "a.rb": "def first\n{b}\nend\ndef second\n{b}\nend\n",
+    "a.php": "<?php\nfunction first() {{\n{b}\n}}\nfunction second() {{\n{b}\n}}\n",
+    "a.ex": "defmodule A do\n  def first do\n{b}\n  end\n  def second do\n{b}\n  end\nend\n",
+    "a.hs": "module A where\n\nfirst :: Int\nfirst =\n{b}\n  1\nsecond :: Int\nsecond =\n{b}\n  2\n",
+    "a.lua": "function first()\n{b}\nend\nfunction second()\n{b}\nend\n",
+    "a.zig": "fn first() void {{\n{b}\n}}\nfn second() void {{\n{b}\n}}\n",
+    "a.sh": "first() {{\n{b}\n}}\nsecond() {{\n{b}\n}}\n",
+    "a.css": ".first {{\n{css}\n}}\n.second {{\n{css}\n}}\n",
 }
 COMMENT = {
     "py": "#",
@@ -160,27 +167,62 @@ COMMENT = {
 }
 
 
+def sample(path: str) -> str:
+    ext = path.rsplit(".", 1)[1]
+    return SAMPLES[path].format(b=body(COMMENT.get(ext, "//")), css=CSS_BODY)
+
+
+def definition_rows(text: str) -> tuple[int, int]:
+    """Rows where the first and the second definition's own line is (Haskell: the equation,
+    not the signature, which packs with the definition before it)."""
+    rows = text.split("\n")
+
+    def row(name: str) -> int:
+        return next(i for i, line in enumerate(rows) if name in line.lower() and "::" not in line)
+
+    return row("first"), row("second")
+
+
+def test_every_grammar_has_a_sample():
+    assert {languages.grammar_for_path(p) for p in SAMPLES} == set(languages.GRAMMARS)
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_syntax_breaks_start_each_definition_and_never_split_one(path):
+    text = sample(path)
+    grammar = languages.grammar_for_path(path)
+    parser = languages.parser_for(grammar)
+    assert parser is not None, f"the {grammar} grammar did not load"
+    breaks = syntax_breaks(parser.parse(text.encode()), text.encode(), 500)
+    first, second = definition_rows(text)
+    assert {first, second} <= set(breaks), (path, breaks)
+    # No break inside a definition's body: each fits in 500 characters, so it stays whole.
+    body_rows = {i for i, line in enumerate(text.split("\n")) if "step" in line}
+    assert not body_rows & set(breaks), (path, breaks)
+    # Without a blank line the prose splitter has no break at the second definition.
+    assert second not in prose_breaks(text.split("\n"))
+
+
 @pytest.mark.parametrize("path", sorted(SAMPLES))
 def test_syntax_chunking_splits_at_definitions(path):
-    ext = path.rsplit(".", 1)[1]
-    text = SAMPLES[path].format(b=body(COMMENT.get(ext, "//")))
-    grammar = languages.grammar_for_path(path)
-    assert grammar is not None and languages.load_language(grammar) is not None
+    text = sample(path)
     chunks = chunk_text(text, path=path, max_chars=500, min_chars=50, overlap=0)
     assert_exact_slices_and_coverage(text, chunks)
-    second_line = next(
-        i
-        for i, line in enumerate(text.split("\n"))
-        if "second" in line.lower() and "::" not in line
+    _, second = definition_rows(text)
+    lines = text.rstrip("\n").split("\n")
+    prose = chunks_from_breaks(
+        lines, prose_breaks(lines), max_chars=500, min_chars=50, overlap_chars=0
     )
-    starts = {c.start_line for c in chunks}
-    # The second definition starts a chunk (possibly with its signature line just above).
-    assert starts & {second_line, second_line - 1}, (path, starts, second_line)
+    # The second definition starts a chunk and the chunk before it ends just above...
+    assert second in [c.start_line for c in chunks], (path, [c.start_line for c in chunks])
+    assert second - 1 in [c.end_line for c in chunks], (path, [c.end_line for c in chunks])
+    # ...which cutting the same lines as prose does not do: the sample tests the grammar.
+    assert second not in [c.start_line for c in prose], path
 
 
 def test_syntax_and_prose_differ_for_code():
     # No blank line between the definitions: only the parser sees where the second starts.
-    text = SAMPLES["a.py"].replace("\n\ndef", "\ndef").format(b=body("#"))
+    text = sample("a.py")
     second = text.split("\n").index("def second():")
     syntax = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
     prose = chunk_text(text, path="a.unknownext", max_chars=500, min_chars=50, overlap=0)
@@ -193,7 +235,7 @@ def test_broken_grammar_degrades_to_prose_with_a_warning(monkeypatch, caplog):
     languages.load_language.cache_clear()
     monkeypatch.setattr(languages, "_local", type(languages._local)())
     try:
-        text = SAMPLES["a.py"].format(b=body("#"))
+        text = sample("a.py")
         with caplog.at_level(logging.WARNING):
             chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
         assert chunks and "could not be loaded" in caplog.text
@@ -207,3 +249,120 @@ def test_non_ascii_source_chunks_by_characters():
     chunks = chunk_text(text, path="u.py", max_chars=500, min_chars=50, overlap=0)
     assert_exact_slices_and_coverage(text, chunks)
     assert all(len(c.content) <= 1000 for c in chunks)
+
+
+# -- exact boundaries of the chunker's rules (reference §2.3-§2.5, §3.4) ----------------------
+def test_a_final_newline_ends_the_last_line_and_starts_no_other():
+    assert [(c.start_line, c.end_line) for c in chunk_text("one line\n")] == [(0, 0)]
+    two = chunk_text("first\nsecond\n", max_chars=1000)
+    assert [(c.start_line, c.end_line, c.content) for c in two] == [(0, 1, "first\nsecond")]
+
+
+def test_invalid_utf8_is_replaced_not_an_error():
+    (chunk,) = chunk_file("a.py", b"x = '\xff\xfe'\n", max_chars=100, min_chars=0, overlap_chars=0)
+    assert chunk.content == "x = '\ufffd\ufffd'"
+
+
+def test_prose_chunks_start_at_paragraphs():
+    # Cut by size alone these lines would start chunks at rows 0 and 4, not at the paragraph.
+    text = "\n".join(["a" * 10, "", "b" * 30, "c" * 30, "d" * 30])
+    chunks = chunk_text(text, max_chars=80, min_chars=0, overlap=0)
+    assert [c.start_line for c in chunks] == [0, 2, 4]
+    assert prose_breaks(["a", "b", "", "c"]) == [0, 3]  # the first line starts a paragraph
+
+
+def test_files_with_a_line_over_4000_characters_are_split_as_prose():
+    # README "What gets indexed": such files are split as prose, not parsed.
+    base = sample("a.py")
+    _, second = definition_rows(base)
+    for line_chars, parsed in ((4000, True), (4001, False)):
+        text = base + "LONG = '" + "x" * (line_chars - 9) + "'\n"
+        assert len(text.split("\n")[-2]) == line_chars
+        chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+        assert (second in [c.start_line for c in chunks]) is parsed, line_chars
+
+
+def test_a_parser_failure_is_logged_and_the_file_split_as_prose(monkeypatch, caplog):
+    import seek.chunk
+
+    def broken(tree, source, max_chars):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(seek.chunk, "syntax_breaks", broken)  # fault injection
+    text = sample("a.py")
+    with caplog.at_level(logging.WARNING):
+        chunks = chunk_text(text, path="a.py", max_chars=500, min_chars=50, overlap=0)
+    assert caplog.messages == ["cannot parse a.py as python (boom); using prose breaks"]
+    assert_exact_slices_and_coverage(text, chunks)
+
+
+@pytest.mark.parametrize(
+    ("path", "grammar"),
+    [
+        ("src/a.py", "python"), ("jquery.min.js", "javascript"), ("X.py", "python"),
+        ("a.b.TS", "typescript"), (".py", None), ("src/.sh", None), ("a/b/.py", None),
+        ("Makefile", None), ("dir.py/README", None),
+    ],
+)  # fmt: skip
+def test_grammar_by_the_last_extension_of_the_file_name(path, grammar):
+    assert languages.grammar_for_path(path) == grammar
+
+
+def test_line_sizes_count_each_line_and_its_newline():
+    from seek.chunk.packing import LineSizes, segments
+
+    sizes = LineSizes(["ab", "c", ""])
+    assert (sizes.chars(0, 0), sizes.chars(0, 1), sizes.chars(1, 2)) == (3, 5, 3)
+    assert segments([0, 3, 5], 3) == [(0, 2)]  # breaks past the end are ignored
+    assert segments([2], 4) == [(0, 1), (2, 3)]
+
+
+def test_packing_boundaries_are_inclusive():
+    from seek.chunk.packing import LineSizes, add_overlap, fold_small, pack
+
+    sizes = LineSizes(["x" * 9] * 6)  # 10 characters a line
+    assert pack([(0, 1), (2, 3)], sizes, 40) == [(0, 3)]  # exactly 40 still fits
+    assert pack([(0, 3)], sizes, 40) == [(0, 3)]
+    assert pack([(0, 4)], sizes, 40) == [(0, 3), (4, 4)]  # cut by lines
+    long_first = LineSizes(["x" * 100, "y"])
+    assert pack([(0, 1)], long_first, 60) == [(0, 0), (1, 1)]  # an oversized line alone
+    # A range under min folds into the previous one while the sum stays <= 1.5 x max.
+    assert fold_small([(0, 3), (4, 5)], sizes, 20, 40) == [(0, 3), (4, 5)]  # 20 is not < 20
+    assert fold_small([(0, 3), (4, 5)], sizes, 21, 40) == [(0, 5)]  # 60 <= 60
+    assert fold_small([(0, 3), (4, 5)], sizes, 21, 39) == [(0, 3), (4, 5)]  # 60 > 58.5
+    # The overlap takes whole lines totalling at most overlap_chars, down to line 0.
+    assert add_overlap([(0, 1), (2, 3), (4, 5)], sizes, 20) == [(0, 1), (0, 3), (2, 5)]
+    assert add_overlap([(0, 1), (2, 3)], sizes, 19) == [(0, 1), (1, 3)]
+    assert add_overlap([(0, 0), (1, 1)], sizes, 100) == [(0, 0), (0, 1)]
+
+
+def test_only_pieces_over_twice_the_maximum_are_sliced():
+    assert [len(c.content) for c in chunk_text("x" * 120, max_chars=60)] == [120]
+    assert [len(c.content) for c in chunk_text("x" * 150, max_chars=60)] == [60, 60, 30]
+
+
+def test_syntax_breaks_exact_rows():
+    def breaks(text, max_chars):
+        parser = languages.parser_for("python")
+        return syntax_breaks(parser.parse(text.encode()), text.encode(), max_chars)
+
+    # A node of exactly max_chars is kept whole; one character more and it is opened.
+    func = "def a():\n    return 1\n"
+    assert breaks(func, 21) == [0] and breaks(func, 20) == [0, 1]
+    # A leaf (a comment) longer than the maximum still starts a break.
+    text = "def a():\n    pass\n# " + "c" * 200 + "\ndef b():\n    pass\n"
+    assert breaks(text, 100) == [0, 2, 3]
+
+
+def test_windows_fill_exactly_and_overlap_by_whole_lines():
+    content = "\n".join(f"line {i:03d}" for i in range(10))  # 9 characters a line with "\n"
+    lines = content.split("\n")
+
+    def spans(windows):
+        return [(lines.index(w.split("\n")[0]), lines.index(w.split("\n")[-1])) for w in windows]
+
+    assert spans(embedding_windows(content, 27, 9)) == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)]
+    assert spans(embedding_windows(content, 27, 0)) == [(0, 2), (3, 5), (6, 8), (9, 9)]
+    # An overlap as large as a window still moves forward by at least a line.
+    assert spans(embedding_windows(content, 18, 80)) == [(i, i + 1) for i in range(9)]
+    assert embedding_windows("   \n ", 600, 80) == []

@@ -1,64 +1,123 @@
-"""SIGKILL at random moments of a real `seek index` never corrupts the index: the next run
-opens it, repairs it without a full rebuild, and ends with exactly the chunks a clean
-rebuild produces."""
+"""SIGKILL in the middle of a real `seek index` never corrupts the index: the next run opens
+it, repairs it in place re-embedding only the files whose stamps were not saved (README,
+"Where the index lives": "a run that is killed leaves an index that the next run repairs
+without re-embedding what was saved"), and ends with exactly the rows a clean index has.
+
+The runs embed through the test embedding server on 127.0.0.1, which counts every text it
+is sent and kills the process when a chosen request arrives (or a moment after answering
+it): kills are placed by the run's progress, not by wall-clock time, so every one lands
+mid-run however fast or slow the machine is.
+"""
 
 import os
 import random
 import signal
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
+from embed_server import serve
 
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 
 pytestmark = pytest.mark.slow
 
-KILLS = 20
+KILLS = 6
+FILES = 30
+
+
+def index_dir(home, root):
+    return index_dir_for(root, load_settings(overrides={"home": str(home)}, env={}))
 
 
 def rows(home, root):
-    settings = load_settings(overrides={"home": str(home)}, env={})
-    data = ChunkTable(index_dir_for(root, settings)).load_all()
+    data = ChunkTable(index_dir(home, root)).load_all()
     columns = ("path", "chunk", "start_line", "end_line", "part", "content")
     return sorted(zip(*(data[c] for c in columns), strict=True))
 
 
-def seek_index(home, root, *extra):
+def seek_index(home, root, url):
     env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home / "cfg")}
-    args = [sys.executable, "-m", "seek", "--set", "flush_every_files=5", "index", "--json"]
-    return subprocess.Popen([*args, *extra, str(root)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    settings = {
+        "provider": "ollama", "model": "test-embed", "base_url": url,
+        "embed_batch_size": 4, "embed_concurrency": 1, "flush_every_files": 5,
+    }  # fmt: skip
+    sets = [arg for name, value in settings.items() for arg in ("--set", f"{name}={value}")]
+    args = [sys.executable, "-m", "seek", *sets, "index", "--json", str(root)]
+    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
 
 
-def test_kill_at_random_moments_then_repair(make_tree, tmp_path):
+def embedded_paths(requests):
+    """The files whose texts (``<path>\\n<window>``) the server was sent."""
+    paths = set()
+    for request in requests:
+        texts = request["body"]["input"]
+        for text in texts if isinstance(texts, list) else [texts]:
+            paths.add(text.split("\n", 1)[0])
+    return paths
+
+
+def unstamped(home, root):
+    """Files whose current size and mtime have no stamp in the manifest: what a repair must
+    embed again, and all it may embed."""
+    stamps = load_manifest(index_dir(home, root)).files
+    out = set()
+    for i in range(FILES):
+        rel = f"pkg/mod{i:03d}.py"
+        st = (root / rel).stat()
+        stamp = stamps.get(rel)
+        if stamp is None or (stamp.size, stamp.mtime_ns) != (st.st_size, st.st_mtime_ns):
+            out.add(rel)
+    return out
+
+
+def test_kills_mid_run_are_repaired_without_re_embedding_what_was_saved(make_tree, tmp_path):
     body = "\n".join(f"    total += step_{j}(value)" for j in range(40))
-    files = {f"pkg/mod{i:03d}.py": f"def f{i}(value):\n{body}\n" for i in range(120)}
-    root = make_tree(files)
+    root = make_tree({f"pkg/mod{i:03d}.py": f"def f{i}(value):\n{body}\n" for i in range(FILES)})
     home = tmp_path / "home"
-    rng = random.Random(20261129)
-    kills_mid_run = 0
-    for attempt in range(KILLS):
-        # Change a few files between attempts so runs have work to do.
-        for i in rng.sample(range(120), 8):
-            (root / f"pkg/mod{i:03d}.py").write_text(f"def g{i}_{attempt}(value):\n{body}\n")
-        proc = seek_index(home, root)
-        time.sleep(rng.uniform(0.2, 2.0))
-        if proc.poll() is None:
-            kills_mid_run += 1
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
-        # The index must still open and be readable right after the kill.
-        load_manifest(index_dir_for(root, load_settings(overrides={"home": str(home)}, env={})))
-        repair = seek_index(home, root)
-        out, err = repair.communicate(timeout=300)
-        assert repair.returncode == 0, err
-        assert '"rebuild_reason": ""' in out  # repaired in place, never rebuilt from scratch
-    assert kills_mid_run >= KILLS // 2  # most kills really interrupted a run
-    clean_home = tmp_path / "clean"
-    clean = seek_index(clean_home, root)
-    clean.communicate(timeout=300)
-    assert clean.returncode == 0
+    rng = random.Random(20261130)
+    saved_by_killed_runs = 0
+    with serve() as (url, server):
+        for attempt in range(KILLS):
+            if attempt:  # the first run indexes everything; later ones have 15 changed files
+                for i in rng.sample(range(FILES), 15):
+                    (root / f"pkg/mod{i:03d}.py").write_text(f"def g{i}_{attempt}(v):\n{body}\n")
+            # A run of 15 files sends about 12 requests (48 texts, 4 per request): killing at
+            # request 1-8 is always mid-run. A delay of 0 kills before the answer; a short
+            # one lets the answer through, so the kill lands in the write that follows.
+            target, delay = rng.randint(1, 8), rng.choice([0.0, rng.uniform(0.0, 0.05)])
+            before = unstamped(home, root)
+            proc = seek_index(home, root, url)
+
+            def kill(number, proc=proc, target=target, delay=delay):
+                if number == target:
+                    threading.Timer(delay, proc.send_signal, (signal.SIGKILL,)).start()
+
+            server.requests.clear()
+            server.on_request = kill
+            proc.communicate(timeout=60)
+            server.on_request = None
+            assert proc.returncode == -signal.SIGKILL, "the run ended before its kill"
+            # The index must open and be readable right after the kill.
+            missing = unstamped(home, root)
+            assert missing <= before
+            saved_by_killed_runs += len(before - missing)
+
+            server.requests.clear()
+            repair = seek_index(home, root, url)
+            out, err = repair.communicate(timeout=60)
+            assert repair.returncode == 0, err
+            assert '"rebuild_reason": ""' in out  # repaired in place, never rebuilt from scratch
+            # Exactly the files without a stamp were embedded again: not one saved file more.
+            assert embedded_paths(server.requests) == missing, attempt
+            assert not unstamped(home, root)
+        # Some killed runs had saved files that their repair then did not embed again.
+        assert saved_by_killed_runs > 0
+        clean_home = tmp_path / "clean"
+        clean = seek_index(clean_home, root, url)
+        _, err = clean.communicate(timeout=60)
+        assert clean.returncode == 0, err
     assert rows(home, root) == rows(clean_home, root)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from embed_server import Behaviour, serve, vector_for
 
-from seek.embed.http import RATE_LIMIT_DELAYS_S, HttpEmbedder, endpoint, parse_vectors
+from seek.embed.http import HttpEmbedder, endpoint, parse_vectors
 from seek.errors import EmbeddingError, SettingsError
 from seek.indexer import index_workspace
 from seek.retrieve import Searcher
@@ -94,7 +94,9 @@ def test_persistent_429_is_a_clear_error():
     with serve(Behaviour(rate_limits=100)) as (url, _):
         with pytest.raises(EmbeddingError, match=r"kept refusing with 429 .* after 7 retries"):
             make("ollama", url, sleep=clock).embed(TEXTS[:2])
-    assert clock.slept == list(RATE_LIMIT_DELAYS_S)
+    # The schedule the README promises ("Embedding with Ollama...": "429 answers are retried
+    # after 0.5, 1, 2, 4, 8, 8, 8 s"), not the code's own constant.
+    assert clock.slept == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
 
 
 def test_timeout():
@@ -259,3 +261,94 @@ def test_the_key_never_reaches_the_index_folder(workspace, settings_for, monkeyp
         if path.is_file():
             assert b"sk-very-secret" not in path.read_bytes()
     assert "sk-very-secret" not in json.dumps(load_manifest(folder).to_json())
+
+
+@pytest.mark.parametrize("status", [400, 404, 413, 422])
+def test_any_4xx_to_a_list_switches_to_singles(status):
+    # README: "a server that refuses lists gets one text per request"; the module docstring
+    # (reference §5): any 4xx answer to a list other than 429. 413 (too large) and 422
+    # (unprocessable) are what OpenAI-compatible gateways answer to lists they do not take.
+    with serve(Behaviour(refuse_lists=True, refuse_status=status)) as (url, b):
+        embedder = make("openai", url, concurrency=1)
+        vectors = embedder.embed(TEXTS[:16])
+    assert vectors.shape == (16, 8) and embedder.single_only
+    assert np.allclose(vectors[3], vector_for("text number 3", 8))
+    assert sum(isinstance(r["body"]["input"], list) for r in b.requests) == 1
+
+
+def test_settings_reach_the_embedder(settings_for):
+    from seek.embed import make_embedder
+
+    with serve() as (url, b):
+        settings = settings_for(
+            provider="ollama", model="test-embed", base_url=url, embed_batch_size=5,
+            embed_concurrency=1, embed_timeout_s=0.3,
+        )  # fmt: skip
+        embedder = make_embedder(settings)
+        b.hang_s = 0.1  # long enough for requests to overlap if more than one were allowed
+        embedder.embed(TEXTS[:12])
+        assert [len(r["body"]["input"]) for r in b.requests] == [5, 5, 2]  # in order: 1 at once
+        assert b.max_in_flight == 1
+        b.hang_s = 0.0
+        b.hang_s = 1.0
+        with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
+            embedder.embed(["slow"])
+
+
+def test_a_reply_without_a_vector_is_a_clear_error():
+    with serve(Behaviour(no_vectors=True)) as (url, _):
+        with pytest.raises(EmbeddingError) as error:
+            make("ollama", url).embed(["x"])
+    assert str(error.value) == f"{url} answered but returned no embedding vector"
+
+
+def test_a_negative_retry_after_means_no_wait():
+    clock = Clock()
+    with serve(Behaviour(rate_limits=1, retry_after="-3")) as (url, _):
+        make("ollama", url, sleep=clock).embed(["x"])
+    assert clock.slept == [0.0]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_requests_in_flight_follow_embed_concurrency(concurrency):
+    with serve(Behaviour(hang_s=0.2)) as (url, b):
+        make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:6])
+    assert (b.max_in_flight == 1) is (concurrency == 1)
+    assert b.max_in_flight <= concurrency
+
+
+def test_server_errors_a_user_can_act_on():
+    def error(behaviour, texts=("x",), provider="ollama", **kw):
+        with serve(behaviour) as (url, _):
+            with pytest.raises(EmbeddingError) as raised:
+                make(provider, url, **kw).embed(list(texts))
+        return str(raised.value).replace(url, "URL")
+
+    crashed = "URL answered HTTP {}: the model crashed (out of memory)"
+    assert error(Behaviour(fail_after=0, fail_status=400)) == crashed.format(400)
+    assert error(Behaviour(fail_after=0, fail_status=404)) == crashed.format(404)
+    # A 5xx to a list stops the run: it is not a refusal of lists.
+    assert error(Behaviour(fail_after=0), texts=("a", "b")) == crashed.format(500)
+    assert error(Behaviour(not_json=True)) == "URL answered with something that is not JSON"
+    assert error(Behaviour(api_key="k")) == "401: check the API key in api_key_env (none is set)"
+    assert error(Behaviour(), provider="openai", model="nope") == (
+        "model 'nope' not found on the server — pull it first"
+    )
+
+
+def test_the_switch_to_single_texts_is_logged_with_its_reason(caplog):
+    with caplog.at_level("INFO", logger="seek.embed.http"):
+        with serve(Behaviour(refuse_lists=True)) as (url, _):
+            make("ollama", url, concurrency=1).embed(TEXTS[:2])
+        with serve(Behaviour(wrong_count=True)) as (url, _):
+            make("ollama", url, concurrency=1).embed(TEXTS[:3])
+    assert "a list was refused with HTTP 400; sending one text per request" in caplog.text
+    assert "2 vectors came back for 3 texts; sending one text per request" in caplog.text
+
+
+def test_a_5xx_to_a_list_is_not_taken_for_a_refusal_of_lists():
+    with serve(Behaviour(fail_after=0)) as (url, b):
+        embedder = make("ollama", url, concurrency=1)
+        with pytest.raises(EmbeddingError, match="HTTP 500"):
+            embedder.embed(["a", "b"])
+    assert not embedder.single_only and len(b.requests) == 1  # no retry one text at a time

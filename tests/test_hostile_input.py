@@ -12,7 +12,6 @@ import logging
 import os
 import pathlib
 import threading
-import time
 
 import pytest
 from conftest import HashEmbedder
@@ -359,7 +358,12 @@ def test_gitignore_pattern_starting_with_blank_and_hash(make_tree, settings_for)
 
 
 # -- unreadable files and folders --------------------------------------------------------------
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="root reads files whatever their mode; the same handling is covered for root by "
+    "test_unreadable_file_is_counted_named_and_retried and test_unreadable_folder_is_counted_once "
+    "(PermissionError raised by a monkeypatched read_regular_file and os.scandir)",
+)
 def test_unreadable_file_and_folder_by_permissions(make_tree, settings_for):
     root = make_tree({**OK, "secret.py": PY, "locked/inner.py": PY})
     os.chmod(root / "secret.py", 0)
@@ -589,26 +593,28 @@ def test_file_swapped_for_a_fifo_before_read_does_not_block(make_tree, settings_
         os.mkfifo(path)
 
     finished = threading.Event()
+    released = []
 
     def unblock():  # a watchdog writer, so a reader blocked on the FIFO is released
         if finished.wait(1.0):
             return
         try:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # no reader waiting, or no FIFO: nothing to release
+        except OSError:  # no reader waiting (ENXIO), or no FIFO: nothing to release
             return
+        released.append(True)  # a reader had the FIFO open a second after the run began
         os.close(fd)
 
     hook = ReadHook(monkeypatch, "swapped.py", swap)
     watchdog = threading.Thread(target=unblock, daemon=True)
     settings = settings_for()
-    started = time.monotonic()
     watchdog.start()
     try:
         run(root, settings)
     finally:
-        elapsed = time.monotonic() - started
         finished.set()
         watchdog.join()
     hook.check()
-    assert elapsed < 1.0, f"the run blocked on a FIFO for {elapsed:.1f} s"
+    # Whether the run blocked is read from the FIFO itself (did a reader hold it open?), not
+    # from a stopwatch: a slow machine or a first import of lancedb cannot make it flaky.
+    assert not released, "the run blocked reading a FIFO until the watchdog released it"

@@ -64,7 +64,7 @@ def test_context_orders_by_probability_with_threshold_and_near_misses(
     root = make_tree({"a.py": "http word\n", "b.py": "retry policy\n", "c.py": "cache cache\n"})
     out = context_for(settings_for, root, reranker_model=str(model_dir))
     assert [b.path for b in out.blocks] == ["b.py", "a.py"]
-    assert [b.path for b in out.near_misses] == ["c.py"]  # sigmoid(-10) < 0.02
+    assert [b.path for b in out.near_misses] == ["c.py"]  # sigmoid(-10) < 0.01
     assert out.notes == []
     assert "b.py:1-1 0.99, a.py:1-1 0.88" in out.context_line()  # sigmoid(5), sigmoid(2)
 

@@ -98,7 +98,12 @@ def test_size_limits_and_reasons(make_tree):
     assert result.examples["too_big"] == ["big.py"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="root reads every folder; the same counting is covered for root by "
+    "test_hostile_input.py::test_unreadable_folder_is_counted_once (a monkeypatched scandir "
+    "raising PermissionError)",
+)
 def test_unreadable_folder_is_counted(make_tree):
     root = make_tree({"locked/a.py": "x", "b.py": "x"})
     (root / "locked").chmod(0)
@@ -146,3 +151,126 @@ def test_check_file_agrees_with_the_full_scan(make_tree):
     assert verdicts["empty.py"] == "empty" and verdicts["big.py"] == "too_big"
     assert verdicts["pic.png"] == "not_allowlisted" and verdicts["gone.py"] == "missing"
     assert verdicts["pkg"] == "missing" and verdicts["../a.py"] == "missing"
+
+
+# -- exact rules of the single-file check (watch) and the scan's edges ------------------------
+from seek.scan.walk import (  # noqa: E402 - grouped with the tests that use them
+    BAD_NAME,
+    IGNORED,
+    MISSING,
+    NOT_ALLOWLISTED,
+    ScannedFile,
+    check_file,
+    has_bad_name,
+    printable,
+    submodule_paths,
+)
+
+
+def check(root, rel, **kw):
+    return check_file(root, rel, max_file_bytes=kw.pop("max_file_bytes", 524_288), **kw)
+
+
+def test_check_file_judges_a_path_like_the_scan(make_tree, tmp_path):
+    root = make_tree({
+        "pkg/a.py": "print(1)\n", "idx/a.py": "x", ".git/a.py": "x",
+        "pkg/.seekignore": "/secret.py\n", "pkg/secret.py": "x", "secret.py": "x",
+    })  # fmt: skip
+    (tmp_path / "outside.py").write_text("x")
+    st_ = (root / "pkg/a.py").stat()
+    assert check(root, "pkg/a.py") == ScannedFile("pkg/a.py", st_.st_size, st_.st_mtime_ns)
+    assert check(root, "idx/a.py", exclude_dirs=(root / "idx",)) == IGNORED  # the index folder
+    assert check(root, ".git/a.py") == IGNORED
+    # A nested ignore file's anchored pattern applies inside its own folder only.
+    assert check(root, "pkg/secret.py") == IGNORED
+    assert isinstance(check(root, "secret.py"), ScannedFile)
+    for rel in ("../outside.py", "./pkg/a.py", "pkg/../pkg/a.py", ""):
+        assert check(root, rel) == MISSING, rel
+
+
+def test_scan_reads_a_folders_seekignore_without_a_gitignore(make_tree):
+    root = make_tree({"pkg/.seekignore": "/secret.py\n", "pkg/secret.py": "x", "secret.py": "x"})
+    result = scan(root)
+    assert paths(result) == ["secret.py"]
+    assert result.skipped == {"ignored": 1, "not_allowlisted": 1}  # pkg/secret.py, .seekignore
+
+
+def test_folder_only_patterns_match_folders_not_files(make_tree):
+    root = make_tree({".gitignore": "build/\nMakefile/\n", "build/a.py": "x", "Makefile": "x"})
+    result = scan(root)
+    assert paths(result) == ["Makefile"] and result.examples["ignored"] == [".gitignore", "build/"]
+    assert check(root, "build/a.py") == IGNORED and isinstance(check(root, "Makefile"), ScannedFile)
+    globbed = make_tree({"build/a.py": "x", "a.py": "x"}, name="globbed")
+    assert check(globbed, "build/a.py", ignored_globs=("build/",)) == IGNORED
+    assert paths(scan(globbed, ignored_globs=("build/",))) == ["a.py"]
+
+
+def test_rule_files_are_read_quietly_and_undecodable_bytes_tolerated(make_tree, caplog):
+    root = make_tree({".gitignore": b"secret.py\n\xff\n", "secret.py": "x", "a.py": "x",
+                      "pkg/b.py": "x"})  # fmt: skip
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root)) == ["a.py", "pkg/b.py"]
+        assert isinstance(check(root, "pkg/b.py"), ScannedFile)
+    assert caplog.messages == []  # no rule file missing is worth a warning
+
+
+def test_an_unreadable_ignore_file_is_a_warning_naming_it(make_tree, caplog):
+    root = make_tree({"pkg/a.py": "x"})
+    (root / "pkg/.gitignore").mkdir()  # a folder where a rules file is expected
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root)) == ["pkg/a.py"]
+    assert caplog.messages == [f"cannot read ignore file {root / 'pkg/.gitignore'}: Is a directory"]
+
+
+def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
+    with caplog.at_level("WARNING"):
+        rules = rules_from_lines(["!", "*.log", "foo\\"], "")
+    assert rules is not None and rules.decide("a.log", is_dir=False) is True
+    assert "ignoring the malformed ignore pattern '!'" in caplog.messages
+
+
+def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
+    # The permission itself cannot be tested as root; the scan's handling can.
+    root = make_tree({"locked/a.py": "x", "b.py": "x"})
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    (root / "zeta").mkdir()
+    (root / "zeta/c.py").write_text("x")  # a folder after the unreadable one is still scanned
+    result = scan(root)
+    assert paths(result) == ["b.py", "zeta/c.py"]
+    assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["locked/"]}
+    monkeypatch.setattr(os, "scandir", lambda path: scandir(os.path.join(path, "locked")))
+    unreadable_root = scan(root)
+    assert unreadable_root.files == [] and unreadable_root.examples == {"unreadable": ["./"]}
+
+
+def test_examples_are_capped_at_five_per_reason(make_tree):
+    root = make_tree({f"big{i}.py": "x" * 20 for i in range(7)})
+    result = scan(root, max_file_bytes=10)
+    assert result.skipped == {"too_big": 7} and len(result.examples["too_big"]) == 5
+
+
+def test_names_that_are_not_utf8(make_tree):
+    bad = os.fsdecode(b"bad\xff.py")
+    assert has_bad_name(bad) and not has_bad_name("good.py")
+    assert printable(bad) == "bad\\xff.py"
+    root = make_tree({"a.py": "x", "b.py": "x"})
+    assert check(root, bad) == BAD_NAME
+    (root / os.fsdecode(b"a\xff.py")).write_text("x")
+    result = scan(root)  # the bad name sorts first; the files after it are still scanned
+    assert paths(result) == ["a.py", "b.py"]
+    assert result.skipped == {"bad_name": 1} and result.examples == {"bad_name": ["a\\xff.py"]}
+    assert check(root, "notes.unknownext") in (MISSING, NOT_ALLOWLISTED)
+
+
+def test_submodule_paths_from_gitmodules(make_tree):
+    root = make_tree({
+        ".gitmodules": b'[submodule "x"]\n\tpath = vendor/libX/\n  path=third\xff \n',
+    })  # fmt: skip
+    assert submodule_paths(root) == ("vendor/libX", "third\ufffd")

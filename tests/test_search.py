@@ -98,3 +98,12 @@ def test_search_uses_the_index_as_it_stands_while_another_process_writes(make_tr
     assert result.notes[0].startswith("The index was not updated first: the index is being")
     assert "src/new.py" not in {h.path for h in result.hits}
     assert search(root, "brand_new", settings).hits[0].path == "src/new.py"
+
+
+def test_a_workspace_whose_files_hold_no_rows_searches_to_nothing(make_tree, settings_for):
+    # Only a binary file: the index exists (a stamp) but the table has no rows.
+    root = make_tree({"a.py": b"x\x00y"})
+    settings = settings_for()
+    embedder = HashEmbedder()
+    index_workspace(root, settings, embedder=embedder)
+    assert Searcher.open(root, settings, embedder=embedder).search("anything").hits == []

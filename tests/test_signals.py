@@ -158,3 +158,120 @@ def test_non_code_penalty_halves_docs():
     scores = {0: 1.0, 1: 1.0}
     sig.apply_non_code_penalty(scores, ["a.py", "a.md"])
     assert scores == {0: 1.0, 1: sig.NON_CODE_FACTOR}
+
+
+@pytest.mark.parametrize(
+    ("stem", "score"),
+    [
+        ("state_manager", 4.5),  # the name with underscores dropped: a same-name file, x1.5
+        ("statemanager", 4.5),
+        ("state", 3.0),  # a prefix of 4+ letters (state.ts for StateManager)
+        ("stat", 3.0),
+        ("sta", None),  # 3 letters are too short to be a prefix match
+        ("state_man", 3.0),  # a prefix once its underscores are dropped
+        ("other_thing", None),
+        ("manager", None),  # a suffix is not a prefix
+        ("st_at", 3.0),  # "stat" once its underscore is dropped: 4 letters are enough
+    ],
+)
+def test_embedded_identifier_pull_in_by_file_stem(stem, score):
+    # A definition missing from both retrievers joins at 3 x 0.5 x best (x1.5 in a file
+    # named after it) when its file's stem names the identifier or a 4+ letter prefix of it.
+    scores: dict[int, float] = {}
+    contents, stems = ["class StateManager {"], [stem]
+    groups = sig.chunks_by_stem(stems)
+    sig.embedded_identifier_boost(
+        scores, "who builds the StateManager", 2.0, contents, stems, groups
+    )
+    assert scores == ({} if score is None else {0: pytest.approx(score)})
+
+
+# -- more exact cases (each pins a rule of signals.py that a plausible edit could break) ------
+def test_penalties_multiply_the_score():
+    scores = {0: 2.0, 1: 2.0, 2: 4.0}
+    sig.apply_path_penalties(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
+    assert scores == {0: 2.0, 1: pytest.approx(0.6), 2: 4.0}
+    sig.apply_non_code_penalty(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
+    assert scores == {0: 2.0, 1: pytest.approx(0.6), 2: pytest.approx(2.0)}
+
+
+def test_pull_in_takes_every_defining_chunk_of_a_named_file():
+    contents = ["class User:", "class User(Base):", "x = 1"]
+    stems = ["user", "user", "user"]
+    scores = {0: 1.0}  # the first chunk is already a candidate, the second is not
+    sig.symbol_query_boost(scores, "User", 2.0, contents, stems, sig.chunks_by_stem(stems))
+    # 3 x best, x1.5 in user.py: the candidate gains it, the missing definition joins with it.
+    assert scores == {0: pytest.approx(1.0 + 9.0), 1: pytest.approx(9.0)}
+
+
+def test_a_qualified_symbol_pulls_in_the_file_named_after_its_last_part():
+    contents, stems = ["class User:"], ["user"]
+    scores: dict[int, float] = {}
+    sig.symbol_query_boost(scores, "app.models.User", 1.0, contents, stems, {"user": [0]})
+    assert scores == {0: pytest.approx(4.5)}
+    assert sig.symbol_names("os.path.join") == {"join", "os.path.join"}
+    assert sig.symbol_names("getUser") == {"getUser"}
+
+
+def test_defines_is_case_insensitive_for_sql_only():
+    assert sig.defines("CREATE TABLE users (id int);", "Users")
+    assert not sig.defines("class userservice:", "UserService")
+
+
+def test_file_coherence_scales_with_the_best_score_and_ignores_all_zero_scores():
+    scores = {0: 2.0, 1: 1.0}
+    sig.file_coherence(scores, ["a.py", "b.py"])
+    assert scores == {0: pytest.approx(2.0 + 0.2 * 2.0), 1: pytest.approx(1.0 + 0.2 * 2.0 / 2)}
+    zeros = {0: 0.0, 1: 0.0}
+    sig.file_coherence(zeros, ["a.py", "b.py"])
+    assert zeros == {0: 0.0, 1: 0.0}
+
+
+def test_keyword_matches_counts_each_prefix_match_either_way():
+    assert sig.keyword_matches({"readers"}, frozenset({"read"})) == 1  # the part is shorter
+    assert sig.keyword_matches({"api"}, frozenset({"apis"})) == 1  # 3 letters are enough
+    assert sig.keyword_matches({"ap"}, frozenset({"apis"})) == 0
+    assert sig.keyword_matches({"pars", "lexe", "tree"}, frozenset({"parser", "lexer"})) == 2
+
+
+def test_query_keywords_keep_words_of_three_letters_or_more_in_any_case():
+    assert sig.query_keywords("the API of io") == {"api"}
+    assert sig.query_keywords("Parser") == {"parser"}
+
+
+def test_stem_boost_threshold_is_a_tenth_of_the_words_and_scales_with_best():
+    # 10 keywords, one of them the file's name: a ratio of exactly 0.10 still counts.
+    query = "parser alpha bravo charlie delta echo foxtrot golf hotel india"
+    assert len(sig.query_keywords(query)) == 10
+    scores = {0: 1.0}
+    sig.stem_boost(scores, query, 2.0, ["src/parser.py"])
+    assert scores == {0: pytest.approx(1.0 + 2.0 * 0.1)}
+
+
+def test_stem_names_symbol_with_underscores_and_plurals():
+    assert sig.stem_names_symbol("user_sessions", "user_session")  # plural of the snake name
+    assert sig.stem_names_symbol("user_sessions", "UserSession")  # and of the flat one
+    assert not sig.stem_names_symbol("sessions", "UserSession")
+
+
+def test_select_top_stops_once_nothing_left_can_enter():
+    # Chunk ids deliberately not in score order; a's repeats decay by half each.
+    paths = ["c", "b", "a", "a", "a"]
+    scores = {4: 1.0, 3: 0.9, 2: 0.8, 1: 0.5, 0: 0.1}
+    top = sig.select_top(scores, paths, k=3)
+    assert top == [(4, 1.0), (1, 0.5), (3, pytest.approx(0.45))]
+    # The k-th pick sets the floor: a later chunk above it still enters.
+    assert sig.select_top({0: 1.0, 1: 0.9, 2: 0.6}, ["a", "a", "b"], k=2) == [(0, 1.0), (2, 0.6)]
+    assert sig.select_top({0: 0.1, 1: 0.9, 2: 0.5}, ["x", "y", "z"], k=2, saturate=False) == [
+        (1, 0.9),
+        (2, 0.5),
+    ]
+
+
+def test_a_short_identifier_is_pulled_in_from_the_file_named_after_it():
+    # Three letters are too few for a prefix match, but the file's exact name still counts.
+    scores: dict[int, float] = {}
+    sig.embedded_identifier_boost(
+        scores, "where is xYz built", 1.0, ["class xYz:"], ["xyz"], {"xyz": [0]}
+    )
+    assert scores == {0: pytest.approx(3 * 0.5 * 1.5)}

@@ -148,3 +148,105 @@ def test_manifest_round_trip(tmp_path_factory, files, model, dims, skipped, run_
     save_manifest(folder, manifest)
     assert load_manifest(folder) == manifest
     assert [p.name for p in folder.iterdir()] == ["manifest.json"]  # no temp file left
+
+
+def test_a_minimal_manifest_reads_with_defaults(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": 3}))
+    manifest = load_manifest(tmp_path)
+    assert manifest == Manifest(format=0)  # no format: an old index, rebuilt on the next run
+    assert not manifest.run_open and manifest.updated_at is None and not manifest.has_index
+
+
+def test_stamps_keep_their_skip_reason_and_examples_survive(tmp_path):
+    manifest = Manifest(
+        model="m",
+        files={"a.bin": Stamp("0" * 40, 3, 4, 0, "binary"), "a.py": Stamp("1" * 40, 5, 6, 2)},
+        skipped_examples={"too_big": ["big.json"]},
+    )
+    save_manifest(tmp_path, manifest)
+    raw = json.loads((tmp_path / "manifest.json").read_text())
+    assert raw["files"]["a.bin"]["skip"] == "binary" and "skip" not in raw["files"]["a.py"]
+    loaded = load_manifest(tmp_path)
+    assert loaded == manifest and loaded.files["a.py"].skip == ""
+
+
+def test_unusable_manifests_are_reported_and_read_as_empty(tmp_path, caplog):
+    path = tmp_path / "manifest.json"
+    cases = {
+        "{not json": "is unreadable",
+        json.dumps({"version": 2}): "has another version",
+        json.dumps([1, 2]): "has another version",
+        json.dumps({"version": 3, "files": {"a.py": {"hash": "x"}}}): "is malformed",
+    }
+    for text, message in cases.items():
+        path.write_text(text)
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            assert load_manifest(tmp_path) == Manifest()
+        assert message in caplog.text and "the index will be rebuilt" in caplog.text, text
+
+
+def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
+    from seek.settings import load_settings
+    from seek.store import index_dir_for
+
+    settings = load_settings(overrides={"home": str(tmp_path / "home")}, env={})
+    one, two = tmp_path / "a" / "my proj!", tmp_path / "b" / "my proj!"
+    one.mkdir(parents=True)
+    two.mkdir(parents=True)
+    first, second = index_dir_for(one, settings), index_dir_for(two, settings)
+    assert first.parent == second.parent == (tmp_path / "home").resolve()
+    assert first.name.startswith("my_proj_-") and len(first.name) == len("my_proj_-") + 12
+    assert first != second and index_dir_for(one / ".." / "my proj!", settings) == first
+
+
+def test_load_all_has_the_same_columns_with_or_without_rows(tmp_path):
+    empty = ChunkTable(tmp_path / "empty").load_all()
+    full = make_table(tmp_path / "full", [("a.py", 2, 4, "alpha", 2), ("b.py", 0, 1, "beta", 1)])
+    data = full.load_all()
+    assert set(empty) == set(data) and empty["vectors"].shape == (0, 0)
+    rows = sorted(zip(data["path"], data["chunk"], data["start_line"], data["end_line"],
+                      data["part"], data["content"], strict=True))  # fmt: skip
+    assert rows == [("a.py", 0, 2, 4, 0, "alpha"), ("a.py", 0, 2, 4, 1, "alpha"),
+                    ("b.py", 1, 0, 1, 0, "beta")]  # fmt: skip
+    assert data["vectors"].shape == (3, 4) and data["vectors"].dtype == np.float32
+
+
+def test_keyword_scores_are_best_first_per_chunk(tmp_path):
+    table = make_table(tmp_path, [("a.py", 0, 1, "parser parser parser", 1),
+                                  ("b.py", 0, 1, "parser and more words", 1)])  # fmt: skip
+    scores = table.keyword_scores("parser", 5)
+    assert [(path, chunk) for path, chunk, _ in scores] == [("a.py", 0), ("b.py", 1)]
+    assert scores[0][2] > scores[1][2] > 0
+    assert table.keyword_scores("parser", 5, paths=["b.py"])[0][:2] == ("b.py", 1)
+    assert table.keyword_scores("   ", 5) == [] and table.keyword_scores("parser", 0) == []
+
+
+def test_is_locked_only_while_a_writer_holds_the_lock(tmp_path):
+    from seek.store import WriterLock, is_locked
+
+    assert not is_locked(tmp_path)  # never written: no lock file at all
+    with WriterLock(tmp_path, "seek index"):
+        assert is_locked(tmp_path)
+    assert not is_locked(tmp_path)  # the lock file stays, unheld
+    assert (tmp_path / "writer.lock").exists() and not (tmp_path / "writer.json").exists()
+
+
+def test_an_unwritten_table_is_empty_not_an_error(tmp_path):
+    table = ChunkTable(tmp_path)
+    assert (table.count_chunks(), table.count_rows(), table.stored_paths()) == (0, 0, set())
+    assert table.vector_search(np.ones(4), 5) == [] and table.keyword_scores("x", 5) == []
+    assert not (tmp_path / "lancedb").exists()  # reading never creates files
+
+
+def test_vector_search_filters_before_ranking(tmp_path):
+    # far.py is the least similar chunk: only a filter applied before the top-k finds it.
+    chunks = [(f"near{i}.py", 0, 1, "near", 1) for i in range(3)] + [("far.py", 0, 1, "far", 1)]
+    table = ChunkTable(tmp_path)
+    batch = rows_for(chunks)
+    batch.vectors = np.array([[1, 0, 0, 0]] * 3 + [[0, 0, 0, 1]], dtype=np.float32)
+    table.replace_files([], batch)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    assert [h.path for h in table.vector_search(query, 1, paths=["far.py"])] == ["far.py"]
+    assert len(table.vector_search(query, 1)) == 1 and table.vector_search(query, 0) == []
+    assert len(table.vector_search(query, 10)) == 4

@@ -90,3 +90,9 @@ def test_search_text_prepends_the_previous_question_to_follow_ups():
     )
     assert search_text("where is the login handled", "earlier") == "where is the login handled"
     assert search_text("why?", None) == "why?"
+
+
+def test_two_letter_parts_are_kept_and_one_letter_parts_dropped():
+    # text.py / reference §3.3: "parts of one character are dropped" (and only those).
+    assert split_identifier("getIdOrDb") == ["get", "id", "or", "db"]
+    assert split_identifier("x_axis_y") == ["axis"]

@@ -1,13 +1,15 @@
 """`seek watch` with a real file watcher (watchdog) and the deterministic embedder."""
 
+import os
 import threading
 import time
 
 import pytest
 from conftest import HashEmbedder
 
-from seek.indexer import index_workspace
-from seek.store import ChunkTable, index_dir_for, load_manifest
+from seek.errors import IndexLockedError
+from seek.indexer import Indexer, index_workspace
+from seek.store import ChunkTable, WriterLock, index_dir_for, load_manifest
 from seek.watch import Watcher
 
 DEBOUNCE_S = 0.2
@@ -110,3 +112,47 @@ def test_a_rebuild_with_another_model_stops_updates_with_a_message(watching, set
     assert lines[-1] == (
         "seek: error: updates stopped: model changed (test/other -> test/hash); run `seek index`"
     )
+
+
+def test_a_new_event_restarts_the_debounce_timer(make_tree, settings_for):
+    # README "seek watch": a file is updated 1.5 s after its LAST change (reference §5.6: the
+    # timer is restarted by each save). Timers never fire early, so the path may only come
+    # out a whole debounce after the second event, however loaded the machine is.
+    root = make_tree({"a.py": "x = 1\n"})
+    watcher = Watcher(root, settings_for(), embedder=HashEmbedder(), debounce_s=1.0)
+    watcher.schedule("a.py")
+    time.sleep(0.3)
+    restarted = time.monotonic()
+    watcher.schedule("a.py")
+    assert watcher.queue.get(timeout=10) == "a.py"
+    assert time.monotonic() - restarted >= 1.0
+    time.sleep(0.2)
+    assert watcher.queue.empty()  # one update for the two events
+
+
+def test_single_file_updates_take_the_writer_lock(make_tree, settings_for):
+    # README "Where the index lives": only one process writes an index at a time.
+    root = make_tree({"a.py": "def a():\n    pass\n"})
+    settings = settings_for()
+    index_workspace(root, settings, embedder=HashEmbedder())
+    (root / "a.py").write_text("def a():\n    return 2\n")
+    embedder = HashEmbedder()
+    with WriterLock(index_dir_for(root, settings), "seek index (another one)"):
+        with pytest.raises(IndexLockedError, match=rf"pid {os.getpid()} \(seek index \(another"):
+            Indexer(root, settings, embedder=embedder).run_paths(["a.py"])
+    assert embedder.texts == []  # nothing was embedded or written meanwhile
+    assert Indexer(root, settings, embedder=embedder).run_paths(["a.py"]).embedded == 1
+
+
+def test_watch_waits_for_another_writer_then_applies_the_change(watching):
+    # seek.md §4 / watch.py: a locked index is waited for; the change is kept, not dropped.
+    root, _, lines, stamps, _, watcher = watching
+    with WriterLock(watcher.index_dir, "seek index (someone else)"):
+        (root / "src/a.py").write_text("def alpha():\n    return 42\n")
+        assert wait_for(lambda: any(line.startswith("waiting: ") for line in lines))
+        waiting = next(line for line in lines if line.startswith("waiting: "))
+        assert f"pid {os.getpid()} (seek index (someone else))" in waiting
+        assert not any("re-indexed src/a.py" in line for line in lines)
+    assert wait_for(lambda: any("re-indexed src/a.py" in line for line in lines))
+    size = (root / "src/a.py").stat().st_size
+    assert stamps()["src/a.py"].size == size

@@ -37,7 +37,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from seek.errors import ApiError, IndexLockedError, SeekError, WorkspaceError
@@ -78,6 +78,8 @@ class ServeConfig:
     """Extra ``Host`` names (the ``serve_hosts`` setting)."""
     origins: tuple[str, ...] = ()
     """Browser origins allowed to call (the ``serve_origins`` setting)."""
+    ui: bool = False
+    """Also serve the browser page (``seek ui``, :mod:`seek.web.ui`)."""
 
 
 def check_text(value: str, field: str) -> str:
@@ -210,11 +212,11 @@ def create_app(config: ServeConfig) -> RequestGuard:
             ) from exc
 
     def handler(endpoint):
-        async def wrapped(request: Request) -> JSONResponse:
+        async def wrapped(request: Request) -> Response:
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             try:
                 answer = await endpoint(request, deadline)
-                return answer if isinstance(answer, JSONResponse) else JSONResponse(answer)
+                return answer if isinstance(answer, Response) else JSONResponse(answer)
             except ApiError as exc:
                 return error_response(exc.status, exc.code, exc.message)
             except WorkspaceError as exc:
@@ -273,18 +275,29 @@ def create_app(config: ServeConfig) -> RequestGuard:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
         return error_response(exc.status_code, code, str(exc.detail))
 
+    routes = [
+        Route("/v1/search", handler(search), methods=["POST"]),
+        Route("/v1/context", handler(context), methods=["POST"]),
+        Route("/v1/status", handler(status), methods=["GET"]),
+        Route("/v1/index", handler(index), methods=["POST"]),
+        Route("/v1/openapi.json", handler(openapi), methods=["GET"]),
+    ]
+    public: frozenset[str] = frozenset()
+    if config.ui:  # the page shares the API's checks: workspaces, body limits, errors
+        from seek.web.ui import PUBLIC_PATHS, ui_routes
+
+        async def read_json(request: Request) -> dict[str, Any]:
+            return await json_body(request, time.monotonic() + REQUEST_TIMEOUT_S)
+
+        routes += ui_routes(service.roots, config.overrides, service.root, read_json, handler)
+        public = PUBLIC_PATHS
     app = Starlette(
-        routes=[
-            Route("/v1/search", handler(search), methods=["POST"]),
-            Route("/v1/context", handler(context), methods=["POST"]),
-            Route("/v1/status", handler(status), methods=["GET"]),
-            Route("/v1/index", handler(index), methods=["POST"]),
-            Route("/v1/openapi.json", handler(openapi), methods=["GET"]),
-        ],
+        routes=routes,
         exception_handlers={HTTPException: http_error},
     )
     policy = GuardPolicy(token=config.token, extra_hosts=config.hosts,
-                         allowed_origins=config.origins)  # fmt: skip
+                         allowed_origins=config.origins,
+                         public_paths=public)  # fmt: skip
     return RequestGuard(app, policy)
 
 

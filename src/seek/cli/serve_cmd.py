@@ -46,3 +46,38 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
     where = f"http://{address_name(host)}:{port}"
     click.echo(f"seek: serving {', '.join(map(str, roots))} on {where}", err=True)
     uvicorn.Server(uvicorn_config(create_app(config), host, port)).run()
+
+
+@cli.command("ui")
+@click.argument("paths", nargs=-1, type=click.Path(file_okay=False, exists=True))
+@click.option("--port", type=click.IntRange(0, 65535), default=7421, show_default=True)
+@click.option("--no-open", is_flag=True, help="Print the address without opening a browser.")
+@click.pass_obj
+def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -> None:
+    """Open the browser page: index panel, settings, search and ask (loopback only)."""
+    import socket
+    import webbrowser
+
+    import uvicorn
+
+    from seek.indexer import resolve_workspace
+    from seek.server import create_app, serve_config
+    from seek.serving import uvicorn_config
+
+    roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
+    config = serve_config("127.0.0.1", roots, obj.overrides)
+    config.ui = True
+    # Bind first so the printed address (port 0 included) is the one that answers.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from exc
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    click.echo(f"seek: the page for {', '.join(map(str, roots))} is at {url}", err=True)
+    if not no_open:
+        webbrowser.open(url)
+    settings = uvicorn_config(create_app(config), "127.0.0.1", port)
+    settings.timeout_graceful_shutdown = 2  # open pages hold progress streams: Ctrl-C ends them
+    uvicorn.Server(settings).run(sockets=[sock])

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from seek.retrieve import signals as sig
+from seek.retrieve.versions import older_copies
 from seek.text import IDENTIFIER, split_identifier
 
 POOL = 30
@@ -100,6 +101,13 @@ class Corpus:
     """Unit embeddings of paths, by the index's embedder."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+
+    def older(self) -> dict[str, str]:
+        """Files under an older copy of the code (:mod:`.versions`), found once per index."""
+        if "paths" not in self._older:
+            self._older["paths"] = older_copies(self.chunks_of_path)
+        return self._older["paths"]
 
     def word_presence(self, path: str) -> dict[str, np.ndarray]:
         """For each stemmed word of a file, which of its chunks (in file order) hold it; kept

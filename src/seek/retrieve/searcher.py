@@ -32,6 +32,7 @@ from seek.retrieve.ranker import (
 from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.versions import demote_older
 from seek.settings import Settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 from seek.text import keyword_query
@@ -79,8 +80,11 @@ class Searcher:
         self.table = ChunkTable(self.index_dir, manifest.table)
         self.model_id = manifest.model
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
+        expected = 0 if manifest.run_open else sum(s.chunks for s in manifest.files.values())
         try:
             self._load()
+            if expected and not self.paths:  # an empty or missing table is damage, not "no hits"
+                raise ValueError(f"the table holds no rows, the manifest lists {expected} chunks")
             self._has_keywords = self.table.has_keyword_index() or not self.paths
         except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
@@ -243,6 +247,8 @@ class Searcher:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
             probabilities = ranker.probabilities(rows)
+            if sig.OLDER_COPIES not in disabled:
+                probabilities = demote_older(query, files, probabilities, self.corpus.older())
             chunker = None if sig.CHUNK_RANKER in disabled else self.chunker()
             if chunker is None:
                 pool = ranked_pool(pool, files, probabilities, self.paths)

@@ -25,6 +25,7 @@ FILE_SATURATION = "file_saturation"
 QUERY_TYPE_WEIGHTING = "query_type_weighting"
 LEARNED_RANKER = "learned_ranker"
 CHUNK_RANKER = "chunk_ranker"
+OLDER_COPIES = "older_copies"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -37,6 +38,7 @@ SIGNALS: tuple[str, ...] = (
     FILE_SATURATION,
     LEARNED_RANKER,
     CHUNK_RANKER,
+    OLDER_COPIES,
 )
 
 # -- query type ------------------------------------------------------------------------

@@ -57,6 +57,9 @@ class GuardPolicy:
     address: what a reverse proxy or a team's DNS name sends."""
     allowed_origins: tuple[str, ...] = ()
     """Browser origins (``https://app.example``) allowed to call; they get CORS headers."""
+    public_paths: frozenset[str] = frozenset()
+    """Paths a GET may fetch without the token (the browser page's own files, which hold no
+    data: a browser cannot send the token with the page's first request)."""
 
 
 def split_host(value: str) -> tuple[str, int | None]:
@@ -148,7 +151,8 @@ class RequestGuard:
                 )  # fmt: skip
         if not origin and headers.get("sec-fetch-site", "") == "cross-site":
             raise Refused(403, "cross_origin", "cross-site requests are refused")
-        if self.policy.token and not (cors and scope["method"] == "OPTIONS"):
+        public = scope["method"] == "GET" and scope.get("path") in self.policy.public_paths
+        if self.policy.token and not public and not (cors and scope["method"] == "OPTIONS"):
             header = headers.get("authorization", "")
             given = header[7:] if header.lower().startswith("bearer ") else ""
             if not hmac.compare_digest(given.encode(), self.policy.token.encode()):

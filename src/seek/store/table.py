@@ -249,6 +249,7 @@ class ChunkTable:
         if not rows:
             return {
                 "path": [],
+                "chunk": [],
                 "start_line": [],
                 "end_line": [],
                 "part": [],

@@ -1,0 +1,233 @@
+"""Mutation testing of the modules that carry seek's promises, one module at a time, in
+bounded time (mutmut 3; the habit asked for by issue 19).
+
+Usage (from the repository root, with ``pip install -e '.[test,mutation]'``)::
+
+    .venv/bin/python scripts/mutation.py                     # every module, 20 min each
+    .venv/bin/python scripts/mutation.py text fusion --budget 600
+    .venv/bin/python scripts/mutation.py --list              # modules and their tests
+
+Each module is mutated in a scratch copy of the project (``--work``, default
+``/tmp/seek-mutation/<module>``) whose ``pyproject.toml`` gets that module's ``only_mutate``
+and test selection: only the fast, in-process test files that exercise it, so a mutant is
+judged in seconds (mutants are run in forked workers; tests that drive seek in a subprocess
+cannot see a mutant and are left out). One worker (``--max-children 1``) keeps the machine
+usable. When the budget runs out the run stops and the mutants not yet checked are reported
+as such, never counted as killed.
+
+The score is killed / (killed + survived + no tests + timeout), where a mutant that no
+selected test executes ("no tests") counts as surviving. Results go to
+``bench/results/mutation.json`` (merged with earlier modules' results) and each module's
+surviving mutants, as diffs, to ``bench/results/mutation/<module>.txt``. Equivalent mutants
+found by reading those diffs are listed in bench/README.md with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "mutation.json"
+SURVIVORS = ROOT / "bench" / "results" / "mutation"
+
+# module name -> (globs of files to mutate, the test files that exercise them in-process)
+MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "text": (("src/seek/text.py",), ("tests/test_text.py", "tests/test_documented_values.py")),
+    "fusion": (("src/seek/retrieve/fusion.py",), ("tests/test_signals.py",)),
+    "signals": (("src/seek/retrieve/signals.py",), ("tests/test_signals.py",)),
+    "chunk": (("src/seek/chunk/*",), ("tests/test_chunking.py",)),
+    "scan": (
+        ("src/seek/scan/*",),
+        ("tests/test_scan.py", "tests/test_allowlist.py", "tests/test_documented_values.py"),
+    ),
+    "embed_http": (
+        ("src/seek/embed/http.py",),
+        # the end-to-end search through the server (3 s) would be re-run for every mutant
+        (
+            "tests/test_embed_http.py",
+            "--deselect",
+            "tests/test_embed_http.py::test_index_and_search_through_the_server",
+        ),
+    ),
+    "store": (
+        ("src/seek/store/*",),
+        ("tests/test_store.py", "tests/test_indexer.py", "tests/test_indexer_rules.py"),
+    ),
+    "indexer": (
+        ("src/seek/indexer.py",),
+        ("tests/test_indexer.py", "tests/test_indexer_rules.py", "tests/test_store.py"),
+    ),
+    "server": (
+        ("src/seek/server.py",),
+        # the tests that start `seek` in a subprocess cannot see a mutant: left out
+        (
+            "tests/test_server.py",
+            "tests/test_serve_errors.py",
+            "tests/test_serve_requests.py",
+            "-k",
+            "not seek_serve_with and not refuses_to_bind and not status_names",
+        ),
+    ),
+}
+
+# mutmut's exit codes (mutmut/stats.py) grouped for the score.
+KILLED = {1: "killed", 3: "killed", 37: "killed", 36: "timeout", 24: "timeout", -24: "timeout",
+          152: "timeout", 255: "timeout"}  # fmt: skip
+SURVIVED = {0: "survived", 5: "no tests", 33: "no tests"}
+
+
+def prepare(work: Path, name: str) -> None:
+    """A scratch copy of the project with this module's mutmut settings."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    globs, tests = MODULES[name]
+    config = "\n".join(
+        [
+            "",
+            "[tool.mutmut]",
+            'source_paths = ["src"]',
+            f"only_mutate = {json.dumps(list(globs))}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}",
+            # forkserver: LanceDB's runtime threads do not survive a fork of a process that
+            # has used them; workers fork from a process that only collected the tests.
+            'process_isolation = "forkserver"',
+            "timeout_multiplier = 5.0",
+            "timeout_constant = 5.0",
+            "",
+        ]
+    )
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (work / "pyproject.toml").write_text(pyproject + config, encoding="utf-8")
+
+
+def run_mutmut(work: Path, budget_s: float) -> tuple[bool, float]:
+    """Run mutmut with one worker until done or out of budget; (finished, seconds)."""
+    mutmut = Path(sys.executable).with_name("mutmut")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    started = time.monotonic()
+    log = (work / "mutmut.log").open("w")
+    proc = subprocess.Popen(
+        [str(mutmut), "run", "--max-children", "1"],
+        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        proc.wait(timeout=budget_s)
+        finished = proc.returncode == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        finished = False
+    finally:
+        log.close()
+    return finished, time.monotonic() - started
+
+
+def collect(work: Path, name: str) -> tuple[Counter[str], list[str]]:
+    """Counts by status and the surviving mutants' names, from mutmut's .meta files."""
+    counts: Counter[str] = Counter()
+    survivors: list[str] = []
+    for meta in sorted((work / "mutants").rglob("*.py.meta")):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        for mutant, code in sorted(data.get("exit_code_by_key", {}).items()):
+            status = (
+                KILLED.get(code)
+                or SURVIVED.get(code)
+                or ("not checked" if code is None else f"exit {code}")
+            )
+            counts[status] += 1
+            if code in SURVIVED:
+                survivors.append(mutant)
+    return counts, survivors
+
+
+def score(counts: Counter[str]) -> float | None:
+    judged = sum(v for k, v in counts.items() if k != "not checked")
+    killed = counts["killed"] + counts["timeout"]
+    return None if not judged else killed / judged
+
+
+_SHOW = """
+import sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+from mutmut.stats import status_by_exit_code
+for name in sys.argv[1:]:
+    m = find_mutant(name)
+    print(f"# {name}: {status_by_exit_code[m.exit_code_by_key[name]]}")
+    print(get_diff_for_mutant(name, path=m.path))
+"""
+
+
+def diffs(work: Path, survivors: list[str]) -> str:
+    """The surviving mutants as diffs (``mutmut show`` for each, in one process)."""
+    if not survivors:
+        return ""
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW, *survivors],
+        cwd=work, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return shown.stdout if shown.returncode == 0 else shown.stdout + shown.stderr
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)}")
+    parser.add_argument("--budget", type=float, default=1200, help="seconds per module")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/seek-mutation"))
+    parser.add_argument("--list", action="store_true", help="list modules and tests, then stop")
+    args = parser.parse_args()
+    unknown = set(args.modules) - set(MODULES)
+    if unknown:
+        parser.error(f"unknown modules: {', '.join(sorted(unknown))}")
+    names = args.modules or list(MODULES)
+    if args.list:
+        for name in names:
+            globs, tests = MODULES[name]
+            print(f"{name}: {' '.join(globs)}  <-  {' '.join(tests)}")
+        return 0
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    SURVIVORS.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        work = args.work / name
+        prepare(work, name)
+        finished, seconds = run_mutmut(work, args.budget)
+        counts, survivors = collect(work, name)
+        value = score(counts)
+        (SURVIVORS / f"{name}.txt").write_text(diffs(work, survivors), encoding="utf-8")
+        results[name] = {
+            "files": list(MODULES[name][0]),
+            "tests": list(MODULES[name][1]),
+            "counts": dict(sorted(counts.items())),
+            "score": None if value is None else round(value, 3),
+            "finished": finished,
+            "seconds": round(seconds),
+            "date": time.strftime("%Y-%m-%d"),
+        }
+        RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        shown = "-" if value is None else f"{value:.1%}"
+        state = "" if finished else f" (stopped at the budget: {counts['not checked']} unchecked)"
+        print(f"{name:<11} {shown:>6}  {dict(counts)}  {seconds:.0f} s{state}", flush=True)
+        tail = (work / "mutmut.log").read_text(errors="replace")[-600:]
+        if not counts:
+            print(re.sub(r"\s+", " ", tail), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

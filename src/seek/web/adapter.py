@@ -1,0 +1,172 @@
+"""The library calls behind the page, in one place (issue 16).
+
+Why a separate adapter: the page's routes only translate HTTP to these calls, so moving the
+server (issue 18) moves the routes and leaves this file as it is. Index runs started here
+run in a thread with a cancel event; a run started elsewhere (the CLI, a watcher) is seen
+through the writer lock and the manifest, which the writer saves as it goes, and the page
+never starts a second writer.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seek.chat import ask
+from seek.errors import IndexLockedError
+from seek.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
+from seek.retrieve.context import build_context
+from seek.settings import Settings
+from seek.status import workspace_status
+from seek.store import index_dir_for, is_locked
+from seek.web.highlight import highlight
+from seek.workspace import Workspaces as Facade
+
+
+@dataclass
+class Run:
+    """An index run the page started: its progress, its cancel switch, its outcome."""
+
+    mode: str
+    started: float = field(default_factory=time.monotonic)
+    progress: Progress = field(default_factory=lambda: Progress("starting"))
+    cancel: threading.Event = field(default_factory=threading.Event)
+    report: IndexReport | None = None
+    error: str = ""
+    finished: float | None = None
+    kept_files: int | None = None
+    """After a cancel: the files the index holds (the kept ones)."""
+
+    def to_json(self) -> dict[str, Any]:
+        end = self.finished or time.monotonic()
+        data: dict[str, Any] = {
+            "mode": self.mode, "running": self.finished is None, "phase": self.progress.phase,
+            "done": self.progress.done, "total": self.progress.total,
+            "current": list(self.progress.current), "elapsed": round(end - self.started, 1),
+            "cancelling": self.cancel.is_set() and self.finished is None, "error": self.error,
+        }  # fmt: skip
+        if self.report is not None:
+            r = self.report
+            data.update(summary=r.summary(), cancelled=r.cancelled, embedded=r.embedded,
+                        chunks=r.chunks, unchanged=r.unchanged, removed=r.removed,
+                        files=r.files, kept_files=self.kept_files)  # fmt: skip
+        return data
+
+
+class Workspaces(Facade):
+    """The facade (settings, searchers, team merge) plus the page's index runs."""
+
+    def __init__(self, roots: tuple[Path, ...], overrides: dict[str, object] | None) -> None:
+        super().__init__(overrides)
+        self.roots = roots
+        self.runs: dict[Path, Run] = {}
+        self._lock = threading.Lock()
+
+    def status_json(self, root: Path) -> dict[str, Any]:
+        return self.status(root).to_json()
+
+    # -- index runs ---------------------------------------------------------------------
+
+    def start_index(self, root: Path, rebuild: bool) -> dict[str, Any]:
+        """Start a run in a thread; refused while any writer (this page's or another
+        process's) holds the index."""
+        with self._lock:
+            run = self.runs.get(root)
+            if run is not None and run.finished is None:
+                raise IndexLockedError("an index run started from this page is in progress")
+            settings = self.settings(root)
+            if is_locked(index_dir_for(root, settings)):
+                raise IndexLockedError(
+                    "another process is writing this index (see the panel); wait for it to end"
+                )
+            run = Run(REBUILD if rebuild else UPDATE)
+            self.runs[root] = run
+        threading.Thread(target=self._run, args=(root, settings, run), daemon=True).start()
+        return run.to_json()
+
+    def _run(self, root: Path, settings: Settings, run: Run) -> None:
+        def progress(event: Progress) -> None:
+            last = run.progress  # "finishing" carries no counts: keep the last ones shown
+            if not event.total and last.total:
+                event = Progress(event.phase, last.done, last.total, event.current)
+            run.progress = event
+
+        try:
+            run.report = index_workspace(
+                root, settings, mode=run.mode, progress=progress, cancel=run.cancel
+            )
+            if run.report.cancelled:
+                run.kept_files = workspace_status(root, settings).files
+        except Exception as exc:  # shown in the page, never lost in a thread
+            run.error = str(exc) or type(exc).__name__
+        finally:
+            run.finished = time.monotonic()
+
+    def cancel(self, root: Path) -> bool:
+        """Ask this page's run to stop after the file it is on; False when none runs."""
+        run = self.runs.get(root)
+        if run is None or run.finished is not None:
+            return False
+        run.cancel.set()
+        return True
+
+    def progress(self, root: Path) -> dict[str, Any]:
+        """This page's run, or what the writer of a run started elsewhere shows: its name
+        and the files its manifest holds so far."""
+        run = self.runs.get(root)
+        if run is not None:
+            return {"source": "page", **run.to_json()}
+        return {"source": "none", "running": False}
+
+    def foreign_writer(self, root: Path) -> dict[str, Any]:
+        """A writer this page did not start; the lock is probed first (cheap, once a
+        second while the page is open), the status read only while one holds it."""
+        if not is_locked(index_dir_for(root, self.settings(root))):
+            return {"source": "none", "running": False}
+        run = self.runs.get(root)
+        if run is not None and run.finished is not None:
+            del self.runs[root]  # its outcome is older than this run's: stop showing it
+        status = self.status_json(root)
+        if not status["writer"]:
+            return {"source": "none", "running": False}
+        return {"source": "other", "running": True, "writer": status["writer"],
+                "files": status["files"], "chunks": status["chunks"]}  # fmt: skip
+
+    # -- search and ask -----------------------------------------------------------------
+
+    def search_page(self, root: Path, query: str) -> dict[str, Any]:
+        """Hits, each with its widened block when the context kept one, highlighted; the
+        context line and the near misses (reference §8.4-§8.5)."""
+        settings = self.settings(root)
+        found = Facade.search(self, root, query, settings.rerank_top, settings=settings)
+        context = build_context(root, found, settings)
+        blocks = context.blocks
+
+        def widened(hit: Any) -> Any:
+            for b in blocks:
+                if b.path == hit.path and b.start + 1 <= hit.start_line <= b.end + 1:
+                    return {"start_line": b.start + 1, "end_line": b.end + 1,
+                            "html": highlight(b.path, b.content)}  # fmt: skip
+            return None
+
+        hits = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
+                 "score": round(h.score, 4), "html": highlight(h.path, h.content),
+                 "widened": widened(h)} for h in found.hits]  # fmt: skip
+        near = [{"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
+                 "score": round(b.score, 4)} for b in context.near_misses]  # fmt: skip
+        return {"hits": hits, "near_misses": near, "context_line": context.context_line(),
+                "notes": list(found.notes)}  # fmt: skip
+
+    def ask(self, root: Path, question: str, session: str, on_piece: Any) -> dict[str, Any]:
+        settings = self.settings(root)
+        answer = ask(root, question, settings, session=session or None, on_piece=on_piece)
+        sources = [
+            {"label": f"{b.path} (lines {b.start + 1}-{b.end + 1})", "path": b.path,
+             "score": round(b.score, 4), "kind": b.kind, "html": highlight(b.path, b.content)}
+            for b in answer.context.blocks
+        ]  # fmt: skip
+        return {"sources": sources, "context_line": answer.context.context_line(),
+                "snippets": settings.snippets, "threshold": settings.rerank_threshold}  # fmt: skip

@@ -1,0 +1,212 @@
+"""`seek serve`'s error answers, its CLI token path, `seek status` naming the writer and the
+team timeout, each against real servers on 127.0.0.1. What is promised comes from README
+"HTTP API" (errors are ``{"error": {"code", "message"}}`` with a fitting status, requests are
+limited to 30 s, a token is required beyond loopback) and "Team context" (8 s timeout)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from http.server import BaseHTTPRequestHandler
+
+import httpx
+import pytest
+from conftest import SMALL_PROJECT, HashEmbedder
+from embed_server import serve
+from local_http import serving
+from test_server import running
+
+from seek import server as server_module
+from seek.indexer import index_workspace
+from seek.server import ServeConfig
+from seek.status import workspace_status
+from seek.store import WriterLock, index_dir_for
+from seek.team import ask_team
+
+pytestmark = pytest.mark.slow
+
+
+def error_of(answer: httpx.Response) -> str:
+    body = answer.json()
+    assert set(body) == {"error"} and body["error"]["message"], body
+    return body["error"]["message"]
+
+
+def test_the_request_time_limit_is_thirty_seconds_as_documented():
+    assert server_module.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
+
+
+def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, monkeypatch):
+    root = make_tree(SMALL_PROJECT)
+    with serve() as (embed_url, behaviour):
+        overrides = {
+            "home": str(seek_home), "provider": "ollama", "model": "test-embed",
+            "base_url": embed_url,
+        }  # fmt: skip
+        with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
+            assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
+            behaviour.hang_s = 3.0  # the query's embedding now takes 3 s
+            monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.5)
+            started = time.monotonic()
+            answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
+            elapsed = time.monotonic() - started
+    assert answer.status_code == 504
+    assert "0.5 s" in error_of(answer)
+    assert elapsed < 2.5  # answered at the limit, not when the work finished
+
+
+def test_a_served_workspace_that_vanished_is_404(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
+        shutil.rmtree(root)
+        answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
+    assert answer.status_code == 404
+    assert "does not exist" in error_of(answer)
+
+
+def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})
+    with running(config) as url:
+        settings = server_module.Service(config).settings(root)
+        with WriterLock(index_dir_for(root, settings), "seek index (elsewhere)"):
+            answer = httpx.post(f"{url}/v1/index", json={}, timeout=60)
+    assert answer.status_code == 409
+    assert f"pid {os.getpid()} (seek index (elsewhere))" in error_of(answer)
+
+
+def test_a_seek_error_is_422_with_its_message_not_a_traceback(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    overrides = {"home": str(seek_home), "provider": "no-such-provider"}
+    with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
+        answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
+    assert answer.status_code == 422
+    message = error_of(answer)
+    assert "no-such-provider" in message and "Traceback" not in answer.text
+
+
+# -- the CLI's token path --------------------------------------------------------------------
+def seek_env(seek_home, **extra):
+    env = {**os.environ, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home / "cfg")}
+    env.pop("SEEK_TOKEN", None)
+    return {**env, **extra}
+
+
+def test_serve_refuses_to_bind_beyond_loopback_without_a_token(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    args = [sys.executable, "-m", "seek", "-C", str(root), "serve", "--host", "0.0.0.0"]
+    proc = subprocess.run(args, env=seek_env(seek_home), capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("seek: error: binding 0.0.0.0 exposes your code")
+    assert "set SEEK_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_seek_serve_with_seek_token_requires_it_on_every_request(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    port = free_port()
+    args = [sys.executable, "-m", "seek", "serve", "--port", str(port), "--workspace", str(root)]
+    proc = subprocess.Popen(args, env=seek_env(seek_home, SEEK_TOKEN="s3cret"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1/status"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                refused = httpx.get(url, timeout=5)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < deadline, "seek serve did not start"
+                time.sleep(0.1)
+        wrong = httpx.get(url, headers={"Authorization": "Bearer nope"}, timeout=5)
+        right = httpx.get(url, headers={"Authorization": "Bearer s3cret"}, timeout=30)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert refused.status_code == 401 and wrong.status_code == 401
+    assert right.status_code == 200 and right.json()["workspace"] == str(root)
+
+
+# -- `seek status` names the writer ----------------------------------------------------------
+def test_status_names_the_process_writing_the_index(make_tree, settings_for, seek_home):
+    # README "seek status": "who is writing it".
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for()
+    index_workspace(root, settings, embedder=HashEmbedder())
+    assert workspace_status(root, settings).writer == ""
+    holder = f"pid {os.getpid()} (seek watch {root}) on {socket.gethostname()} since "
+    with WriterLock(index_dir_for(root, settings), f"seek watch {root}"):
+        assert workspace_status(root, settings).writer.startswith(holder)
+        shown = subprocess.run(
+            [sys.executable, "-m", "seek", "status", str(root)], env=seek_env(seek_home),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert f"writer      {holder}" in shown.stdout
+    assert workspace_status(root, settings).writer == ""
+
+
+# -- the team timeout ---------------------------------------------------------------------------
+def test_a_slow_team_server_is_given_up_after_team_timeout_s(settings_for):
+    # README "Team context": each search asks the team server with an 8 s timeout
+    # (team_timeout_s); a failure is a note, never an error. The server here answers well,
+    # but only after 3 s: with a 0.5 s timeout there must be no hits and a note.
+    class Slow(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # stdlib name
+            time.sleep(3.0)
+            data = b'{"workspace": "w", "hits": []}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    with serving(Slow) as url:
+        started = time.monotonic()
+        hits, note = ask_team(settings_for(team_url=url, team_timeout_s=0.5), "retries")
+        elapsed = time.monotonic() - started
+    assert hits == [] and note.startswith(f"No team hits: the team server at {url} failed")
+    assert elapsed < 2.5
+
+
+def test_the_served_workspaces_own_settings_apply(make_tree, seek_home):
+    # A workspace's .seek.toml counts for every endpoint (README "Settings").
+    root = make_tree({**SMALL_PROJECT, ".seek.toml": "chunk_max_chars = 500\n"})
+    with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
+        assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
+        context = httpx.post(f"{url}/v1/context", json={"question": "HttpClient"}, timeout=60)
+        search = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
+        status = httpx.get(f"{url}/v1/status", timeout=30).json()
+    assert context.status_code == 200 and search.status_code == 200
+    # Had any endpoint used the default settings, its refresh would have rebuilt the index
+    # with 1,000-character chunks and the status would now ask for a rebuild.
+    assert status["exists"] and not status["rebuild_reason"]
+
+
+def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
+    root = make_tree(SMALL_PROJECT)
+    monkeypatch.setenv("SEEK_TOKEN", "s3cret")
+    config = server_module.serve_config("0.0.0.0", (root,), {"home": "/tmp/h"})
+    assert (config.workspaces, config.token, config.overrides) == (
+        (root,),
+        "s3cret",
+        {"home": "/tmp/h"},
+    )
+    monkeypatch.delenv("SEEK_TOKEN")
+    with pytest.raises(server_module.SeekError) as refused:
+        server_module.serve_config("10.0.0.1", (root,), {})
+    assert str(refused.value) == (
+        "binding 10.0.0.1 exposes your code to the network: set SEEK_TOKEN to a secret token "
+        "first (clients send `Authorization: Bearer <token>`)"
+    )

@@ -1,0 +1,100 @@
+"""`seek serve` request checking, one real server for the whole table (README "HTTP API":
+bodies to 64 KiB, queries to 2,000 characters, `k` 1-50, errors as
+``{"error": {"code", "message"}}`` with status 400/403/413, never a traceback)."""
+
+import httpx
+import pytest
+from conftest import SMALL_PROJECT
+from test_server import running
+
+from seek.server import ServeConfig, is_loopback
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("served")
+    for rel, text in SMALL_PROJECT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    home = tmp_path_factory.mktemp("home")
+    with running(ServeConfig(workspaces=(root,), overrides={"home": str(home)})) as url:
+        yield url, root
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "fragment"),
+    [
+        ("search", {"query": "x", "k": 51}, "k must be an integer from 1 to 50"),
+        ("search", {"query": "x", "k": "3"}, "k must be an integer"),
+        ("search", {"query": "x", "focus": "src/a.py"}, "focus must be a list"),
+        ("search", {"query": "x", "focus": [1]}, "focus must be a list"),
+        ("search", {"query": "   "}, "query must be a non-empty string"),
+        ("search", {"query": 5}, "query must be a non-empty string"),
+        ("search", {"query": "x", "path": 5}, "path must be a string"),
+        ("search", [1, 2], "must be a JSON object"),
+        ("context", {}, "question must be a non-empty string"),
+        ("context", {"question": "x" * 2001}, "questions are limited to 2000 characters"),
+        ("context", {"question": "x", "budget": -1}, "budget must be a non-negative integer"),
+        ("context", {"question": "x", "budget": "big"}, "budget must be a non-negative integer"),
+        ("index", "nope", "must be a JSON object"),
+    ],
+)
+def test_bad_requests_are_400_with_a_message(served, route, body, fragment):
+    url, _ = served
+    answer = httpx.post(f"{url}/v1/{route}", json=body, timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert fragment in answer.json()["error"]["message"]
+
+
+def test_limits_at_their_exact_values(served):
+    url, _ = served
+    k50 = httpx.post(f"{url}/v1/search", json={"query": "HttpClient", "k": 50}, timeout=60)
+    q2000 = httpx.post(f"{url}/v1/search", json={"query": "a" * 2000, "k": 1}, timeout=60)
+    assert k50.status_code == 200 and q2000.status_code == 200
+    # A body streamed without a length is cut at 64 KiB as well.
+    chunks = iter([b'{"query": "', b"a" * (64 * 1024), b'"}'])
+    streamed = httpx.post(f"{url}/v1/search", content=chunks, timeout=30)
+    assert streamed.status_code == 413
+    assert streamed.json()["error"]["message"] == "request bodies are limited to 65536 bytes"
+
+
+def test_the_served_workspace_can_be_named_in_any_spelling(served):
+    url, root = served
+    for path in (str(root), ".", "src/..", ""):
+        answer = httpx.post(
+            f"{url}/v1/search", json={"query": "HttpClient", "path": path}, timeout=60
+        )
+        assert answer.status_code == 200, path
+        assert answer.json()["workspace"] == root.name
+    status = httpx.get(f"{url}/v1/status", params={"path": str(root)}, timeout=30)
+    assert status.status_code == 200
+
+
+def test_focus_budget_and_rebuild_reach_the_library(served):
+    url, _ = served
+    focused = httpx.post(
+        f"{url}/v1/search",
+        json={"query": "send request", "k": 5, "focus": ["src/router.py"]},
+        timeout=60,
+    ).json()
+    assert "src/router.py" in [hit["path"] for hit in focused["hits"]]
+    small = httpx.post(
+        f"{url}/v1/context", json={"question": "HttpClient", "budget": 0}, timeout=60
+    )
+    assert small.status_code == 200 and small.json()["blocks"] == []
+    rebuilt = httpx.post(f"{url}/v1/index", json={"rebuild": True}, timeout=120).json()
+    assert rebuilt["mode"] == "rebuild" and rebuilt["embedded"] == len(SMALL_PROJECT)
+    again = httpx.post(f"{url}/v1/index", json={}, timeout=60).json()
+    assert again["mode"] == "update" and again["embedded"] == 0
+    assert again["unchanged"] == len(SMALL_PROJECT) and again["files"] == len(SMALL_PROJECT)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("localhost", True), ("127.0.0.1", True), ("127.1.2.3", True), ("::1", True),
+     ("0.0.0.0", False), ("10.0.0.1", False), ("example.com", False), ("::", False)],
+)  # fmt: skip
+def test_loopback_addresses(host, loopback):
+    assert is_loopback(host) is loopback
