@@ -70,7 +70,7 @@ def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, s
     root = make_tree(SMALL_PROJECT)
     config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})
     with running(config) as url:
-        settings = server_module.Service(config).settings(root)
+        settings = server_module.Service(config).workspaces.settings(root)
         with WriterLock(index_dir_for(root, settings), "seek index (elsewhere)"):
             answer = httpx.post(f"{url}/v1/index", json={}, timeout=60)
     assert answer.status_code == 409

@@ -16,7 +16,7 @@ from seek.errors import DamagedIndexError
 from seek.indexer import refresh_before_search
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
-from seek.store import index_dir_for
+from seek.store import LocalIndexStore, index_dir_for
 
 FRESHNESS_S = 1.0
 
@@ -26,7 +26,7 @@ class LiveIndexes:
         self._guard = threading.Lock()
         self._locks: dict[Path, threading.Lock] = {}
         self._checked: dict[Path, float] = {}
-        self._searchers: dict[Path, tuple[int, Searcher]] = {}
+        self._searchers: dict[Path, tuple[object, Searcher]] = {}
 
     def _lock(self, root: Path) -> threading.Lock:
         with self._guard:
@@ -39,8 +39,7 @@ class LiveIndexes:
             if time.monotonic() - self._checked.get(root, float("-inf")) >= FRESHNESS_S:
                 notes = refresh_before_search(root, settings)
                 self._checked[root] = time.monotonic()
-            manifest = index_dir_for(root, settings) / "manifest.json"
-            stamp = manifest.stat().st_mtime_ns if manifest.exists() else 0
+            stamp = LocalIndexStore(index_dir_for(root, settings)).manifest_token()
             cached = self._searchers.get(root)
             if cached is None or cached[0] != stamp:
                 cached = (stamp, Searcher.open(root, settings))
