@@ -1,6 +1,10 @@
 """Each ranking signal as a small table-driven test, plus fusion."""
 
+import sys
+import threading
+
 import pytest
+import snowballstemmer
 
 from seek.retrieve import fuse, rrf_ranks
 from seek.retrieve import signals as sig
@@ -275,3 +279,33 @@ def test_a_short_identifier_is_pulled_in_from_the_file_named_after_it():
         scores, "where is xYz built", 1.0, ["class xYz:"], ["xyz"], {"xyz": [0]}
     )
     assert scores == {0: pytest.approx(3 * 0.5 * 1.5)}
+
+
+def test_stemming_from_many_threads_gives_the_sequential_stems():
+    # A server stems on several threads at once; a shared snowball stemmer without a lock
+    # returned wrong stems and raised IndexError (issue 20).
+    stems = ("connect", "retri", "handl", "pars", "configur", "serializ", "dispatch", "render")
+    suffixes = ("ed", "ing", "ers", "ations", "ness", "ive", "ly", "s")
+    words = [f"{s}{x}{i}x" for i in range(60) for s in stems for x in suffixes]
+    expected = {w: snowballstemmer.stemmer("english").stemWord(w) for w in words}
+    failures: list[str] = []
+
+    def work(part: list[str]) -> None:
+        try:
+            failures.extend(w for w in part if sig.english_stem(w) != expected[w])
+        except Exception as exc:  # the race raised IndexError
+            failures.append(repr(exc))
+
+    sig.english_stem.cache_clear()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(words[i::8],)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        sig.english_stem.cache_clear()
+    assert failures == []

@@ -248,6 +248,9 @@ def build_context(
             notes.append(f"{printable(path)} was left out: it is no longer a regular file in the "
                          "workspace (a symlink?); run `seek index`.")  # fmt: skip
     hits = [b for b in hits if b.path in files]
+    for block in hits:  # a file edited since it was indexed: its hits stay as indexed
+        if not _still_holds(files.get(block.path), block):
+            files[block.path] = None
     widened = [_widen(b, files.get(b.path), settings.widen_chars) for b in hits]
     merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
     code = [_without_blank_edges(b) for b in merged[:snippets]]
@@ -298,6 +301,15 @@ def rerank_scores(
         return reranker.score(result.query, [f"{h.path}\n{h.content}" for h in hits]), ""
     except RerankerUnavailable:
         return fallback, unavailable
+
+
+def _still_holds(file: _File | None, block: Block) -> bool:
+    """True when the file as read now has the block's indexed text at its lines. The index
+    may be a second behind the disk, or a save half-written: widening, merging and imports
+    from such a file would mix versions or fall off its end (the soak's IndexError)."""
+    if file is None or block.end >= len(file.lines):
+        return False
+    return block.content in "\n".join(file.lines[block.start : block.end + 1])
 
 
 def _without_blank_edges(block: Block) -> Block:

@@ -66,6 +66,49 @@ def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
 _KEYWORD_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-bm25")
 
 
+class IndexEmbedder:
+    """The embedder of an index's model, made on first use; None when the settings name
+    another model (the index then answers by keywords only)."""
+
+    def __init__(self, settings: Settings, model_id: str, embedder: Embedder | None) -> None:
+        self.settings, self.model_id, self.embedder = settings, model_id, embedder
+
+    def get(self) -> Embedder | None:
+        if self.embedder is None:
+            if model_id_for(self.settings) != self.model_id:
+                return None
+            self.embedder = make_embedder(self.settings)
+        return self.embedder
+
+
+class PathVectors:
+    """Unit embeddings of file paths (for the ranker), kept while the index is loaded.
+
+    Its own object, not a method of the searcher: the searcher's corpus holds it, and a bound
+    method there made a reference cycle, so every searcher a long-running server replaced (its
+    rows, and LanceDB handles with open files) lived on until the cyclic GC happened to run
+    (issue 20: one more open file and ~2 MiB per index change)."""
+
+    def __init__(self, embedding: IndexEmbedder, document_prefix: str, dims: int) -> None:
+        self.embedding, self.document_prefix, self.dims = embedding, document_prefix, dims
+        self.known: dict[str, np.ndarray] = {}
+
+    def __call__(self, paths: list[str]) -> np.ndarray:
+        missing = [p for p in dict.fromkeys(paths) if p not in self.known]
+        embedder = self.embedding.get()
+        if missing and embedder is not None:
+            try:
+                vectors = embedder.embed([self.document_prefix + p for p in missing])
+            except SeekError:  # the query was embedded a moment ago; a failure costs a feature
+                vectors = None
+            if vectors is not None:
+                vectors = np.asarray(vectors, dtype=np.float32)
+                norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+                self.known.update(zip(missing, vectors / norms, strict=True))
+        zero = np.zeros(self.dims, dtype=np.float32)
+        return np.array([self.known.get(p, zero) for p in paths])
+
+
 class Searcher:
     """An index loaded into memory for fast repeated searches."""
 
@@ -73,13 +116,13 @@ class Searcher:
         self.root = root
         self.settings = settings
         self.index_dir = index_dir_for(root, settings)
-        self._embedder = embedder
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
         self.table = ChunkTable(self.index_dir, manifest.table)
         self.model_id = manifest.model
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
+        self._embedding = IndexEmbedder(settings, self.model_id, embedder)
         expected = 0 if manifest.run_open else sum(s.chunks for s in manifest.files.values())
         try:
             self._load()
@@ -119,43 +162,20 @@ class Searcher:
         for chunk_id, path in enumerate(self.paths):
             chunks_by_path.setdefault(path, []).append(chunk_id)
         self.chunks_of_path = {p: np.array(c, dtype=np.int64) for p, c in chunks_by_path.items()}
-        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path, self.path_vectors)
-        self._path_vectors: dict[str, np.ndarray] = {}
         vectors = data["vectors"][order] if len(order) else data["vectors"]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else vectors
         self.vectors = vectors / np.maximum(norms, 1e-12) if len(vectors) else vectors
+        dims = self.vectors.shape[1] if len(self.vectors) else 0
+        self.path_vectors = PathVectors(self._embedding, self.document_prefix, dims)
+        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path, self.path_vectors)
 
     # -- retrievers ----------------------------------------------------------------------
-    def _embedder_or_none(self) -> Embedder | None:
-        if self._embedder is None:
-            if model_id_for(self.settings) != self.model_id:
-                return None
-            self._embedder = make_embedder(self.settings)
-        return self._embedder
-
     def query_vector(self, query: str) -> np.ndarray | None:
-        embedder = self._embedder_or_none()
+        embedder = self._embedding.get()
         if embedder is None or not len(self.vectors):
             return None
         q = embedder.embed([self.query_prefix + query])[0].astype(np.float32)
         return q / max(float(np.linalg.norm(q)), 1e-12)
-
-    def path_vectors(self, paths: list[str]) -> np.ndarray:
-        """Unit embeddings of file paths (for the ranker), kept while the index is loaded."""
-        missing = [p for p in dict.fromkeys(paths) if p not in self._path_vectors]
-        embedder = self._embedder_or_none()
-        if missing and embedder is not None:
-            try:
-                vectors = embedder.embed([self.document_prefix + p for p in missing])
-            except SeekError:  # the query was embedded a moment ago; a failure costs a feature
-                vectors = None
-            if vectors is not None:
-                vectors = np.asarray(vectors, dtype=np.float32)
-                norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                self._path_vectors.update(zip(missing, vectors / norms, strict=True))
-        dims = self.vectors.shape[1] if len(self.vectors) else 0
-        zero = np.zeros(dims, dtype=np.float32)
-        return np.array([self._path_vectors.get(p, zero) for p in paths])
 
     def chunk_similarities(self, q: np.ndarray) -> np.ndarray:
         """Each chunk's similarity to the query: a blend of its best window and its windows'
@@ -380,7 +400,7 @@ class Searcher:
                 q = self.query_vector(query)
             except SeekError as exc:
                 notes.append(f"The embedder failed ({exc}), so only keywords were matched.")
-            if self._embedder is None:
+            if self._embedding.embedder is None:
                 notes.append(
                     f"The index was built with {self.model_id}, not "
                     f"{model_id_for(self.settings)}, so only keywords were matched."

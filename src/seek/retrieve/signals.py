@@ -8,6 +8,7 @@ switch it off (ablation).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
@@ -234,13 +235,17 @@ STEM_STOP_WORDS = frozenset(
 
 
 _english = snowballstemmer.stemmer("english")
+# A snowball stemmer keeps the word it works on in itself: two server threads stemming at once
+# corrupted each other (IndexError, wrong stems; found by the soak, issue 20).
+_english_lock = threading.Lock()
 
 
 @lru_cache(maxsize=65_536)
 def english_stem(word: str) -> str:
     """Snowball English stem, the stemmer the BM25 index uses too: "reads" and "readers"
     meet at "read"/"reader", "writes" and "writers" at "write"/"writer"."""
-    return _english.stemWord(word)
+    with _english_lock:
+        return _english.stemWord(word)
 
 
 def query_keywords(query: str) -> set[str]:

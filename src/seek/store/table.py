@@ -41,6 +41,14 @@ log = logging.getLogger(__name__)
 
 KEYWORD_COLUMN = "keywords"
 SQL_IN_BATCH = 500
+INDEX_CACHE_BYTES = 64 << 20
+METADATA_CACHE_BYTES = 16 << 20
+"""LanceDB's caches, per connection (its defaults, 6 GiB and 1 GiB, are no bound for a server
+that runs for weeks). They hold the keyword index's posting lists and the table's metadata.
+Measured (both together) after 2,000 distinct questions, when they had levelled off: 1.8 MiB
+for tokio (4,000 chunks, keyword index 1.2 MB on disk), 8.9 MiB for abseil-cpp (12,300
+chunks, 4.7 MB); so 64 MiB keeps the whole keyword index of a repository of ~80,000 chunks
+in memory. A connection's caches go with it when its searcher is replaced."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +117,11 @@ class ChunkTable:
             import lancedb
 
             self.db_dir.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(self.db_dir))
+            session = lancedb.Session(
+                index_cache_size_bytes=INDEX_CACHE_BYTES,
+                metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+            )
+            self._db = lancedb.connect(str(self.db_dir), session=session)
         return self._db
 
     def _open(self) -> Any | None:
