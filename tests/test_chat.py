@@ -144,13 +144,13 @@ def test_a_follow_up_focuses_on_the_previous_answers_files(workspace, settings_f
     import seek.chat
 
     calls = []
-    real_search = seek.chat.search
+    real_context = seek.chat.workspace_context
 
-    def recording_search(root, text, settings, **kwargs):
+    def recording_context(root, text, settings, **kwargs):
         calls.append(kwargs.get("focus", ()))
-        return real_search(root, text, settings, **kwargs)
+        return real_context(root, text, settings, **kwargs)
 
-    monkeypatch.setattr(seek.chat, "search", recording_search)
+    monkeypatch.setattr(seek.chat, "workspace_context", recording_context)
     with chat_server() as (url, _):
         s = settings(settings_for, url)
         index_workspace(workspace, s, embedder=HashEmbedder())
