@@ -8,13 +8,13 @@ import pytest
 from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.report import format_duration
 from seek.index.stages import read_regular_file
 from seek.indexer import (
     REBUILD,
     Indexer,
     IndexReport,
     Progress,
-    format_duration,
     index_workspace,
     rebuild_reason,
     refresh_before_search,

@@ -18,12 +18,12 @@ from embed_server import serve
 from local_http import serving
 from test_server import running
 
-from seek import server as server_module
 from seek.indexer import index_workspace
-from seek.server import ServeConfig
 from seek.status import workspace_status
 from seek.store import WriterLock, index_dir_for
 from seek.team import ask_team
+from seek.web import api as server_module
+from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import pytest
 from seek_server import running
 
 from seek.errors import SeekError
-from seek.server import MAX_BODY_BYTES, ServeConfig, serve_config
+from seek.web.api import MAX_BODY_BYTES, ServeConfig, serve_config
 
 pytestmark = pytest.mark.slow
 

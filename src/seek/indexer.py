@@ -38,6 +38,7 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.stages import FileSpec, prepare_file
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
@@ -56,8 +57,6 @@ from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
-UPDATE = "update"
-REBUILD = "rebuild"
 STAGING_NAME = "manifest.next.json"
 RETIRED_GRACE_S = 120.0
 
@@ -74,79 +73,6 @@ def damage_reason(index_dir: Path, manifest: Manifest) -> str:
     expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
     problem = ChunkTable(index_dir, manifest.table).check(expected)
     return f"index damaged: {problem}" if problem else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A progress event: ``phase`` is scanning, embedding or finishing."""
-
-    phase: str
-    done: int = 0
-    total: int = 0
-    current: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class IndexReport:
-    workspace: Path
-    index_dir: Path
-    mode: str = UPDATE
-    rebuild_reason: str = ""
-    embedded: int = 0
-    chunks: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    files: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    unreadable: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    """Files embedded by this run, in order."""
-    forgotten: list[str] = field(default_factory=list)
-    """Files whose rows and stamps this run removed."""
-    cancelled: bool = False
-    kept_previous: bool = False
-    """A cancelled rebuild: the index it was replacing stays as it was."""
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, object]:
-        """The run's report as ``seek index --json`` and ``POST /v1/index`` print it."""
-        return {
-            "summary": self.summary(), "workspace": str(self.workspace),
-            "index": str(self.index_dir), "mode": self.mode,
-            "rebuild_reason": self.rebuild_reason, "embedded": self.embedded,
-            "chunks": self.chunks, "unchanged": self.unchanged, "removed": self.removed,
-            "files": self.files, "skipped": self.skipped, "unreadable": self.unreadable,
-            "cancelled": self.cancelled, "seconds": round(self.seconds, 3),
-        }  # fmt: skip
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.embedded or self.removed or self.rebuild_reason)
-
-    def summary(self) -> str:
-        """The closing line of reference §5.5."""
-        took = format_duration(self.seconds)
-        if self.cancelled and self.kept_previous:
-            return "Rebuild cancelled; the previous index is kept. Run again to rebuild."
-        if self.cancelled:
-            return (
-                f"Indexing cancelled. {self.embedded} files were embedded and kept; "
-                "run again to continue."
-            )
-        if not self.changed:
-            return f"Index is up to date: {self.files} files, nothing changed ({took})."
-        return (
-            f"Indexed: {self.embedded} files embedded ({self.chunks} chunks), "
-            f"{self.unchanged} unchanged, {self.removed} removed in {took}."
-        )
-
-
-def format_duration(seconds: float) -> str:
-    if seconds < 10:
-        return f"{seconds:.2f} s"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
 def chunking_spec(settings: Settings) -> ChunkingSpec:
