@@ -174,7 +174,7 @@ def comparison_rows(medians: dict[str, dict[str, dict]]) -> list[dict]:
         if mine is None and theirs is None:
             continue
         row = {"operation": name, "seek_op": seek_op, "semble_op": semble_op}
-        for key in ("wall_s", "peak_rss_mb"):
+        for key in ("wall_s", "cpu_s", "peak_rss_mb"):
             row[f"seek_{key}"] = mine[key] if mine else None
             row[f"semble_{key}"] = theirs[key] if theirs else None
             row[f"{key}_ratio"] = ratio(row[f"seek_{key}"], row[f"semble_{key}"])
@@ -250,7 +250,7 @@ def summary_table(summary: list[dict]) -> str:
 
 def print_report(report: dict) -> None:
     """The tables for bench/README.md: laravel, the median dev repository, the dev summary."""
-    rows = report.get("rows", {})
+    rows = {name: comparison_rows(repo["medians"]) for name, repo in report["repos"].items()}
     for name in [LARAVEL, report.get("median_dev_repo")]:
         if name in rows:
             print(markdown_table(name, rows[name]) + "\n")
@@ -267,13 +267,15 @@ def markdown_table(title: str, rows: list[dict]) -> str:
     lines = [
         f"**{title}**",
         "",
-        "| command | seek wall | semble wall | ratio | seek peak RSS | semble peak RSS | ratio |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| command | seek wall | semble wall | ratio | seek CPU | semble CPU "
+        "| seek peak RSS | semble peak RSS | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| `{row['operation']}` | {_fmt(row['seek_wall_s'], ' s')} "
             f"| {_fmt(row['semble_wall_s'], ' s')} | {_fmt(row['wall_s_ratio'], '×')} "
+            f"| {_fmt(row['seek_cpu_s'], ' s')} | {_fmt(row['semble_cpu_s'], ' s')} "
             f"| {_fmt(row['seek_peak_rss_mb'], ' MiB', 0)} "
             f"| {_fmt(row['semble_peak_rss_mb'], ' MiB', 0)} "
             f"| {_fmt(row['peak_rss_mb_ratio'], '×')} |"

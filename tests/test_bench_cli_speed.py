@@ -96,7 +96,7 @@ def test_dev_summary_gives_median_max_and_the_ratio_of_mean_walls() -> None:
 def test_table_shows_missing_values_as_blank_cells() -> None:
     medians = aggregate_runs([{"seek": {"status": _s(0.5, 64)}}])
     table = markdown_table("x", comparison_rows(medians))
-    assert "| `status` | 0.50 s |  |  | 64 MiB |  |  |" in table
+    assert "| `status` | 0.50 s |  |  | 0.10 s |  | 64 MiB |  |  |" in table
 
 
 def test_run_measured_reports_the_childs_own_peak_rss_and_fails_on_exit_codes(
