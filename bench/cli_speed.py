@@ -314,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semble", default=str(DEFAULT_SEMBLE))
     parser.add_argument("--no-semble", action="store_true")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the repositories already in --out, skip them"
+    )
     parser.add_argument("--report", metavar="JSON", help="print the tables of a results file")
     args = parser.parse_args(argv)
     if args.report:
@@ -340,8 +343,16 @@ def main(argv: list[str] | None = None) -> int:
         "repos": {},
     }
     out = Path(args.out)
+    if args.resume and out.is_file():
+        # A long run cut short (the JSON is written after every repository) goes on where it
+        # stopped; the commands of both parts are kept.
+        previous = json.loads(out.read_text())
+        previous["command"] = f"{previous['command']}; then {report['command']}"
+        report = {**previous, "date_resumed": report["date"]}
     for index, name in enumerate(names):
         folder = repo_folder(bench_dir, name, roots)
+        if name in report["repos"]:
+            continue
         if not folder.is_dir():
             _log(f"warning: {name}: no checkout at {folder}, skipped")
             continue
