@@ -7,7 +7,7 @@ import pytest
 from conftest import SMALL_PROJECT
 from test_server import running
 
-from seek.server import ServeConfig, is_loopback
+from seek.web.api import ServeConfig, is_loopback
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from seek_server import running
 
-from seek import server
-from seek.server import ServeConfig
+from seek.web import api as server
+from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 

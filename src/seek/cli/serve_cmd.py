@@ -37,9 +37,9 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
     import uvicorn
 
     from seek.indexer import resolve_workspace
-    from seek.server import create_app, serve_config
     from seek.serving import uvicorn_config
     from seek.serving.guard import address_name
+    from seek.web.api import create_app, serve_config
 
     roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
     config = serve_config(host, roots, obj.overrides)
@@ -61,8 +61,8 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     import uvicorn
 
     from seek.indexer import resolve_workspace
-    from seek.server import create_app, serve_config
     from seek.serving import uvicorn_config
+    from seek.web.api import create_app, serve_config
 
     roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
     config = serve_config("127.0.0.1", roots, obj.overrides)
