@@ -72,6 +72,9 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
+        # Listening before the address is printed: a browser (or test) that connects while
+        # the app is still being built waits in the backlog instead of being refused.
+        sock.listen(128)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from exc
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
