@@ -218,7 +218,7 @@ def soak_serve(args: argparse.Namespace, roots: list[Path], env: dict) -> dict:
     command = [*SEEK, "serve", "--port", str(port)]
     for root in roots:
         command += ["--workspace", str(root)]
-    log = open(f"{args.out}_serve.log", "w")  # noqa: SIM115 - closed below
+    log = open(f"{args.out}_serve.log", "w")  # closed below
     server = subprocess.Popen(command, env=env, stderr=log)
     soak = Soak(args, roots, args.requests)
     try:
@@ -308,7 +308,7 @@ async def _mcp_run(args: argparse.Namespace, roots: list[Path], env: dict, soak:
     params = StdioServerParameters(
         command=SEEK[0], args=[*SEEK[1:], "mcp"], cwd=str(roots[0]), env=env
     )
-    errlog = open(f"{args.out}_mcp.log", "w")  # noqa: SIM115 - closed below
+    errlog = open(f"{args.out}_mcp.log", "w")  # closed below
     try:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:

@@ -110,7 +110,7 @@ def collect(bench_dir: Path, home: Path, sets: list[BenchSet]) -> list[dict[str,
     return out
 
 
-def fit(x: np.ndarray, y: np.ndarray, c: float = C):  # noqa: ANN201 - (scaler, model)
+def fit(x: np.ndarray, y: np.ndarray, c: float = C):  # (scaler, model)
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
@@ -160,7 +160,7 @@ def evaluate(
     return out
 
 
-def export(scaler, model, rest_weight: float, power: float) -> dict[str, Any]:  # noqa: ANN001
+def export(scaler, model, rest_weight: float, power: float) -> dict[str, Any]:
     from seek.retrieve.chunks import CHUNK_FEATURES
 
     return {

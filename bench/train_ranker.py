@@ -90,7 +90,7 @@ def collect(bench_dir: Path, home: Path) -> dict[str, Any]:
 
 
 # -- 2. models and scoring --------------------------------------------------------------------
-def fit(x: np.ndarray, y: np.ndarray, c: float):  # noqa: ANN201 - (scaler, model)
+def fit(x: np.ndarray, y: np.ndarray, c: float):  # (scaler, model)
     """Standardised logistic regression (an MLP and gradient-boosted trees were tried on the
     same features and cross-validated worse: see MODELS.md)."""
     from sklearn.linear_model import LogisticRegression
@@ -100,7 +100,7 @@ def fit(x: np.ndarray, y: np.ndarray, c: float):  # noqa: ANN201 - (scaler, mode
     return scaler, LogisticRegression(C=c, max_iter=2000).fit(scaler.transform(x), y)
 
 
-def predict(scaler, model, x: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def predict(scaler, model, x: np.ndarray) -> np.ndarray:
     return model.predict_proba(scaler.transform(x))[:, 1]
 
 
@@ -160,7 +160,7 @@ def reliability(probabilities: np.ndarray, labels: np.ndarray) -> list[dict[str,
     return table
 
 
-def export(scaler, model, features: tuple[str, ...]) -> dict[str, Any]:  # noqa: ANN001
+def export(scaler, model, features: tuple[str, ...]) -> dict[str, Any]:
     return {
         "features": list(features),
         "mean": scaler.mean_.tolist(),

@@ -329,7 +329,7 @@ def collect_package(
         rel = DEB_PREFIX.sub("", f.relative_to(root).as_posix())
         try:
             code += [(t, lang) for t in windows_of(rel, source)]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"skip {f}: {exc}", file=sys.stderr)
             continue
         docs = python_docstrings(source) if lang == "python" else comment_blocks(source, lang)
@@ -403,7 +403,7 @@ def collect_extra(
         rel, source, lang = got
         try:
             code += [(t, lang) for t in windows_of(rel, source)]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"skip {f}: {exc}", file=sys.stderr)
             continue
         used += 1

@@ -68,7 +68,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/test_indexer.py", "tests/test_indexer_rules.py", "tests/test_store.py"),
     ),
     "server": (
-        ("src/seek/server.py",),
+        ("src/seek/web/api.py",),
         # the tests that start `seek` in a subprocess cannot see a mutant: left out
         (
             "tests/test_server.py",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -94,3 +94,16 @@ def make_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
         return root
 
     return make
+
+
+@pytest.fixture
+def hash_provider() -> Iterator[str]:
+    """``provider = "test-hash"``: the hash embedder, registered in the real registry the
+    way a third-party provider is (and removed afterwards)."""
+    from seek.embed import PROVIDERS, register_provider
+
+    register_provider("test-hash", lambda settings: HashEmbedder())
+    try:
+        yield "test-hash"
+    finally:
+        PROVIDERS.pop("test-hash", None)

@@ -63,7 +63,7 @@ class Behaviour:
 class _Handler(BaseHTTPRequestHandler):
     behaviour: Behaviour
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib name
         pass  # keep test output clean
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
@@ -79,7 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout tests) or was killed (crash test)
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:  # stdlib name
         b = self.behaviour
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         with b.lock:

@@ -43,10 +43,10 @@ class Hub:
 class _Handler(BaseHTTPRequestHandler):
     hub: Hub
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib name
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:  # stdlib name
         hub = self.hub
         hub.requests.append((self.path, self.headers.get("Authorization")))
         content = hub.files.get(self.path)

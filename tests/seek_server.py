@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from seek.server import ServeConfig, create_app
 from seek.serving import uvicorn_config
+from seek.web.api import ServeConfig, create_app
 
 
 @contextmanager

@@ -8,7 +8,8 @@ import pytest
 from conftest import HashEmbedder
 from local_http import serving
 
-from seek.chat import ChatError, Turn, ask, chat_endpoint, history_messages, session_path
+from seek.chat import Turn, ask, chat_endpoint, history_messages, session_path
+from seek.errors import ChatError
 from seek.indexer import index_workspace
 
 ANSWER = ["Retries are ", "configured in ", "src/retry.py (lines 1-2)."]
@@ -22,7 +23,7 @@ def chat_server(models=("llama3",), bodies=None):
         def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             prompts.append(body["messages"][-1]["content"])
             if bodies is not None:
@@ -143,13 +144,13 @@ def test_a_follow_up_focuses_on_the_previous_answers_files(workspace, settings_f
     import seek.chat
 
     calls = []
-    real_search = seek.chat.search
+    real_context = seek.chat.workspace_context
 
-    def recording_search(root, text, settings, **kwargs):
+    def recording_context(root, text, settings, **kwargs):
         calls.append(kwargs.get("focus", ()))
-        return real_search(root, text, settings, **kwargs)
+        return real_context(root, text, settings, **kwargs)
 
-    monkeypatch.setattr(seek.chat, "search", recording_search)
+    monkeypatch.setattr(seek.chat, "workspace_context", recording_context)
     with chat_server() as (url, _):
         s = settings(settings_for, url)
         index_workspace(workspace, s, embedder=HashEmbedder())

@@ -150,7 +150,7 @@ def test_windows_are_bounded_non_blank_and_cover_every_line(content, sizes):
 def _pathspec_accepts(line: str) -> bool:
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
-    except Exception:  # noqa: BLE001 - pathspec rejects some lines (seek skips them)
+    except Exception:  # pathspec rejects some lines (seek skips them)
         return False
     return True
 

@@ -388,7 +388,7 @@ def test_unreadable_file_and_folder_by_permissions(make_tree, settings_for):
 
 def test_unreadable_file_is_counted_named_and_retried(make_tree, settings_for, monkeypatch):
     root = make_tree({**OK, "secret.py": PY, "pkg/fine.py": PY})
-    real_read = seek.indexer.read_regular_file
+    real_read = seek.index.stages.read_regular_file
 
     def refuse(path):
         if path.name == "secret.py":
@@ -396,7 +396,7 @@ def test_unreadable_file_is_counted_named_and_retried(make_tree, settings_for, m
         return real_read(path)
 
     settings = settings_for()
-    monkeypatch.setattr(seek.indexer, "read_regular_file", refuse)
+    monkeypatch.setattr(seek.index.stages, "read_regular_file", refuse)
     report = run(root, settings)
     assert report.unreadable == ["secret.py"]
     assert report.skipped == {"unreadable": 1}
@@ -405,7 +405,7 @@ def test_unreadable_file_is_counted_named_and_retried(make_tree, settings_for, m
     assert_accounted(report, root, settings, 3)
     assert_search_works(root, settings)
 
-    monkeypatch.setattr(seek.indexer, "read_regular_file", real_read)
+    monkeypatch.setattr(seek.index.stages, "read_regular_file", real_read)
     retried = run(root, settings)
     assert retried.embedded == 1 and retried.unreadable == [] and retried.skipped == {}
     assert table(root, settings).stored_paths() == {"ok.py", "pkg/fine.py", "secret.py"}
@@ -480,10 +480,10 @@ def test_workspace_root_that_is_a_symlink(make_tree, settings_for, tmp_path):
 # -- files that change while the run reads them --------------------------------------------------
 class ReadHook:
     """Run ``action(path)`` once, right before the indexer reads ``target`` (the indexer reads
-    files with ``seek.indexer.read_regular_file``; ``check()`` fails loudly if it stops)."""
+    files with ``seek.index.stages.read_regular_file``; ``check()`` fails loudly if it stops)."""
 
     def __init__(self, monkeypatch, target: str, action) -> None:
-        self.real_read = seek.indexer.read_regular_file
+        self.real_read = seek.index.stages.read_regular_file
         self.fired = threading.Event()
         self.monkeypatch = monkeypatch
         real_read, fired = self.real_read, self.fired
@@ -494,14 +494,14 @@ class ReadHook:
                 action(path)
             return real_read(path)
 
-        monkeypatch.setattr(seek.indexer, "read_regular_file", hooked)
+        monkeypatch.setattr(seek.index.stages, "read_regular_file", hooked)
 
     def check(self) -> None:
         if not self.fired.is_set():
             raise RuntimeError("the indexer no longer reads files with read_regular_file")
 
     def remove(self) -> None:
-        self.monkeypatch.setattr(seek.indexer, "read_regular_file", self.real_read)
+        self.monkeypatch.setattr(seek.index.stages, "read_regular_file", self.real_read)
 
 
 def _append(path):

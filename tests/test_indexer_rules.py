@@ -8,14 +8,14 @@ import pytest
 from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.report import format_duration
+from seek.index.stages import read_regular_file
 from seek.indexer import (
     REBUILD,
     Indexer,
     IndexReport,
     Progress,
-    format_duration,
     index_workspace,
-    read_regular_file,
     rebuild_reason,
     refresh_before_search,
     resolve_workspace,
@@ -225,19 +225,19 @@ def test_while_rows_are_written_the_lock_names_the_command_and_the_run_is_open(
 
 def test_unchanged_files_are_not_even_read(make_tree, settings_for, monkeypatch):
     # README "seek index": only files whose size or modification time changed are read.
-    import seek.indexer
+    import seek.index.stages
 
     root = make_tree(FILES)
     settings = settings_for()
     run(root, settings)
     reads = []
-    real_read = seek.indexer.read_regular_file
+    real_read = seek.index.stages.read_regular_file
 
     def counting_read(path):
         reads.append(path)
         return real_read(path)
 
-    monkeypatch.setattr(seek.indexer, "read_regular_file", counting_read)
+    monkeypatch.setattr(seek.index.stages, "read_regular_file", counting_read)
     assert run(root, settings)[0].unchanged == 3
     report = Indexer(root, settings, embedder=HashEmbedder()).run_paths(
         ["src/app.py", "src/util.py", "gone.py"]

@@ -14,10 +14,9 @@ from hub_server import COMMIT, Hub, serve
 from tiny_reranker import build_model
 
 from seek.cli import main, models_cmd
-from seek.errors import ModelError
+from seek.errors import ModelError, RerankerUnavailable
 from seek.hub import KNOWN, models_dir, pulled_models, resolve_reranker
 from seek.pull import hub_url, pull
-from seek.rerank import RerankerUnavailable
 from seek.retrieve.context import build_context
 from seek.retrieve.types import Hit, SearchResult
 

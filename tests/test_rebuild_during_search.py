@@ -41,14 +41,14 @@ def test_searches_and_status_during_rebuilds_never_fail(make_tree, settings_for)
                 found = Searcher.open(root, settings, HashEmbedder()).search("retries", 3)
                 assert found.hits, "a search found nothing"
                 searches[0] += 1
-            except Exception as exc:  # noqa: BLE001 - every failure is the finding
+            except Exception as exc:  # every failure is the finding
                 errors.append(f"search: {type(exc).__name__}: {exc}")
 
     def status():
         while not stop.is_set():
             try:
                 assert workspace_status(root, settings).files == 5
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 errors.append(f"status: {type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=f) for f in (rebuild, search, search, status)]

@@ -224,9 +224,11 @@ def test_an_unreadable_ignore_file_is_a_warning_naming_it(make_tree, caplog):
 
 def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
     with caplog.at_level("WARNING"):
-        rules = rules_from_lines(["!", "*.log", "foo\\"], "")
+        # A source of its own: each file and line is warned about once per process.
+        rules = rules_from_lines(["!", "*.log", "foo\\"], "", source="malformed.ignore")
     assert rules is not None and rules.decide("a.log", is_dir=False) is True
-    assert "ignoring the malformed ignore pattern '!'" in caplog.messages
+    assert "malformed.ignore line 1: ignoring the malformed pattern '!'" in caplog.messages
+    assert "malformed.ignore line 3: ignoring the malformed pattern 'foo\\\\'" in caplog.messages
 
 
 def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):

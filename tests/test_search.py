@@ -5,8 +5,9 @@ from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.errors import EmbeddingError, SeekError
 from seek.indexer import index_workspace
-from seek.retrieve import Searcher, search
+from seek.retrieve import Searcher
 from seek.store import WriterLock, index_dir_for
+from seek.workspace import search
 
 
 @pytest.fixture

@@ -18,12 +18,12 @@ from embed_server import serve
 from local_http import serving
 from test_server import running
 
-from seek import server as server_module
 from seek.indexer import index_workspace
-from seek.server import ServeConfig
 from seek.status import workspace_status
 from seek.store import WriterLock, index_dir_for
 from seek.team import ask_team
+from seek.web import api as server_module
+from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, s
     root = make_tree(SMALL_PROJECT)
     config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})
     with running(config) as url:
-        settings = server_module.Service(config).settings(root)
+        settings = server_module.Service(config).workspaces.settings(root)
         with WriterLock(index_dir_for(root, settings), "seek index (elsewhere)"):
             answer = httpx.post(f"{url}/v1/index", json={}, timeout=60)
     assert answer.status_code == 409
@@ -164,7 +164,7 @@ def test_a_slow_team_server_is_given_up_after_team_timeout_s(settings_for):
         def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802 - stdlib name
+        def do_POST(self):  # stdlib name
             time.sleep(3.0)
             data = b'{"workspace": "w", "hits": []}'
             self.send_response(200)

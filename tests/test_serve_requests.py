@@ -7,7 +7,7 @@ import pytest
 from conftest import SMALL_PROJECT
 from test_server import running
 
-from seek.server import ServeConfig, is_loopback
+from seek.web.api import ServeConfig, is_loopback
 
 pytestmark = pytest.mark.slow
 
@@ -36,8 +36,8 @@ def served(tmp_path_factory):
         ("search", [1, 2], "must be a JSON object"),
         ("context", {}, "question must be a non-empty string"),
         ("context", {"question": "x" * 2001}, "questions are limited to 2000 characters"),
-        ("context", {"question": "x", "budget": -1}, "budget must be a non-negative integer"),
-        ("context", {"question": "x", "budget": "big"}, "budget must be a non-negative integer"),
+        ("context", {"question": "x", "budget": -1}, "budget must be an integer from 0 to"),
+        ("context", {"question": "x", "budget": "big"}, "budget must be an integer from 0 to"),
         ("index", "nope", "must be a JSON object"),
     ],
 )
@@ -55,7 +55,12 @@ def test_limits_at_their_exact_values(served):
     assert k50.status_code == 200 and q2000.status_code == 200
     # A body streamed without a length is cut at 64 KiB as well.
     chunks = iter([b'{"query": "', b"a" * (64 * 1024), b'"}'])
-    streamed = httpx.post(f"{url}/v1/search", content=chunks, timeout=30)
+    streamed = httpx.post(
+        f"{url}/v1/search",
+        content=chunks,
+        headers={"Content-Type": "application/json"},
+        timeout=30,
+    )
     assert streamed.status_code == 413
     assert streamed.json()["error"]["message"] == "request bodies are limited to 65536 bytes"
 

@@ -7,7 +7,7 @@ import pytest
 from seek_server import running
 
 from seek.errors import SeekError
-from seek.server import MAX_BODY_BYTES, ServeConfig, serve_config
+from seek.web.api import MAX_BODY_BYTES, ServeConfig, serve_config
 
 pytestmark = pytest.mark.slow
 
@@ -108,8 +108,8 @@ def test_token_is_checked(config):
 
 
 def test_team_hits_follow_the_local_ones(make_tree, seek_home, monkeypatch):
-    from seek.retrieve import search
     from seek.settings import load_settings
+    from seek.workspace import search
 
     shared = make_tree({"lib/auth.py": "def check_token(token):\n    return token\n"}, "shared")
     local = make_tree({"app.py": "def check_token_locally(token):\n    return True\n"}, "mine")
@@ -129,8 +129,8 @@ def test_team_hits_follow_the_local_ones(make_tree, seek_home, monkeypatch):
 
 
 def test_a_failing_team_server_means_a_note_not_an_error(make_tree, seek_home):
-    from seek.retrieve import search
     from seek.settings import load_settings
+    from seek.workspace import search
 
     local = make_tree({"app.py": "def check_token_locally(token):\n    return True\n"}, "mine")
     settings = load_settings(

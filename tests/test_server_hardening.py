@@ -5,8 +5,8 @@ import httpx
 import pytest
 from seek_server import running
 
-from seek.server import ServeConfig
 from seek.store import index_dir_for, load_manifest
+from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 

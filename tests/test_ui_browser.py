@@ -67,7 +67,7 @@ def chat():
         def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             record.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
@@ -388,7 +388,7 @@ def test_foreign_origin_and_host_are_refused(ui):
 def test_with_a_token_the_page_loads_and_sends_it(browser, ui, seek_home):
     from seek_server import running
 
-    from seek.server import ServeConfig
+    from seek.web.api import ServeConfig
 
     config = ServeConfig(workspaces=(ui["app"],), token="s3cret-token", ui=True,
                          overrides={"home": str(seek_home)})  # fmt: skip

@@ -2,24 +2,72 @@
 
 The library API::
 
-    from seek import load_settings, index_workspace, workspace_status
+    from seek import load_settings, index_workspace, Workspaces
     report = index_workspace("path/to/repo", load_settings())
     print(report.summary())
+    result = Workspaces().search(Path("path/to/repo").resolve(), "how are retries set?")
 """
 
-from seek.errors import SeekError
-from seek.indexer import IndexReport, Progress, index_workspace
-from seek.settings import Settings, load_settings
-from seek.status import WorkspaceStatus, workspace_status
+from seek._version import __version__
+from seek.errors import (
+    ApiError,
+    ChatError,
+    DamagedIndexError,
+    EmbeddingError,
+    IndexLockedError,
+    IndexMismatchError,
+    ModelError,
+    RerankerUnavailable,
+    SeekError,
+    SettingsError,
+    WorkspaceError,
+)
 
-__version__ = "0.2.0"
+# The rest loads on first use, so that importing a low layer (``seek.retrieve``,
+# ``seek.chunk``) does not pull in the indexer, the network client or the servers.
+_LAZY = {
+    "IndexReport": "seek.indexer",
+    "Progress": "seek.indexer",
+    "Settings": "seek.settings",
+    "WorkspaceStatus": "seek.status",
+    "Workspaces": "seek.workspace",
+    "index_workspace": "seek.indexer",
+    "load_settings": "seek.settings",
+    "workspace_status": "seek.status",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'seek' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
+    "ApiError",
+    "ChatError",
+    "DamagedIndexError",
+    "EmbeddingError",
+    "IndexLockedError",
+    "IndexMismatchError",
     "IndexReport",
+    "ModelError",
     "Progress",
+    "RerankerUnavailable",
     "SeekError",
     "Settings",
+    "SettingsError",
+    "WorkspaceError",
     "WorkspaceStatus",
+    "Workspaces",
     "__version__",
     "index_workspace",
     "load_settings",

@@ -8,7 +8,7 @@ its turns (question, answer, the answer's files) next to the index: a follow-up 
 is it tested?") is searched together with the previous question, the previous answer's
 files get focus passes (reference §6.2-§6.3), and the chat model receives the previous
 turns as conversation messages, newest kept first within ``HISTORY_BUDGET_CHARS`` (issue
-15). Only this module talks to chat servers.
+15). Only this module talks to chat servers, through :class:`seek.remote.Remote`.
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from seek.errors import SeekError, SettingsError
-from seek.httperrors import server_message
-from seek.retrieve import search
-from seek.retrieve.context import ContextResult, build_context
+from seek.errors import ChatError, SettingsError
+from seek.remote import Remote, Response, join_route
+from seek.retrieve.context import ContextResult
 from seek.settings import Settings, user_config_path
 from seek.store import index_dir_for
 from seek.text import search_text
+from seek.workspace import context as workspace_context
 
 DEFAULT_TEMPLATE = """Here is code from the workspace that may be relevant to the question below. \
 Each block is labelled with its file and line range: cite those labels in your answer, and \
@@ -47,10 +45,6 @@ HISTORY_BUDGET_CHARS = 8_000
 tokens: room for the last few turns next to the 12,000 characters of code)."""
 MAX_TURNS = 20
 """Turns a session file keeps."""
-
-
-class ChatError(SeekError):
-    """The chat server could not answer."""
 
 
 @dataclass
@@ -134,12 +128,10 @@ def chat_endpoint(settings: Settings) -> str:
     provider = settings.chat_provider
     if provider not in CHAT_ROUTES:
         raise SettingsError(f"chat_provider must be ollama or openai, not {provider!r}")
-    url = (settings.chat_url or CHAT_URLS[provider]).rstrip("/")
-    if url.endswith(("/chat", "/completions")):
-        return url
-    if url.endswith("/v1"):
-        return url + "/chat/completions"
-    return url + CHAT_ROUTES[provider]
+    return join_route(
+        settings.chat_url or CHAT_URLS[provider], CHAT_ROUTES[provider],
+        named=("/chat", "/completions"), v1_route="/chat/completions",
+    )  # fmt: skip
 
 
 def stream_chat(
@@ -149,45 +141,20 @@ def stream_chat(
     if not model:
         raise SettingsError("no chat model: pass --model or set chat_model in the settings")
     url = chat_endpoint(settings)
-    server = "/".join(url.split("/")[:3])
     messages = [*(history or []), {"role": "user", "content": prompt}]
     body = {"model": model, "messages": messages, "stream": True}
-    headers = {}
-    if settings.chat_api_key_env:
-        key = os.environ.get(settings.chat_api_key_env, "")
-        if not key:
-            raise SettingsError(f"the API key variable ${settings.chat_api_key_env} is not set")
-        headers["Authorization"] = f"Bearer {key}"
-    try:
-        with httpx.stream(
-            "POST", url, json=body, headers=headers, timeout=CHAT_TIMEOUT_S
-        ) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise ChatError(_http_error(response, model, settings, server))
-            if settings.chat_provider == "ollama":
-                yield from _ollama_pieces(response)
-            else:
-                yield from _sse_pieces(response)
-    except httpx.TimeoutException as exc:
-        raise ChatError(f"{server} did not answer within {CHAT_TIMEOUT_S:g} s") from exc
-    except httpx.TransportError as exc:
-        hint = (
-            " — is Ollama running? (`ollama serve`)" if settings.chat_provider == "ollama" else ""
-        )
-        raise ChatError(f"cannot reach {server}{hint}") from exc
+    ollama = settings.chat_provider == "ollama"
+    hint = " — is Ollama running? (`ollama serve`)" if ollama else ""
+    token_env = settings.chat_api_key_env
+    with Remote(
+        url, error=ChatError, timeout_s=CHAT_TIMEOUT_S, token_env=token_env, hint=hint
+    ) as remote:
+        with remote.stream("POST", json=body) as response:
+            remote.check(response, model=model, key_setting="chat_api_key_env")
+            yield from (_ollama_pieces if ollama else _sse_pieces)(response)
 
 
-def _http_error(response: httpx.Response, model: str, settings: Settings, server: str) -> str:
-    message = server_message(response)
-    if response.status_code == 401:
-        return f"401: check the API key in ${settings.chat_api_key_env or 'chat_api_key_env'}"
-    if response.status_code == 404 and "not found" in message.lower():
-        return f"model {model!r} not found on the server — pull it first"
-    return f"{server} answered HTTP {response.status_code}: {message}"
-
-
-def _ollama_pieces(response: httpx.Response) -> Iterator[str]:
+def _ollama_pieces(response: Response) -> Iterator[str]:
     for line in response.iter_lines():
         if not line.strip():
             continue
@@ -201,7 +168,7 @@ def _ollama_pieces(response: httpx.Response) -> Iterator[str]:
             return
 
 
-def _sse_pieces(response: httpx.Response) -> Iterator[str]:
+def _sse_pieces(response: Response) -> Iterator[str]:
     for line in response.iter_lines():
         if not line.startswith("data:"):
             continue
@@ -232,8 +199,7 @@ def ask(
     turns = load_session(store) if store else []
     previous, focus = (turns[-1].question, turns[-1].files) if turns else (None, ())
     searched = search_text(question, previous)
-    found = search(root, searched, settings, k=settings.rerank_top, focus=focus)
-    context = build_context(root, found, settings)
+    context = workspace_context(root, searched, settings, focus=focus)
     prompt = prompt_template().format(blocks=context.prompt(), question=question)
     pieces = []
     history = history_messages(turns)

@@ -1,17 +1,26 @@
-"""seek's exceptions.
+"""seek's exceptions: the whole tree (design "A documented exception tree, checked").
 
-Every error seek raises on purpose is a :class:`SeekError`; its message is one
-line a user can act on. Front-ends print ``str(error)`` and exit 1.
+Every error seek raises on purpose is a :class:`SeekError`; its message is one line a user
+can act on. Front-ends turn it into one line and exit 1 (CLI), a tool error (MCP) or a JSON
+error body (HTTP: :class:`ApiError` carries the status; the others map in ``web/``)::
 
-- :class:`SettingsError` - a settings file or ``SEEK_*`` variable has a bad value.
-- :class:`IndexLockedError` - another process is writing the same index.
-- :class:`IndexMismatchError` - the index was built differently (model, dimensions,
-  chunk settings, format) and must be rebuilt before it can be updated.
-- :class:`DamagedIndexError` - the stored index cannot be read; ``seek index`` repairs it.
-- :class:`EmbeddingError` - the embedder failed (model missing, server down, ...).
-- :class:`WorkspaceError` - the workspace folder is missing or not a folder.
-- :class:`ModelError` - ``seek models``: an unknown name, an unreachable hub, a failed or
-  corrupt download, a model that does not load.
+    SeekError
+    ├── SettingsError          a settings file or SEEK_* variable has a bad value
+    ├── WorkspaceError         the workspace folder is missing or not a folder
+    ├── IndexLockedError       another process is writing the same index
+    ├── IndexMismatchError     the index was built differently (model, dimensions, chunk
+    │                          settings, format) and must be rebuilt before it is updated
+    ├── DamagedIndexError      the stored index cannot be read; ``seek index`` repairs it
+    ├── EmbeddingError         the embedder failed (model missing, server down, ...)
+    ├── ChatError              the chat server could not answer (``seek ask``)
+    ├── ModelError             ``seek models``: an unknown name, an unreachable hub, a failed
+    │                          or corrupt download, a model that does not load
+    ├── RerankerUnavailable    the reranker cannot score (no model, or it failed to load or
+    │                          run); callers fall back to the unreranked order
+    └── ApiError               an HTTP request seek serve refuses (status, code, message)
+
+``tests/test_errors.py`` checks that this drawing names every class here and that each is
+exported by ``seek``.
 """
 
 
@@ -43,5 +52,21 @@ class EmbeddingError(SeekError):
     """The embedding provider could not produce vectors."""
 
 
+class ChatError(SeekError):
+    """The chat server could not answer."""
+
+
 class ModelError(SeekError):
     """A model cannot be pulled, found or removed."""
+
+
+class RerankerUnavailable(SeekError):
+    """The reranker cannot score (no model, or it failed to load or run)."""
+
+
+class ApiError(SeekError):
+    """A request ``seek serve`` refuses: the HTTP status, a short code and the message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message

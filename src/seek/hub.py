@@ -24,8 +24,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from seek.errors import ModelError
-from seek.rerank import RerankerUnavailable
+from seek.errors import ModelError, RerankerUnavailable
 from seek.settings import Settings
 from seek.store.location import seek_home
 

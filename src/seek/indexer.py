@@ -24,11 +24,7 @@ missing keyword index) is rebuilt with the reason ``index damaged: ...``.
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import logging
-import os
-import stat
 import time
 import uuid
 from collections import Counter
@@ -40,31 +36,27 @@ from threading import Event
 
 import numpy as np
 
-from seek.chunk import Chunk, chunk_file, embedding_windows
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
+from seek.index.stages import FileSpec, prepare_file
 from seek.scan import ScannedFile, scan_workspace
-from seek.scan.walk import BINARY, NO_CHUNKS, UNREADABLE, check_file
+from seek.scan.walk import UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
 from seek.store import (
     ChunkingSpec,
     ChunkTable,
+    LocalIndexStore,
     Manifest,
     RowBatch,
     Stamp,
-    WriterLock,
     index_dir_for,
-    load_manifest,
-    save_manifest,
 )
 from seek.store.manifest import INDEX_FORMAT, MANIFEST_NAME
-from seek.text import keyword_column
 from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
-UPDATE = "update"
-REBUILD = "rebuild"
 STAGING_NAME = "manifest.next.json"
 RETIRED_GRACE_S = 120.0
 
@@ -81,68 +73,6 @@ def damage_reason(index_dir: Path, manifest: Manifest) -> str:
     expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
     problem = ChunkTable(index_dir, manifest.table).check(expected)
     return f"index damaged: {problem}" if problem else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A progress event: ``phase`` is scanning, embedding or finishing."""
-
-    phase: str
-    done: int = 0
-    total: int = 0
-    current: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class IndexReport:
-    workspace: Path
-    index_dir: Path
-    mode: str = UPDATE
-    rebuild_reason: str = ""
-    embedded: int = 0
-    chunks: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    files: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    unreadable: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    """Files embedded by this run, in order."""
-    forgotten: list[str] = field(default_factory=list)
-    """Files whose rows and stamps this run removed."""
-    cancelled: bool = False
-    kept_previous: bool = False
-    """A cancelled rebuild: the index it was replacing stays as it was."""
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.embedded or self.removed or self.rebuild_reason)
-
-    def summary(self) -> str:
-        """The closing line of reference §5.5."""
-        took = format_duration(self.seconds)
-        if self.cancelled and self.kept_previous:
-            return "Rebuild cancelled; the previous index is kept. Run again to rebuild."
-        if self.cancelled:
-            return (
-                f"Indexing cancelled. {self.embedded} files were embedded and kept; "
-                "run again to continue."
-            )
-        if not self.changed:
-            return f"Index is up to date: {self.files} files, nothing changed ({took})."
-        return (
-            f"Indexed: {self.embedded} files embedded ({self.chunks} chunks), "
-            f"{self.unchanged} unchanged, {self.removed} removed in {took}."
-        )
-
-
-def format_duration(seconds: float) -> str:
-    if seconds < 10:
-        return f"{seconds:.2f} s"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
 def chunking_spec(settings: Settings) -> ChunkingSpec:
@@ -171,10 +101,6 @@ def rebuild_reason(manifest: Manifest, model_id: str, chunking: ChunkingSpec) ->
         ]
         return "chunk settings changed (" + ", ".join(diffs) + ")"
     return ""
-
-
-def is_binary(data: bytes, sniff_bytes: int) -> bool:
-    return b"\x00" in data[:sniff_bytes]
 
 
 class _DimensionsChanged(Exception):
@@ -218,9 +144,12 @@ class Indexer:
         self.model_id = embedder.model_id if embedder is not None else model_id_for(settings)
         self.chunking = chunking_spec(settings)
         self.doc_prefix = task_prefixes(settings.model or self.model_id)[0]
+        self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, self.doc_prefix)
         self.progress = progress or (lambda event: None)
         self.cancel = cancel or Event()
-        self.table = ChunkTable(self.index_dir)
+        self.store = LocalIndexStore(self.index_dir)
+        """Rows, manifest and writer lock (:class:`seek.store.IndexStore`)."""
+        self.table = self.store.table()
         self.manifest_name = MANIFEST_NAME
         """Where this run saves its manifest: ``manifest.next.json`` while a rebuild fills a
         new table beside the current index."""
@@ -228,7 +157,7 @@ class Indexer:
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
         started = time.perf_counter()
-        with WriterLock(self.index_dir, f"seek index {self.root}"):
+        with self.store.writer_lock(f"seek index {self.root}"):
             try:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
@@ -236,8 +165,20 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _save(self, manifest: Manifest) -> None:
-        save_manifest(self.index_dir, manifest, self.manifest_name)
+    def _save(self, manifest: Manifest, name: str | None = None) -> None:
+        """Every manifest this run writes goes through here (``name``: the current one, for a
+        rebuild's switch)."""
+        self.store.save_manifest(manifest, name or self.manifest_name)
+
+    def _open_run(self, manifest: Manifest) -> None:
+        """Mark the run open before the first row changes: a run that dies leaves the mark,
+        and the next one removes rows no stamp accounts for."""
+        manifest.run_open = True
+        self._save(manifest)
+
+    def _close_run(self, manifest: Manifest) -> None:
+        self.table.finish()
+        manifest.run_open = False
 
     def _collect_tables(self, manifest: Manifest) -> None:
         """Drop tables no reader can need: a killed rebuild's, and retired ones past the grace
@@ -248,17 +189,17 @@ class Indexer:
             name for name, since in manifest.retired.items()
             if now - since < RETIRED_GRACE_S * 1000
         }  # fmt: skip
-        for name in ChunkTable(self.index_dir, manifest.table).table_names():
+        for name in self.store.table(manifest.table).table_names():
             if name not in keep:
-                ChunkTable(self.index_dir, name).drop()
+                self.store.table(name).drop()
         manifest.retired = {n: t for n, t in manifest.retired.items() if n in keep}
 
     def _run(self, mode: str, reason: str = "") -> IndexReport:
         report = IndexReport(self.root, self.index_dir, mode=mode)
         self.manifest_name = MANIFEST_NAME
-        manifest = load_manifest(self.index_dir)
+        manifest = self.store.load_manifest()
         self._collect_tables(manifest)
-        self.table = ChunkTable(self.index_dir, manifest.table)
+        self.table = self.store.table(manifest.table)
         if not reason and mode == REBUILD and manifest.has_index:
             reason = "rebuild requested"
         reason = (
@@ -277,7 +218,7 @@ class Indexer:
                 model=self.model_id, chunking=self.chunking, table=new_table_name(),
                 retired=dict(manifest.retired),
             )  # fmt: skip
-            self.table = ChunkTable(self.index_dir, manifest.table)
+            self.table = self.store.table(manifest.table)
             self._save(manifest)
 
         self.progress(Progress("scanning"))
@@ -295,16 +236,14 @@ class Indexer:
 
         if removed or stale or manifest.run_open:
             interrupted = manifest.run_open
-            manifest.run_open = True
-            self._save(manifest)
+            self._open_run(manifest)
             if interrupted:
                 self._drop_orphans(manifest, removed)
             self._remove(manifest, removed)
             report.forgotten = list(removed)
             self._embed_stale(manifest, stale, report)
             self.progress(Progress("finishing"))
-            self.table.finish()
-            manifest.run_open = False
+            self._close_run(manifest)
 
         read_skips = Counter(s.skip for s in manifest.files.values() if s.skip)
         skipped = Counter(scan.skipped)
@@ -321,7 +260,7 @@ class Indexer:
             self._save(manifest)
         elif not report.cancelled:  # the switch: one rename makes the new table current
             manifest.retired[previous.table] = int(time.time() * 1000)
-            save_manifest(self.index_dir, manifest)
+            self._save(manifest, MANIFEST_NAME)
             (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
         else:  # a cancelled rebuild keeps the old index; the next run drops its table
             (self.index_dir / STAGING_NAME).unlink(missing_ok=True)
@@ -340,11 +279,11 @@ class Indexer:
         folder forgets every file under it. Refuses when the index must be rebuilt first.
         """
         started = time.perf_counter()
-        with WriterLock(self.index_dir, f"seek watch {self.root}"):
+        with self.store.writer_lock(f"seek watch {self.root}"):
             report = IndexReport(self.root, self.index_dir)
             self.manifest_name = MANIFEST_NAME
-            manifest = load_manifest(self.index_dir)
-            self.table = ChunkTable(self.index_dir, manifest.table)
+            manifest = self.store.load_manifest()
+            self.table = self.store.table(manifest.table)
             reason = rebuild_reason(manifest, self.model_id, self.chunking) or damage_reason(
                 self.index_dir, manifest
             )
@@ -368,13 +307,11 @@ class Indexer:
                 removed.update(p for p in manifest.files if p == rel or p.startswith(rel + "/"))
             report.removed = len(removed)
             if removed or stale:
-                manifest.run_open = True
-                self._save(manifest)
+                self._open_run(manifest)
                 report.forgotten = sorted(removed)
                 self._remove(manifest, report.forgotten)
                 self._embed_stale(manifest, stale, report)
-                self.table.finish()
-                manifest.run_open = False
+                self._close_run(manifest)
                 self._save(manifest)
             report.files = len(manifest.files)
         report.seconds = time.perf_counter() - started
@@ -435,53 +372,31 @@ class Indexer:
     def _prepare(
         self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
     ) -> None:
-        """Read, sniff, hash and chunk one file; queue its windows or stamp it directly."""
-        old = manifest.files.get(scanned.rel)
-        try:
-            data = read_regular_file(self.root / scanned.rel)
-        except OSError as exc:
-            log.warning("cannot read %s: %s", printable(scanned.rel), exc.strerror or exc)
-            report.unreadable.append(scanned.rel)
+        """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
+        merged: its windows queued, or its stamp refreshed."""
+        prepared = prepare_file(self.root, scanned, manifest.files.get(scanned.rel), self.spec)
+        rel = prepared.rel
+        if prepared.stamp is None:
+            log.warning("cannot read %s: %s", printable(rel), prepared.unreadable)
+            report.unreadable.append(rel)
             return
-        digest = hashlib.sha1(data).hexdigest()
-        size, mtime = len(data), scanned.mtime_ns
-        if old is not None and old.hash == digest:
-            pending.refreshed[scanned.rel] = Stamp(digest, size, mtime, old.chunks, old.skip)
+        if prepared.unchanged:
+            pending.refreshed[rel] = prepared.stamp
             report.unchanged += 1
             return
-        had_rows = old is not None and old.chunks > 0
-        chunks: list[Chunk] = []
-        skip = BINARY if is_binary(data, self.settings.binary_sniff_bytes) else ""
-        if not skip:
-            chunks = chunk_file(
-                scanned.rel,
-                data,
-                max_chars=self.chunking.max,
-                min_chars=self.chunking.min,
-                overlap_chars=self.chunking.overlap,
-            )
-            if not chunks:
-                skip = NO_CHUNKS
-        pending.stamps[scanned.rel] = Stamp(digest, size, mtime, len(chunks), skip)
-        if had_rows:
-            pending.had_rows.append(scanned.rel)
+        pending.stamps[rel] = prepared.stamp
+        if prepared.had_rows:
+            pending.had_rows.append(rel)
         rows = pending.rows
-        for number, chunk in enumerate(chunks):
-            windows = embedding_windows(
-                chunk.content, self.chunking.window, self.chunking.window_overlap
-            )
-            # Only part 0 is searched by keyword, so the other windows of a chunk leave the
-            # column empty: half the BM25 index to build, the same results.
-            keywords = keyword_column(scanned.rel, chunk.content)
-            for part, window in enumerate(windows or [chunk.content]):
-                rows.path.append(scanned.rel)
-                rows.chunk.append(number)
-                rows.start_line.append(chunk.start_line)
-                rows.end_line.append(chunk.end_line)
-                rows.part.append(part)
-                rows.content.append(chunk.content)
-                rows.keywords.append(keywords if part == 0 else "")
-                pending.texts.append(f"{self.doc_prefix}{scanned.rel}\n{window}")
+        for number, start, end, part, content, keywords in prepared.rows:
+            rows.path.append(rel)
+            rows.chunk.append(number)
+            rows.start_line.append(start)
+            rows.end_line.append(end)
+            rows.part.append(part)
+            rows.content.append(content)
+            rows.keywords.append(keywords)
+        pending.texts.extend(prepared.texts)
 
     def _flush(self, manifest: Manifest, pending: _Pending, report: IndexReport) -> None:
         """Embed the pending windows, replace those files' rows, then save their stamps."""
@@ -511,20 +426,6 @@ class Indexer:
                 f"the embedder returned {vectors.shape[0]} vectors for {len(texts)} texts"
             )
         return vectors
-
-
-def read_regular_file(path: Path) -> bytes:
-    """The file's bytes, refusing what is not a regular file by the time it is opened: a
-    symlink swapped in after the scan is not followed, and a FIFO does not block."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
 
 
 def _is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:

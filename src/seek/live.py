@@ -22,7 +22,7 @@ from seek.indexer import refresh_before_search
 from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
-from seek.store import index_dir_for
+from seek.store import LocalIndexStore, index_dir_for
 from seek.store.manifest import MANIFEST_NAME
 
 FRESHNESS_S = 1.0
@@ -45,7 +45,7 @@ class LiveIndexes:
         self._locks: dict[Path, threading.Lock] = {}
         self._checked: dict[Path, float] = {}
         self._searchers: dict[Path, tuple[str, Searcher]] = {}
-        self._mtimes: dict[Path, int] = {}  # the manifest's time when its stamp was taken
+        self._tokens: dict[Path, object] = {}  # the manifest's version when its stamp was taken
 
     def _lock(self, root: Path) -> threading.Lock:
         with self._guard:
@@ -58,18 +58,18 @@ class LiveIndexes:
             if time.monotonic() - self._checked.get(root, float("-inf")) >= FRESHNESS_S:
                 notes = refresh_before_search(root, settings)
                 self._checked[root] = time.monotonic()
-            manifest = index_dir_for(root, settings) / MANIFEST_NAME
-            mtime = manifest.stat().st_mtime_ns if manifest.exists() else 0
+            store = LocalIndexStore(index_dir_for(root, settings))
+            token = store.manifest_token()  # cheap; the digest below only when it moved
             cached = self._searchers.get(root)
-            if cached is None or self._mtimes.get(root) != mtime:
-                stamp = contents_stamp(manifest)
+            if cached is None or self._tokens.get(root) != token:
+                stamp = contents_stamp(store.index_dir / MANIFEST_NAME)
                 if cached is None or cached[0] != stamp:
                     replaced = cached is not None
                     cached = (stamp, Searcher.open(root, settings))
                     self._searchers[root] = cached
                     if replaced:  # the old searcher and the update's garbage are free now
                         release_free_memory()
-                self._mtimes[root] = mtime
+                self._tokens[root] = token
         return cached[1], notes
 
     def search(

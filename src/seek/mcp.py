@@ -25,16 +25,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from seek import __version__
+from seek._version import __version__
 from seek.errors import SeekError
-from seek.indexer import resolve_workspace
-from seek.live import LiveIndexes
 from seek.retrieve import SearchResult
-from seek.retrieve.context import ContextResult, build_context
-from seek.settings import Settings, load_settings
-from seek.status import workspace_status
-from seek.team import start_team_search, with_team_hits
+from seek.settings import load_settings
 from seek.untrusted import MAX_QUERY_CHARS, check_query, printable
+from seek.workspace import Workspaces, resolve_workspace
 
 SNIPPET_LINES = 12
 MAX_K = 50
@@ -55,13 +51,12 @@ INSTRUCTIONS = (
 )
 
 
-class Workspaces:
-    """The server's workspaces: which folder a call names, and their live indexes."""
+class McpWorkspaces(Workspaces):
+    """The facade plus MCP's rule for which folder a call may name."""
 
     def __init__(self, default_root: Path, overrides: dict[str, object] | None = None) -> None:
+        super().__init__(overrides)
         self.default_root = Path(default_root).resolve()
-        self.overrides = dict(overrides or {})
-        self.live = LiveIndexes()
         user = load_settings(None, overrides=self.overrides)
         self.allowed = (self.default_root,) + tuple(
             Path(p).expanduser().resolve() for p in user.mcp_roots
@@ -91,25 +86,6 @@ class Workspaces:
                 "config to allow it"
             )
         return resolve_workspace(resolved)
-
-    def settings(self, root: Path) -> Settings:
-        return load_settings(root, overrides=self.overrides)
-
-    def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> SearchResult:
-        settings = self.settings(root)
-        team = start_team_search(settings, query)
-        return with_team_hits(self.live.search(root, settings, query, k, focus), team)
-
-    def related(self, root: Path, file: str, line: int, k: int) -> SearchResult:
-        from seek.retrieve.related import related
-
-        searcher, notes = self.live.searcher(root, self.settings(root))
-        return related(searcher, file, line, k).with_notes_first(notes)
-
-    def context(self, root: Path, question: str, budget: int | None) -> ContextResult:
-        settings = self.settings(root)
-        found = self.search(root, question, settings.rerank_top, ())
-        return build_context(root, found, settings, budget=budget)
 
 
 def format_hits(result: SearchResult) -> str:
@@ -141,7 +117,7 @@ async def declared_roots(ctx: Context | None) -> tuple[Path, ...] | None:
     try:
         with anyio.fail_after(ROOTS_TIMEOUT_S):
             listed = await ctx.session.list_roots()
-    except Exception:  # noqa: BLE001 - no answer means no declared roots
+    except Exception:  # no answer means no declared roots
         return None
     roots = [
         Path(unquote(urlparse(str(root.uri)).path)).resolve()
@@ -152,7 +128,7 @@ async def declared_roots(ctx: Context | None) -> tuple[Path, ...] | None:
 
 
 def build_server(default_root: Path, overrides: dict[str, object] | None = None) -> MCPServer:
-    workspaces = Workspaces(default_root, overrides)
+    workspaces = McpWorkspaces(default_root, overrides)
     server = MCPServer(name="seek", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
@@ -241,7 +217,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         files left out by reason. `path` is the workspace folder (default: the server's)."""
         try:
             root = workspaces.root(path, await declared_roots(ctx))
-            info = await anyio.to_thread.run_sync(workspace_status, root, workspaces.settings(root))
+            info = await anyio.to_thread.run_sync(workspaces.status, root)
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(info.skipped.items())) or "none"

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 
 @lru_cache(maxsize=1)
-def _malloc_trim():  # noqa: ANN202 - a ctypes function, or None
+def _malloc_trim():  # a ctypes function, or None
     if not sys.platform.startswith("linux"):
         return None
     try:

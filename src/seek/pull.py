@@ -36,18 +36,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from filelock import FileLock, Timeout
 
-from seek import __version__
+from seek._version import __version__
 from seek.errors import ModelError
 from seek.hub import SOURCE_FILE, HubModel, is_model_folder, read_source
+from seek.remote import INTERRUPTED, UNREACHABLE, Remote, Response, reason
+from seek.remote import Timeout as HttpTimeout
 from seek.rerank import CrossEncoder, RerankerUnavailable
 
 HUB_URL = "https://huggingface.co"
 OFFLINE_HINT = "models pull needs internet; seek works offline without it"
 CHUNK_BYTES = 1 << 20
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+TIMEOUT = HttpTimeout(30.0, connect=10.0)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 ProgressFn = Callable[[str, int, int | None], None]
@@ -139,15 +140,16 @@ def _download_all(
     if not base.startswith(("http://", "https://")):
         raise ModelError(f"the hub address must start with http:// or https://, not {base!r}")
     token = env.get("HF_TOKEN", "").strip()
-    headers = {"User-Agent": f"seek/{__version__}"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
     files: dict[str, dict] = {}
     commit = None
-    with httpx.Client(headers=headers, follow_redirects=True, timeout=TIMEOUT) as client:
+    hub = Remote(
+        base, error=ModelError, timeout_s=TIMEOUT, token=token, follow_redirects=True,
+        headers={"User-Agent": f"seek/{__version__}"}, describe=_describe,
+    )  # fmt: skip
+    with hub:
         for local, remote in model.files().items():
             url = file_url(base, model, remote)
-            got = _download(client, url, work / local, progress, bool(token))
+            got = _download(hub, url, work / local, progress, bool(token))
             file_commit = got.pop("commit")
             commit = commit or file_commit
             files[local] = {"path": remote, **got}
@@ -165,12 +167,19 @@ def _download_all(
     return source
 
 
+def _describe(kind: str, server: str, exc: BaseException) -> str:
+    """A failed transfer in the hub's words (the file's URL is added by :func:`_download`)."""
+    if kind == UNREACHABLE:
+        return f"cannot reach {server} ({reason(exc)}) — {OFFLINE_HINT}"
+    return f"{INTERRUPTED} ({reason(exc)})"
+
+
 def _download(
-    client: httpx.Client, url: str, dest: Path, progress: ProgressFn | None, has_token: bool
+    hub: Remote, url: str, dest: Path, progress: ProgressFn | None, has_token: bool
 ) -> dict:
     digest = hashlib.sha256()
     try:
-        with client.stream("GET", url) as response:
+        with hub.stream("GET", url) as response:
             if response.status_code != 200:
                 raise ModelError(_status_message(url, response, has_token))
             chain = [*response.history, response]
@@ -183,14 +192,10 @@ def _download(
                     if progress is not None:
                         progress(dest.name, response.num_bytes_downloaded, total)
             received = response.num_bytes_downloaded
-    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
-        raise ModelError(
-            f"cannot reach {_origin(exc, url)} ({_reason(exc)}) — {OFFLINE_HINT}"
-        ) from exc
-    except httpx.TransportError as exc:  # a dropped connection, a read timeout, a bad response
-        raise ModelError(
-            f"the download of {url} was interrupted ({_reason(exc)}); {_AGAIN}"
-        ) from exc
+    except ModelError as exc:  # a dropped connection, a read timeout, a bad response
+        if not str(exc).startswith(INTERRUPTED):
+            raise
+        raise ModelError(f"the download of {url} was {exc}; {_AGAIN}") from exc.__cause__
     if total is not None and received != total:
         raise ModelError(
             f"the download of {url} was interrupted ({received} of {total} bytes); {_AGAIN}"
@@ -208,7 +213,7 @@ def _download(
 _AGAIN = "nothing was kept, run the command again"
 
 
-def _status_message(url: str, response: httpx.Response, has_token: bool) -> str:
+def _status_message(url: str, response: Response, has_token: bool) -> str:
     status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
     said = " ".join(response.headers.get("X-Error-Message", "").split())[:200]
     hint = said
@@ -270,7 +275,7 @@ def _quiet(logger_name: str) -> Iterator[None]:
         logger.disabled = was
 
 
-def _header(chain: list[httpx.Response], name: str, pattern: re.Pattern | None) -> str | None:
+def _header(chain: list[Response], name: str, pattern: re.Pattern | None) -> str | None:
     """A header from any response on the redirect chain (the hub puts its metadata on the
     redirect, not on the CDN's answer), unquoted, if it matches ``pattern``."""
     for response in chain:
@@ -285,15 +290,3 @@ def _int(value: str | None) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
-
-
-def _origin(exc: httpx.RequestError, fallback: str) -> str:
-    try:
-        url = exc.request.url
-    except RuntimeError:
-        url = httpx.URL(fallback)
-    return f"{url.scheme}://{url.netloc.decode('ascii')}"
-
-
-def _reason(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from seek.errors import RerankerUnavailable
+
 log = logging.getLogger(__name__)
 
 MAX_QUERY_TOKENS = 64
@@ -37,15 +39,11 @@ IDLE_SHUTDOWN_S = 300.0
 DEFAULT_PAD, DEFAULT_CLS, DEFAULT_SEP = 0, 1, 2
 
 
-class RerankerUnavailable(Exception):
-    """The reranker cannot score (no model, or it failed to load or run)."""
-
-
 def pool_size(cores: int | None = None) -> int:
     return min(3, max(1, (cores or os.cpu_count() or 1) // 4))
 
 
-def _special_id(tokenizer, names: Sequence[str], default: int) -> int:  # noqa: ANN001
+def _special_id(tokenizer, names: Sequence[str], default: int) -> int:
     for name in names:
         token_id = tokenizer.token_to_id(name)
         if token_id is not None:
@@ -53,7 +51,7 @@ def _special_id(tokenizer, names: Sequence[str], default: int) -> int:  # noqa: 
     return default
 
 
-def _pair_type_id(tokenizer) -> int:  # noqa: ANN001
+def _pair_type_id(tokenizer) -> int:
     """The token type the tokenizer's post-processor gives a pair's second segment; 0 when it
     has none (without one, ``tokenizers`` still numbers a pair 0/1, which a model trained with
     a single token type could not take)."""
@@ -96,7 +94,7 @@ class CrossEncoder:
                         )
                         for _ in range(self.workers)
                     ]
-                except Exception as exc:  # noqa: BLE001 - any loader failure means "unavailable"
+                except Exception as exc:  # any loader failure means "unavailable"
                     self._broken = f"the reranker in {self.folder} could not be loaded ({exc})"
                     log.warning("%s; results keep retrieval order", self._broken)
                     raise RerankerUnavailable(self._broken) from exc
@@ -153,7 +151,7 @@ class CrossEncoder:
 
     def _run(
         self,
-        session,  # noqa: ANN001 - an onnxruntime.InferenceSession, imported lazily
+        session,  # an onnxruntime.InferenceSession, imported lazily
         ids: np.ndarray,
         mask: np.ndarray,
         types: np.ndarray,
@@ -182,7 +180,7 @@ class CrossEncoder:
                         slices,
                     )
                 )
-        except Exception as exc:  # noqa: BLE001 - a scoring failure falls back, logged
+        except Exception as exc:  # a scoring failure falls back, logged
             log.warning("the reranker failed (%s); results keep retrieval order", exc)
             raise RerankerUnavailable(str(exc)) from exc
         logits = np.concatenate(parts)

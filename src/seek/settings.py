@@ -42,7 +42,8 @@ class Settings:
 
     # -- embeddings ------------------------------------------------------------
     provider: str = "local"
-    """Embedding provider: ``local`` (built in), ``ollama`` or ``openai``."""
+    """Embedding provider: ``local`` (built in), ``ollama``, ``openai`` or an installed one
+    (the ``seek.embedders`` entry points: :mod:`seek.embed`)."""
     model: str = ""
     """Embedding model. Empty = the built-in local model; for ``local`` also a folder path."""
     base_url: str = ""
@@ -143,9 +144,11 @@ def setting_names() -> list[str]:
 
 
 def _validate(s: Settings) -> None:
-    if s.provider not in ("local", "ollama", "openai"):
+    from seek.embed import provider_names  # seek.embed imports this module
+
+    if s.provider not in (names := provider_names()):
         raise SettingsError(
-            f"provider must be local, ollama or openai, not {s.provider!r} "
+            f"provider must be one of {', '.join(names)}, not {s.provider!r} "
             f"(from {s.source_of('provider')})"
         )
     positive = (

@@ -8,36 +8,36 @@ counted in any limit. Any failure means no team hits and a note, never an error.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 
-import httpx
-
+from seek.errors import SeekError, SettingsError
+from seek.remote import Remote, reason
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 
 TEAM_PREFIX = "team:"
+HOP_HEADER = "X-Seek-Team"
+"""Sent with a team search: the server answering it does not ask its own team server in
+turn (no loops, no team hits of team hits)."""
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="seek-team")
 
 
 def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
     """The team server's hits for ``query`` and a note ("" when all went well)."""
-    headers = {}
-    if settings.team_token_env:
-        token = os.environ.get(settings.team_token_env, "")
-        if not token:
-            return [], f"No team hits: ${settings.team_token_env} is not set."
-        headers["Authorization"] = f"Bearer {token}"
-    url = settings.team_url.rstrip("/") + "/v1/search"
+    failed = f"No team hits: the team server at {settings.team_url} failed"
     try:
-        response = httpx.post(
-            url,
-            json={"query": query, "k": settings.team_k},
-            headers=headers,
-            timeout=settings.team_timeout_s,
-        )
-        response.raise_for_status()
-        data = response.json()
+        remote = Remote(
+            settings.team_url.rstrip("/") + "/v1/search", timeout_s=settings.team_timeout_s,
+            token_env=settings.team_token_env, headers={HOP_HEADER: "1"},
+            describe=lambda kind, server, exc: f"{failed} ({reason(exc)}).",
+        )  # fmt: skip
+    except SettingsError:
+        return [], f"No team hits: ${settings.team_token_env} is not set."
+    try:
+        with remote:
+            response = remote.check(remote.post(json={"query": query, "k": settings.team_k}))
+            data = response.json()
         workspace = str(data.get("workspace") or "team")
         hits = [  # a seek 0.1 team server answers camelCase keys: both are read
             Hit(
@@ -49,8 +49,10 @@ def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
             )
             for hit in data.get("hits", [])
         ]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-        return [], f"No team hits: the team server at {settings.team_url} failed ({exc})."
+    except SeekError as exc:
+        return [], str(exc) if str(exc).startswith(failed) else f"{failed} ({exc})."
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [], f"{failed} ({reason(exc)})."
     return hits, ""
 
 
@@ -68,10 +70,9 @@ def with_team_hits(
     if pending is None:
         return result
     hits, note = pending.result()
-    return SearchResult(
-        result.query,
-        result.keyword_query,
-        [*result.hits, *hits],
-        (*result.notes, note) if note else result.notes,
-        result.timings_ms,
+    # replace() keeps every other field (``calibrated`` was once lost here).
+    return replace(
+        result,
+        hits=[*result.hits, *hits],
+        notes=(*result.notes, note) if note else result.notes,
     )

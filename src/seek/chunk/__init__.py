@@ -42,7 +42,7 @@ def chunk_file(
         if parser is not None:
             try:
                 breaks = syntax_breaks(parser.parse(source), source, max_chars)
-            except Exception as exc:  # noqa: BLE001 - a parser failure must not stop indexing
+            except Exception as exc:  # a parser failure must not stop indexing
                 log.warning(
                     "cannot parse %s as %s (%s); using prose breaks", rel_path, grammar, exc
                 )

@@ -102,7 +102,7 @@ def load_language(grammar: str) -> tree_sitter.Language | None:
     try:
         module = importlib.import_module(module_name)
         return tree_sitter.Language(getattr(module, function)())
-    except Exception as exc:  # noqa: BLE001 - any loader failure degrades to prose chunking
+    except Exception as exc:  # any loader failure degrades to prose chunking
         log.warning(
             "tree-sitter grammar %r could not be loaded (%s: %s); its files use the prose splitter",
             grammar,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from seek import __version__
+from seek._version import __version__
+from seek.embed import provider_names
 from seek.errors import SeekError
 from seek.settings import Settings, load_settings
 
@@ -79,7 +80,7 @@ def _global_options() -> list[click.Option]:
         ),
         click.Option(
             ["--provider"],
-            type=click.Choice(["local", "ollama", "openai"]),
+            type=click.Choice(provider_names()),
             default=None,
             help="Embedding provider (default: local, the built-in model).",
         ),

@@ -7,6 +7,7 @@ import json
 import click
 
 from seek.cli import Context, cli
+from seek.embed import provider_names
 from seek.settings import setting_names
 
 
@@ -32,6 +33,7 @@ def config_command(obj: Context, as_json: bool) -> None:
         )
         return
     click.echo(f"# workspace {workspace}")
+    click.echo(f"# embedding providers: {', '.join(provider_names())}")
     width = max(map(len, setting_names()))
     for name in setting_names():
         value = getattr(settings, name)

@@ -8,7 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.indexer import resolve_workspace
-from seek.retrieve import context
+from seek.workspace import context
 
 
 @cli.command("context")

@@ -93,26 +93,7 @@ def index_command(
             if view is not None:
                 view.bar.stop()
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "workspace": str(report.workspace),
-                    "index": str(report.index_dir),
-                    "mode": report.mode,
-                    "rebuild_reason": report.rebuild_reason,
-                    "embedded": report.embedded,
-                    "chunks": report.chunks,
-                    "unchanged": report.unchanged,
-                    "removed": report.removed,
-                    "files": report.files,
-                    "skipped": report.skipped,
-                    "unreadable": report.unreadable,
-                    "cancelled": report.cancelled,
-                    "seconds": round(report.seconds, 3),
-                },
-                indent=2,
-            )
-        )
+        click.echo(json.dumps(report.to_json(), indent=2))
     else:
         if report.rebuild_reason:
             click.echo(f"Rebuilt the index: {report.rebuild_reason}.", err=True)

@@ -12,7 +12,7 @@ from seek.cli import cli
 TYPES = {"mcp": ("mcp",), "instructions": ("instructions",), "all": ("mcp", "instructions")}
 
 
-def _options(command):  # noqa: ANN001, ANN202 - a click decorator
+def _options(command):  # a click decorator
     from seek.install import AGENTS
 
     names = [a.name for a in AGENTS]
@@ -39,7 +39,7 @@ def _options(command):  # noqa: ANN001, ANN202 - a click decorator
     )(command)
 
 
-def _choose(agent_names: tuple[str, ...], yes: bool, verb: str):  # noqa: ANN202
+def _choose(agent_names: tuple[str, ...], yes: bool, verb: str):
     from seek.install import AGENTS, BY_NAME, detected
 
     if agent_names:

@@ -83,7 +83,7 @@ def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | No
                 click.echo(f"      {line}")
 
 
-def format_options(command):  # noqa: ANN001, ANN202 - a click decorator
+def format_options(command):  # a click decorator
     command = click.option(
         "--max-lines",
         type=click.IntRange(1),

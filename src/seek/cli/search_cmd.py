@@ -11,7 +11,8 @@ import click
 from seek.cli import Context, cli, default_workspace
 from seek.cli.output import format_options, print_result, workspace_file
 from seek.indexer import resolve_workspace
-from seek.retrieve import CONTENT_KINDS, Scope, related, search
+from seek.retrieve import CONTENT_KINDS, Scope
+from seek.workspace import related, search
 
 K_OPTION = click.option(
     "-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,

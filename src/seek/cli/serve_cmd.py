@@ -40,9 +40,9 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
     import uvicorn
 
     from seek.indexer import resolve_workspace
-    from seek.server import create_app, serve_config
     from seek.serving import uvicorn_config
     from seek.serving.guard import address_name
+    from seek.web.api import create_app, serve_config
 
     roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
     config = serve_config(host, roots, obj.overrides)
@@ -65,8 +65,8 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     import uvicorn
 
     from seek.indexer import resolve_workspace
-    from seek.server import create_app, serve_config
     from seek.serving import uvicorn_config
+    from seek.web.api import create_app, serve_config
 
     roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
     config = serve_config("127.0.0.1", roots, obj.overrides)
@@ -76,6 +76,9 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
+        # Listening before the address is printed: a browser (or test) that connects while
+        # the app is still being built waits in the backlog instead of being refused.
+        sock.listen(128)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from exc
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"

@@ -2,17 +2,32 @@
 
 An :class:`Embedder` turns texts into an ``(n, dims)`` float32 array. ``model_id`` names the
 vectors' source; it is stamped into the manifest so a model change forces a rebuild.
-Providers register in :data:`PROVIDERS` (name -> factory taking :class:`Settings`); the
-built-in ones register exactly as a third party would.
+Providers register in :data:`PROVIDERS` (name -> factory taking :class:`Settings`), loaded
+on first use from two places that work the same way (design "Providers through an open
+registry"):
+
+- the built-ins, ``local``, ``ollama`` and ``openai`` (:data:`BUILTIN_PROVIDER_MODULES`: the
+  module registers its factories when imported);
+- installed packages declaring an entry point in the ``seek.embedders`` group, named by the
+  provider and pointing at its factory::
+
+      [project.entry-points."seek.embedders"]
+      myprovider = "my_package.embedder:make_embedder"   # (Settings) -> Embedder
+
+:func:`provider_names` is what settings validation, ``--provider``'s choices and
+``seek config`` list. A built-in name wins over an entry point of the same name.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # the CLI builds --provider's choices from here: no numpy at start-up
+    import numpy as np
 
 from seek.errors import SettingsError
 from seek.settings import Settings
@@ -44,10 +59,37 @@ def task_prefixes(model_name: str) -> tuple[str, str]:
 
 
 PROVIDERS: dict[str, Callable[[Settings], Embedder]] = {}
+ENTRY_POINT_GROUP = "seek.embedders"
 
 
 def register_provider(name: str, factory: Callable[[Settings], Embedder]) -> None:
     PROVIDERS[name] = factory
+
+
+@lru_cache(maxsize=1)
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """Installed third-party providers (read once per process)."""
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return {point.name: point for point in found}
+
+
+def provider_names() -> list[str]:
+    """Every embedding provider this installation offers, built in, registered or installed."""
+    return sorted({*BUILTIN_PROVIDER_MODULES, *PROVIDERS, *_entry_points()})
+
+
+def _load_provider(name: str) -> None:
+    if name in PROVIDERS:
+        return
+    if name in BUILTIN_PROVIDER_MODULES:
+        importlib.import_module(BUILTIN_PROVIDER_MODULES[name])  # registers itself
+    elif name in _entry_points():
+        try:
+            register_provider(name, _entry_points()[name].load())
+        except Exception as exc:  # a broken plugin is a one-line error, not a traceback
+            raise SettingsError(
+                f"embedding provider {name!r} could not be loaded from its package: {exc}"
+            ) from exc
 
 
 def model_id_for(settings: Settings) -> str:
@@ -67,13 +109,10 @@ BUILTIN_PROVIDER_MODULES = {
 
 
 def make_embedder(settings: Settings) -> Embedder:
+    _load_provider(settings.provider)
     if settings.provider not in PROVIDERS:
-        module = BUILTIN_PROVIDER_MODULES.get(settings.provider)
-        if module is not None:
-            importlib.import_module(module)  # registers itself
-        if settings.provider not in PROVIDERS:
-            raise SettingsError(
-                f"embedding provider {settings.provider!r} is not available in this version "
-                "of seek (available: " + ", ".join(sorted(PROVIDERS) or ["local"]) + ")"
-            )
+        raise SettingsError(
+            f"embedding provider {settings.provider!r} is not available "
+            "(available: " + ", ".join(provider_names()) + ")"
+        )
     return PROVIDERS[settings.provider](settings)

@@ -13,26 +13,24 @@ OpenAI, LM Studio, vLLM, llama.cpp, LiteLLM), with the reference's behaviour (§
 - the API key is read from the environment variable named by ``api_key_env`` and sent as
   ``Authorization: Bearer`` only when set; it is never stored or logged.
 
-Only this module talks to embedding servers; httpx errors become :class:`EmbeddingError`.
+HTTP goes through :class:`seek.remote.Remote` (auth, routes, errors become
+:class:`EmbeddingError`, the client is closed with the embedder).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 import numpy as np
 
 from seek.embed import register_provider
 from seek.errors import EmbeddingError, SettingsError
-from seek.httperrors import server_message
+from seek.remote import Remote, Response, join_route
 from seek.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,13 +45,10 @@ def endpoint(provider: str, base_url: str) -> str:
     """The full embeddings URL. An address naming the route is used as it is; one ending in
     ``/v1`` gets ``/embeddings``; any other gets the provider's usual route appended (so
     ``http://host/ollama`` becomes Open WebUI's ``http://host/ollama/api/embed``)."""
-    url = (base_url or DEFAULT_URLS[provider]).rstrip("/")
-    path = urlsplit(url).path
-    if path.endswith(("/embeddings", "/embed", "/embedding")):
-        return url
-    if path.endswith("/v1"):
-        return url + "/embeddings"
-    return url + DEFAULT_ROUTES[provider]
+    return join_route(
+        base_url or DEFAULT_URLS[provider], DEFAULT_ROUTES[provider],
+        named=("/embeddings", "/embed", "/embedding"), v1_route="/embeddings",
+    )  # fmt: skip
 
 
 def parse_vectors(data: Any) -> list[list[float]]:
@@ -89,6 +84,7 @@ class HttpEmbedder:
         timeout_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
         env: dict[str, str] | None = None,
+        transport: Any = None,
     ) -> None:
         if provider not in DEFAULT_ROUTES:
             raise SettingsError(f"unknown embedding server kind {provider!r}")
@@ -100,21 +96,27 @@ class HttpEmbedder:
         self.model = model
         self.model_id = f"{provider}/{model}"
         self.url = endpoint(provider, base_url)
-        self.server = f"{urlsplit(self.url).scheme}://{urlsplit(self.url).netloc}"
         self.api_key_env = api_key_env
-        headers = {"Content-Type": "application/json"}
-        if api_key_env:
-            key = (os.environ if env is None else env).get(api_key_env, "")
-            if not key:
-                raise SettingsError(f"the API key variable ${api_key_env} is not set")
-            headers["Authorization"] = f"Bearer {key}"
+        hint = (
+            " — is Ollama running? (`ollama serve`)"
+            if provider == "ollama"
+            else " — is the embeddings server running?"
+        )
+        self._remote = Remote(
+            self.url, error=EmbeddingError, timeout_s=timeout_s, token_env=api_key_env, env=env,
+            hint=hint, headers={"Content-Type": "application/json"}, transport=transport,
+        )  # fmt: skip
+        self.server = self._remote.server
         self.batch_size = max(1, batch_size)
         self.concurrency = max(1, concurrency)
         self.sleep = sleep
         self.single_only = False
         self._lock = threading.Lock()
-        self._client = httpx.Client(timeout=timeout_s, headers=headers)
         self.timeout_s = timeout_s
+
+    def close(self) -> None:
+        """Close the connection pool (also done when the embedder is garbage collected)."""
+        self._remote.close()
 
     # -- the public call ---------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -155,7 +157,7 @@ class HttpEmbedder:
         if 400 <= response.status_code < 500:
             raise _ListRefused(f"a list was refused with HTTP {response.status_code}")
         self._raise_for_status(response)
-        vectors = parse_vectors(self._json(response))
+        vectors = parse_vectors(self._remote.json(response))
         if len(vectors) != len(batch):
             raise _ListRefused(f"{len(vectors)} vectors came back for {len(batch)} texts")
         return vectors
@@ -163,25 +165,18 @@ class HttpEmbedder:
     def _request_one(self, text: str) -> list[float]:
         response = self._post(text)
         self._raise_for_status(response)
-        vectors = parse_vectors(self._json(response))
+        vectors = parse_vectors(self._remote.json(response))
         if not vectors:
             raise EmbeddingError(f"{self.server} answered but returned no embedding vector")
         return vectors[0]
 
     # -- one HTTP exchange ------------------------------------------------------------------------
-    def _post(self, payload: str | list[str]) -> httpx.Response:
+    def _post(self, payload: str | list[str]) -> Response:
         body: dict[str, Any] = {"model": self.model, "input": payload}
         if self.provider == "ollama":
             body["stream"] = False  # OpenAI's API rejects unknown fields such as this one
         for attempt in range(len(RATE_LIMIT_DELAYS_S) + 1):
-            try:
-                response = self._client.post(self.url, json=body)
-            except httpx.TimeoutException as exc:
-                raise EmbeddingError(
-                    f"{self.server} did not answer within {self.timeout_s:g} s"
-                ) from exc
-            except httpx.TransportError as exc:
-                raise EmbeddingError(self._unreachable()) from exc
+            response = self._remote.post(json=body)
             if response.status_code != 429:
                 return response
             if attempt == len(RATE_LIMIT_DELAYS_S):
@@ -193,38 +188,19 @@ class HttpEmbedder:
         )
 
     @staticmethod
-    def _retry_delay(response: httpx.Response, attempt: int) -> float:
+    def _retry_delay(response: Response, attempt: int) -> float:
         header = response.headers.get("Retry-After", "")
         try:
             return min(max(float(header), 0.0), MAX_RETRY_AFTER_S)
         except ValueError:
             return RATE_LIMIT_DELAYS_S[attempt]
 
-    def _unreachable(self) -> str:
-        if self.provider == "ollama":
-            return f"cannot reach {self.server} — is Ollama running? (`ollama serve`)"
-        return f"cannot reach {self.server} — is the embeddings server running?"
-
-    def _raise_for_status(self, response: httpx.Response) -> None:
-        status = response.status_code
-        if status < 400:
-            return
-        message = server_message(response)
-        if status == 401:
-            where = f"${self.api_key_env}" if self.api_key_env else "api_key_env (none is set)"
-            raise EmbeddingError(f"401: check the API key in {where}")
-        if status == 404 and "not found" in message.lower() and "model" in message.lower():
+    def _raise_for_status(self, response: Response) -> None:
+        if response.status_code >= 400:
             hint = f" (`ollama pull {self.model}`)" if self.provider == "ollama" else ""
-            raise EmbeddingError(
-                f"model {self.model!r} not found on the server — pull it first{hint}"
+            raise self._remote.refusal(
+                response, model=self.model, key_setting="api_key_env", pull_hint=hint
             )
-        raise EmbeddingError(f"{self.server} answered HTTP {status}: {message}")
-
-    def _json(self, response: httpx.Response) -> Any:
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise EmbeddingError(f"{self.server} answered with something that is not JSON") from exc
 
 
 def _from_settings(settings: Settings) -> HttpEmbedder:

@@ -50,7 +50,7 @@ class LocalEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):  # noqa: ANN202 - model2vec's StaticModel
+    def _load(self):  # model2vec's StaticModel
         with self._lock:
             if self._model is None:
                 if not (self.folder / "config.json").is_file():

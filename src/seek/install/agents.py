@@ -77,22 +77,26 @@ AGENTS: tuple[Agent, ...] = (
     Agent(
         "claude", "Claude Code", _home(".claude.json"), "json", ("mcpServers",), _stdio,
         _home(".claude", "CLAUDE.md"), _homes(".claude", ".claude.json"),
-        "docs.anthropic.com/en/docs/claude-code/mcp (user scope, 2025-2026)",
+        "code.claude.com/docs/en/mcp (user scope: top-level mcpServers of ~/.claude.json; the "
+        "add-json stdio example carries type) + docs/claude-code/memory (user memory), 2026-11-30",
     ),
     Agent(
         "codex", "Codex CLI", _home(".codex", "config.toml"), "toml", ("mcp_servers",), _plain,
         _home(".codex", "AGENTS.md"), _homes(".codex"),
-        "developers.openai.com/codex/mcp ([mcp_servers.NAME], 2025-2026)",
+        "openai/codex docs/config.md @6fb1cc7 ([mcp_servers.NAME] command/args/env) + "
+        "developers.openai.com/codex/guides/agents-md (global AGENTS.md), 2026-11-30",
     ),
     Agent(
         "cursor", "Cursor", _home(".cursor", "mcp.json"), "json", ("mcpServers",), _plain,
         None, _homes(".cursor"),
-        "cursor.com/docs/context/mcp (global ~/.cursor/mcp.json; user rules live in the app)",
+        "cursor.com/docs/mcp (global ~/.cursor/mcp.json, mcpServers command/args/env); Cursor "
+        "rules docs: User Rules live in Settings, no file, 2026-11-30",
     ),
     Agent(
         "gemini", "Gemini CLI", _home(".gemini", "settings.json"), "json", ("mcpServers",),
         _plain, _home(".gemini", "GEMINI.md"), _homes(".gemini"),
-        "google-gemini.github.io/gemini-cli/docs/tools/mcp-server (2025-2026)",
+        "google-gemini/gemini-cli docs/tools/mcp-server.md @42391f5 (mcpServers: command, "
+        "optional args/env) + docs/cli/gemini-md.md @ae364ac (global GEMINI.md), 2026-11-30",
     ),
     Agent(
         "vscode", "VS Code (Copilot agent mode)", lambda h: vscode_user_dir(h) / "mcp.json",
@@ -109,7 +113,8 @@ AGENTS: tuple[Agent, ...] = (
         "windsurf", "Windsurf", _home(".codeium", "windsurf", "mcp_config.json"), "json",
         ("mcpServers",), _plain, _home(".codeium", "windsurf", "memories", "global_rules.md"),
         _homes(".codeium/windsurf"),
-        "docs.windsurf.com/windsurf/cascade/mcp (mcp_config.json; global_rules.md)",
+        "docs.windsurf.com/windsurf/cascade/mcp (Claude Desktop schema) + cascade/memories "
+        "(global_rules.md; memories under ~/.codeium/windsurf/memories/), 2026-11-30",
     ),
     Agent(
         "zed", "Zed", lambda h: xdg_config(h) / "zed" / "settings.json", "jsonc",

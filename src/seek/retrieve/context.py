@@ -16,8 +16,9 @@ from pathlib import Path
 
 from seek.chunk.languages import grammar_for_path, parser_for
 from seek.chunk.packing import LineSizes
+from seek.errors import RerankerUnavailable
 from seek.hub import resolve_reranker
-from seek.rerank import RerankerUnavailable, cross_encoder
+from seek.rerank import cross_encoder
 from seek.retrieve.types import Hit, SearchResult
 from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings
@@ -123,7 +124,7 @@ def format_block(block: Block) -> str:
 # -- widening and imports (§8.1-§8.2) -------------------------------------------------------
 
 
-def _last_row(node, line_count: int) -> int:  # noqa: ANN001 - tree_sitter.Node
+def _last_row(node, line_count: int) -> int:  # tree_sitter.Node
     row = node.end_point[0]
     if node.end_point[1] == 0 and row > node.start_point[0]:
         row -= 1  # a node ending with a newline ends on the line before
@@ -131,7 +132,7 @@ def _last_row(node, line_count: int) -> int:  # noqa: ANN001 - tree_sitter.Node
 
 
 def enclosing_range(
-    root,  # noqa: ANN001 - tree_sitter.Node
+    root,  # tree_sitter.Node
     sizes: LineSizes,
     line_count: int,
     start: int,
@@ -153,7 +154,7 @@ def enclosing_range(
 
 
 def imports_range(
-    root,  # noqa: ANN001 - tree_sitter.Node
+    root,  # tree_sitter.Node
     sizes: LineSizes,
     line_count: int,
     max_chars: int,
@@ -204,7 +205,7 @@ def _read(root: Path, path: str) -> _File | None:
     if parser is not None:
         try:
             tree = parser.parse(source)
-        except Exception:  # noqa: BLE001 - a parse failure leaves hits unwidened
+        except Exception:  # a parse failure leaves hits unwidened
             tree = None
     return _File(lines, LineSizes(lines), tree)
 

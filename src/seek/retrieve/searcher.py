@@ -129,7 +129,7 @@ class Searcher:
             if expected and not self.paths:  # an empty or missing table is damage, not "no hits"
                 raise ValueError(f"the table holds no rows, the manifest lists {expected} chunks")
             self._has_keywords = self.table.has_keyword_index() or not self.paths
-        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
 
     @classmethod
@@ -208,7 +208,7 @@ class Searcher:
             return []
         try:
             hits = self.table.keyword_scores(words, n, paths=paths)
-        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        except Exception as exc:  # lance reports damage as many error types
             raise damaged(self.root, exc) from exc
         scored = [(self.chunk_of_key.get((path, chunk)), score) for path, chunk, score in hits]
         return [(i, float(score)) for i, score in scored if i is not None]

@@ -11,7 +11,7 @@ loop logs a traceback per attempt. :class:`GuardedH11Protocol` adds
 - a header read timeout (``HEADER_TIMEOUT_S``): a connection that has not sent a complete
   request head that long after it opened (or after its previous response) is closed.
 
-Body read time is bounded by the app (``seek.server`` answers 408), and the whole request by
+Body read time is bounded by the app (``seek.web.api`` answers 408), and the whole request by
 its 30 s limit. :func:`quiet_server_logs` turns the server's error logging into one line per
 event, at most a few per second, so no client can flood stderr.
 """

@@ -1,6 +1,6 @@
 """The OpenAPI 3.0 document of ``seek serve``'s API (``GET /v1/openapi.json``).
 
-Written by hand from :mod:`seek.server`'s checks so that an API fuzzer (the test suite runs
+Written by hand from :mod:`seek.web.api`'s checks so that an API fuzzer (the test suite runs
 schemathesis against it) generates requests near the real limits; a change of a limit there
 is passed in here.
 """

@@ -366,7 +366,7 @@ class ChunkTable:
             if not self.has_keyword_index():
                 return "the keyword index is missing"
             table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN).limit(1).to_list()
-        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        except Exception as exc:  # lance reports damage as many error types
             return f"the table cannot be read ({one_line(exc)})"
         return ""
 

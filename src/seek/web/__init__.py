@@ -1,2 +1,2 @@
-"""``seek ui``: the browser page (index panel, settings, search, ask) served by the same
-guarded Starlette app as ``seek serve`` (issue 16)."""
+"""The HTTP front-ends: ``seek serve``'s JSON API (:mod:`.api`) and ``seek ui``'s browser page
+(:mod:`.ui`, issue 16), one guarded Starlette app (:mod:`seek.serving`)."""

@@ -19,10 +19,11 @@ from seek.chat import ask
 from seek.errors import IndexLockedError
 from seek.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
 from seek.retrieve.context import build_context
-from seek.settings import Settings, load_settings
+from seek.settings import Settings
 from seek.status import workspace_status
 from seek.store import index_dir_for, is_locked
 from seek.web.highlight import highlight
+from seek.workspace import Workspaces as Facade
 
 
 @dataclass
@@ -55,20 +56,17 @@ class Run:
         return data
 
 
-class Workspaces:
-    """The served workspaces, their settings and the page's index runs."""
+class Workspaces(Facade):
+    """The facade (settings, searchers, team merge) plus the page's index runs."""
 
     def __init__(self, roots: tuple[Path, ...], overrides: dict[str, object] | None) -> None:
+        super().__init__(overrides)
         self.roots = roots
-        self.overrides = overrides or {}
         self.runs: dict[Path, Run] = {}
         self._lock = threading.Lock()
 
-    def settings(self, root: Path | None) -> Settings:
-        return load_settings(root, overrides=self.overrides)
-
-    def status(self, root: Path) -> dict[str, Any]:
-        return workspace_status(root, self.settings(root)).to_json()
+    def status_json(self, root: Path) -> dict[str, Any]:
+        return self.status(root).to_json()
 
     # -- index runs ---------------------------------------------------------------------
 
@@ -102,7 +100,7 @@ class Workspaces:
             )
             if run.report.cancelled:
                 run.kept_files = workspace_status(root, settings).files
-        except Exception as exc:  # noqa: BLE001 - shown in the page, never lost in a thread
+        except Exception as exc:  # shown in the page, never lost in a thread
             run.error = str(exc) or type(exc).__name__
         finally:
             run.finished = time.monotonic()
@@ -131,7 +129,7 @@ class Workspaces:
         run = self.runs.get(root)
         if run is not None and run.finished is not None:
             del self.runs[root]  # its outcome is older than this run's: stop showing it
-        status = self.status(root)
+        status = self.status_json(root)
         if not status["writer"]:
             return {"source": "none", "running": False}
         return {"source": "other", "running": True, "writer": status["writer"],
@@ -139,13 +137,11 @@ class Workspaces:
 
     # -- search and ask -----------------------------------------------------------------
 
-    def search(self, root: Path, query: str) -> dict[str, Any]:
+    def search_page(self, root: Path, query: str) -> dict[str, Any]:
         """Hits, each with its widened block when the context kept one, highlighted; the
         context line and the near misses (reference §8.4-§8.5)."""
-        from seek.retrieve import search
-
         settings = self.settings(root)
-        found = search(root, query, settings, k=settings.rerank_top)
+        found = Facade.search(self, root, query, settings.rerank_top, settings=settings)
         context = build_context(root, found, settings)
         blocks = context.blocks
 

@@ -21,8 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from seek.chat import ChatError
-from seek.errors import SeekError, SettingsError
+from seek.errors import ChatError, SeekError, SettingsError
 from seek.web import user_config
 from seek.web.adapter import Workspaces
 
@@ -68,7 +67,7 @@ def ui_routes(
         return {"workspaces": [{"path": str(r), "name": r.name} for r in roots]}
 
     async def status(request: Request, data: Json) -> Json:
-        return await thread(spaces.status, root_of(request.query_params.get("path")))
+        return await thread(spaces.status_json, root_of(request.query_params.get("path")))
 
     async def index(request: Request, data: Json) -> Json:
         rebuild = data.get("rebuild", False)
@@ -100,7 +99,7 @@ def ui_routes(
         query = data.get("query")
         if not isinstance(query, str) or not query.strip():
             raise SettingsError("type something to search for")
-        return await thread(spaces.search, root_of(data.get("path")), query)
+        return await thread(spaces.search_page, root_of(data.get("path")), query)
 
     async def progress(request: Request) -> Response:
         root = root_of(request.query_params.get("path"))
@@ -151,7 +150,7 @@ def ui_routes(
                                     f"chat_model={s.chat_model})"})  # fmt: skip
             except SeekError as exc:
                 lines.put({"error": str(exc)})
-            except Exception as exc:  # noqa: BLE001 - shown in the page, never a traceback
+            except Exception as exc:  # shown in the page, never a traceback
                 lines.put({"error": f"internal error ({type(exc).__name__})"})
             finally:
                 lines.put(None)

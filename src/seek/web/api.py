@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import socket
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,16 +40,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from seek.errors import IndexLockedError, SeekError, WorkspaceError
-from seek.indexer import REBUILD, UPDATE, index_workspace
-from seek.live import LiveIndexes
-from seek.retrieve.context import build_context
+from seek.errors import ApiError, IndexLockedError, SeekError, WorkspaceError
 from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.guard import error_response
 from seek.serving.openapi import openapi_document
-from seek.settings import Settings, load_settings
-from seek.status import workspace_status
+from seek.settings import load_settings
+from seek.team import HOP_HEADER
 from seek.untrusted import MAX_QUERY_CHARS, has_lone_surrogates
+from seek.workspace import Workspaces
 
 log = logging.getLogger("seek.serve")
 
@@ -61,12 +58,6 @@ MAX_K = 50
 REQUEST_TIMEOUT_S = 30.0
 BODY_TIMEOUT_S = 10.0
 TOKEN_ENV = "SEEK_TOKEN"
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 def is_loopback(host: str) -> bool:
@@ -104,13 +95,12 @@ def check_text(value: str, field: str) -> str:
 
 
 class Service:
-    """The library calls behind the endpoints, with per-workspace locking and caching."""
+    """The facade's calls behind the endpoints, as JSON, and which folders may be named."""
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
         self.roots = tuple(p.resolve() for p in config.workspaces)
-        self._locks = {root: threading.Lock() for root in self.roots}
-        self.live = LiveIndexes()
+        self.workspaces = Workspaces(config.overrides)
 
     def root(self, path: object) -> Path:
         """The allowed workspace a request names (default: the first one)."""
@@ -129,38 +119,21 @@ class Service:
             raise ApiError(403, "forbidden", "path is not a workspace this server serves")
         return resolved
 
-    def settings(self, root: Path) -> Settings:
-        return load_settings(root, overrides=self.config.overrides)
-
-    def search(self, root: Path, query: str, k: int, focus: tuple[str, ...]) -> dict[str, Any]:
-        data = self.live.search(root, self.settings(root), query, k, focus).to_json()
+    def search(
+        self, root: Path, query: str, k: int, focus: tuple[str, ...], team: bool = True
+    ) -> dict[str, Any]:
+        data = self.workspaces.search(root, query, k, focus, team=team).to_json()
         data["workspace"] = root.name  # team clients label hits team:<workspace>/<path>
         return data
 
     def context(self, root: Path, question: str, budget: int | None) -> dict[str, Any]:
-        settings = self.settings(root)
-        found = self.live.search(root, settings, question, settings.rerank_top, ())
-        return build_context(root, found, settings, budget=budget).to_json()
+        return self.workspaces.context(root, question, budget).to_json()
 
     def status(self, root: Path) -> dict[str, Any]:
-        return workspace_status(root, self.settings(root)).to_json()
+        return self.workspaces.status(root).to_json()
 
     def index(self, root: Path, rebuild: bool) -> dict[str, Any]:
-        """One run at a time per workspace: a request while one runs gets 409 at once (a
-        queue of rebuilds would only hold clients until their time limit)."""
-        lock = self._locks[root]
-        if not lock.acquire(blocking=False):
-            raise IndexLockedError("an index run of this workspace is in progress; try later")
-        try:
-            report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
-        finally:
-            lock.release()
-        return {
-            "summary": report.summary(), "mode": report.mode,
-            "rebuild_reason": report.rebuild_reason, "embedded": report.embedded,
-            "chunks": report.chunks, "unchanged": report.unchanged, "removed": report.removed,
-            "files": report.files, "skipped": report.skipped, "seconds": round(report.seconds, 3),
-        }  # fmt: skip
+        return self.workspaces.index(root, rebuild).to_json()
 
 
 # -- reading and checking requests ------------------------------------------------------
@@ -229,7 +202,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
     """The API behind the request guard (Host, Origin, content type, token)."""
     service = Service(config)
 
-    async def run(deadline: float, fn, *args: Any) -> Any:  # noqa: ANN001
+    async def run(deadline: float, fn, *args: Any) -> Any:
         try:
             with anyio.fail_after(max(0.0, deadline - time.monotonic())):
                 return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
@@ -238,7 +211,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
                 504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
             ) from exc
 
-    def handler(endpoint):  # noqa: ANN001, ANN202
+    def handler(endpoint):
         async def wrapped(request: Request) -> Response:
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             try:
@@ -252,7 +225,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
                 return error_response(409, "locked", str(exc))
             except SeekError as exc:
                 return error_response(422, "seek_error", str(exc))
-            except Exception as exc:  # noqa: BLE001 - a server never answers with a traceback
+            except Exception as exc:  # a server never answers with a traceback
                 log.error("%s %s failed: %s: %s", request.method, request.url.path,
                           type(exc).__name__, exc)  # fmt: skip
                 return error_response(500, "internal", f"internal error ({type(exc).__name__})")
@@ -265,7 +238,8 @@ def create_app(config: ServeConfig) -> RequestGuard:
         k = integer(data, "k", 10, 1, MAX_K)
         focus = focus_paths(data)
         root = service.root(data.get("path"))
-        return await run(deadline, service.search, root, query, k, focus)
+        team = HOP_HEADER not in request.headers  # a team client's search asks no team
+        return await run(deadline, service.search, root, query, k, focus, team)
 
     async def context(request: Request, deadline: float) -> dict[str, Any]:
         data = await json_body(request, deadline)

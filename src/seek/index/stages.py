@@ -1,0 +1,102 @@
+"""The pure per-file stage of indexing (design "Pure per-file stages").
+
+:func:`prepare_file` reads one file, hashes it, sniffs it for binary content, chunks it and
+cuts each chunk into embedding windows. It takes plain values (the workspace root, the
+scanned file, its previous stamp, a :class:`FileSpec`) and returns a :class:`Prepared`; it
+touches no shared state (no manifest, no report, no table), and every value in and out is
+picklable, so the same function can run on a worker process or a remote worker. The run
+(:class:`seek.indexer.Indexer`) merges what it returns, embeds and stores.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from seek.chunk import chunk_file, embedding_windows
+from seek.scan.walk import BINARY, NO_CHUNKS, ScannedFile
+from seek.store.manifest import ChunkingSpec, Stamp
+from seek.text import keyword_column
+
+
+@dataclass(frozen=True, slots=True)
+class FileSpec:
+    """How every file of a run is prepared."""
+
+    chunking: ChunkingSpec
+    binary_sniff_bytes: int
+    doc_prefix: str
+    """The embedding model's document prefix (``search_document: ``), put before each text."""
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One file, ready to embed (or to stamp directly)."""
+
+    rel: str
+    stamp: Stamp | None = None
+    """None when the file could not be read (``unreadable`` says why)."""
+    unchanged: bool = False
+    """Same content as the previous stamp: only its size and mtime are new."""
+    had_rows: bool = False
+    """The previous version had rows, which the new ones replace."""
+    unreadable: str = ""
+    rows: list[tuple[int, int, int, int, str, str]] = field(default_factory=list)
+    """(chunk, start_line, end_line, part, content, keywords) per window."""
+    texts: list[str] = field(default_factory=list)
+    """What is embedded for each row: ``<document prefix><path>\\n<window>``."""
+
+
+def is_binary(data: bytes, sniff_bytes: int) -> bool:
+    return b"\x00" in data[:sniff_bytes]
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a regular file by the time it is opened: a
+    symlink swapped in after the scan is not followed, and a FIFO does not block."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: FileSpec) -> Prepared:
+    """Read, sniff, hash and chunk one file, and cut its chunks into embedding windows."""
+    rel = scanned.rel
+    try:
+        data = read_regular_file(root / rel)
+    except OSError as exc:
+        return Prepared(rel, unreadable=str(exc.strerror or exc))
+    digest = hashlib.sha1(data).hexdigest()
+    size, mtime = len(data), scanned.mtime_ns
+    if old is not None and old.hash == digest:
+        return Prepared(rel, Stamp(digest, size, mtime, old.chunks, old.skip), unchanged=True)
+    chunking = spec.chunking
+    chunks = []
+    skip = BINARY if is_binary(data, spec.binary_sniff_bytes) else ""
+    if not skip:
+        chunks = chunk_file(rel, data, max_chars=chunking.max, min_chars=chunking.min,
+                            overlap_chars=chunking.overlap)  # fmt: skip
+        if not chunks:
+            skip = NO_CHUNKS
+    prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
+                        had_rows=old is not None and old.chunks > 0)  # fmt: skip
+    for number, chunk in enumerate(chunks):
+        windows = embedding_windows(chunk.content, chunking.window, chunking.window_overlap)
+        # Only part 0 is searched by keyword, so the other windows of a chunk leave the
+        # column empty: half the BM25 index to build, the same results.
+        keywords = keyword_column(rel, chunk.content)
+        for part, window in enumerate(windows or [chunk.content]):
+            prepared.rows.append((number, chunk.start_line, chunk.end_line, part, chunk.content,
+                                  keywords if part == 0 else ""))  # fmt: skip
+            prepared.texts.append(f"{spec.doc_prefix}{rel}\n{window}")
+    return prepared

@@ -1,0 +1,196 @@
+"""The facade every front-end calls (design "One service facade for every front-end").
+
+The CLI, ``seek ask``, the MCP server and the HTTP API all search, gather context, find
+related code, report status and index through this module, so one query gets the same hits,
+notes and ``calibrated`` flag wherever it comes from. What lives here and nowhere else:
+
+- **freshness**: a one-shot call (CLI, library) brings the index up to date first; a
+  long-running server keeps its searchers in :class:`seek.live.LiveIndexes` and refreshes at
+  most once per ``FRESHNESS_S``;
+- **team merge**: with ``team_url`` set, the team server is asked in parallel and its hits
+  follow the local ones (:mod:`seek.team`);
+- **one index run at a time** per workspace for servers (a second one gets
+  :class:`IndexLockedError` at once);
+- **JSON**: ``SearchResult.to_json``, ``ContextResult.to_json``, ``IndexReport.to_json`` and
+  ``WorkspaceStatus.to_json`` are the one schema every front-end prints.
+
+Which folders a caller may name stays with the front-end (MCP: inside the client's roots;
+HTTP: exactly one of the served workspaces); it passes the resolved root here.
+:mod:`seek.retrieve` stays pure: it searches a loaded index and knows nothing of indexing or
+the network.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from seek.errors import IndexLockedError
+from seek.indexer import REBUILD, UPDATE, IndexReport, index_workspace, refresh_before_search
+from seek.indexer import resolve_workspace as resolve_workspace
+from seek.live import LiveIndexes
+from seek.retrieve import Searcher, SearchResult
+from seek.retrieve.context import ContextResult, build_context
+from seek.retrieve.related import related as related_chunks
+from seek.retrieve.scope import EVERYTHING, Scope
+from seek.retrieve.signals import LEARNED_RANKER
+from seek.settings import Settings, load_settings
+from seek.status import WorkspaceStatus, workspace_status
+from seek.team import start_team_search, with_team_hits
+from seek.untrusted import check_query
+
+__all__ = ["Workspaces", "context", "related", "resolve_workspace", "search"]
+
+
+class Workspaces:
+    """Workspaces served by one process: settings per root (with the front-end's overrides),
+    and, for a long-running server (``live=True``), searchers kept between calls."""
+
+    def __init__(
+        self,
+        overrides: dict[str, object] | None = None,
+        *,
+        live: bool = True,
+        settings: Settings | None = None,
+    ) -> None:
+        self.overrides = dict(overrides or {})
+        self.fixed = settings
+        """Settings for every root (a library caller's, as given) instead of loading them."""
+        self.live = LiveIndexes() if live else None
+        self._guard = threading.Lock()
+        self._runs: dict[Path, threading.Lock] = {}
+
+    def settings(self, root: Path | None) -> Settings:
+        if self.fixed is not None:
+            return self.fixed
+        return load_settings(root, overrides=self.overrides)
+
+    def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
+        """A searcher over an up-to-date index, and notes for the caller's result."""
+        if self.live is not None:
+            return self.live.searcher(root, settings)
+        notes = refresh_before_search(root, settings)
+        return Searcher.open(root, settings), notes
+
+    def search(
+        self,
+        root: Path,
+        query: str,
+        k: int = 10,
+        focus: tuple[str, ...] = (),
+        *,
+        settings: Settings | None = None,
+        update: bool = True,
+        rerank: bool = True,
+        scope: Scope = EVERYTHING,
+        team: bool = True,
+    ) -> SearchResult:
+        """Ranked hits for ``query``, the team's after them (a note when it failed);
+        ``team=False`` for a search a team client asked (no loops)."""
+        check_query(query)  # before any work: a query that is not text fails in one line
+        settings = settings or self.settings(root)
+        pending = start_team_search(settings, query) if team else None  # runs in parallel
+        disabled = frozenset() if rerank else frozenset({LEARNED_RANKER})
+        if self.live is not None and update and rerank and scope == EVERYTHING:
+            result = self.live.search(root, settings, query, k, focus)
+        else:
+            notes = refresh_before_search(root, settings) if update else []
+            searcher = Searcher.open(root, settings)
+            found = searcher.search(query, k, focus=focus, disabled=disabled, scope=scope)
+            result = found.with_notes_first(notes)
+        return with_team_hits(result, pending)
+
+    def related(self, root: Path, file: str, line: int, k: int = 10) -> SearchResult:
+        """Chunks of other files most like the chunk at ``file:line`` (see
+        :mod:`seek.retrieve.related`)."""
+        searcher, notes = self.searcher(root, self.settings(root))
+        return related_chunks(searcher, file, line, k).with_notes_first(notes)
+
+    def context(
+        self,
+        root: Path,
+        question: str,
+        budget: int | None = None,
+        *,
+        snippets: int | None = None,
+        threshold: float | None = None,
+        settings: Settings | None = None,
+        focus: tuple[str, ...] = (),
+    ) -> ContextResult:
+        """Labelled, budgeted prompt blocks answering ``question`` (see
+        :mod:`seek.retrieve.context`)."""
+        settings = settings or self.settings(root)
+        found = self.search(root, question, settings.rerank_top, focus, settings=settings)
+        return build_context(
+            root, found, settings, budget=budget, snippets=snippets, threshold=threshold
+        )
+
+    def status(self, root: Path) -> WorkspaceStatus:
+        return workspace_status(root, self.settings(root))
+
+    def index(self, root: Path, rebuild: bool = False) -> IndexReport:
+        """One run at a time per workspace: a second caller gets :class:`IndexLockedError`
+        at once (a queue of rebuilds would only hold clients until their time limit)."""
+        with self._guard:
+            lock = self._runs.setdefault(root, threading.Lock())
+        if not lock.acquire(blocking=False):
+            raise IndexLockedError("an index run of this workspace is in progress; try later")
+        try:
+            return index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+        finally:
+            lock.release()
+
+
+def _one_shot(settings: Settings) -> Workspaces:
+    return Workspaces(live=False, settings=settings)
+
+
+def search(
+    path: Path | str,
+    query: str,
+    settings: Settings,
+    *,
+    k: int = 10,
+    focus: tuple[str, ...] = (),
+    update: bool = True,
+    rerank: bool = True,
+    scope: Scope = EVERYTHING,
+) -> SearchResult:
+    """Search a workspace, first bringing its index up to date (cheap when nothing changed).
+
+    ``rerank=False`` keeps the fused order (no learned ranker); ``scope`` limits the files
+    hits come from (see :mod:`seek.retrieve.scope`). When another process is writing the
+    index, the search uses the index as it stands and says so in the notes. With
+    ``team_url`` set, the team server's hits follow the local ones (see :mod:`seek.team`).
+    """
+    check_query(query)
+    root = resolve_workspace(path)
+    return _one_shot(settings).search(
+        root, query, k, focus, settings=settings, update=update, rerank=rerank, scope=scope
+    )
+
+
+def related(
+    path: Path | str, file: str, line: int, settings: Settings, *, k: int = 10
+) -> SearchResult:
+    """The chunks of other files most like the chunk at ``file:line`` (workspace-relative
+    ``file``, 1-based ``line``), after bringing the index up to date."""
+    return _one_shot(settings).related(resolve_workspace(path), file, line, k)
+
+
+def context(
+    path: Path | str,
+    question: str,
+    settings: Settings,
+    *,
+    budget: int | None = None,
+    snippets: int | None = None,
+    threshold: float | None = None,
+    focus: tuple[str, ...] = (),
+) -> ContextResult:
+    """Labelled, budgeted prompt blocks answering ``question``, after bringing the index up
+    to date."""
+    return _one_shot(settings).context(
+        resolve_workspace(path), question, budget, snippets=snippets, threshold=threshold,
+        settings=settings, focus=focus,
+    )  # fmt: skip
