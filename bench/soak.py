@@ -244,7 +244,7 @@ def soak_serve(args: argparse.Namespace, roots: list[Path], env: dict) -> dict:
         def found(http: httpx.Client, probe: Probe) -> bool:
             body = {"query": probe.name, "path": str(probe.root), "k": 10}
             hits = http.post(f"{url}/v1/search", json=body).json().get("hits", [])
-            return probe.in_hits([(h["path"], h["startLine"], h["endLine"]) for h in hits])
+            return probe.in_hits([(h["path"], h["start_line"], h["end_line"]) for h in hits])
 
         def client() -> None:
             with httpx.Client(timeout=60) as http:
@@ -397,7 +397,10 @@ def prepare(args: argparse.Namespace, tmp: Path) -> tuple[list[Path], dict]:
         shutil.copytree(source, root, ignore=shutil.ignore_patterns(".git", "node_modules"))
         roots.append(root)
     home = tmp / "home"
-    home.mkdir()
+    (home / "seek").mkdir(parents=True)
+    # `seek mcp` answers only inside the folder it started in and the user's `mcp_roots`.
+    listed = ", ".join(json.dumps(str(root)) for root in roots)
+    (home / "seek" / "config.toml").write_text(f"mcp_roots = [{listed}]\n", encoding="utf-8")
     env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home)}
     for root in roots:
         subprocess.run([*SEEK, "index", "-q", str(root)], env=env, check=True)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
+from seek.threads import bound_native_threads
 
 
 @cli.command("mcp")
 @click.pass_obj
 def mcp_command(obj: Context) -> None:
     """Serve seek's tools over MCP on stdin/stdout (for Claude Code, Codex, Cursor...)."""
+    bound_native_threads()
     from seek.mcp import run_stdio
 
     run_stdio(obj.workspace(), obj.overrides)
@@ -34,6 +36,7 @@ def mcp_command(obj: Context) -> None:
 @click.pass_obj
 def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...]) -> None:
     """Serve the HTTP JSON API (search, status, index) for editors and teams."""
+    bound_native_threads()
     import uvicorn
 
     from seek.indexer import resolve_workspace
@@ -55,6 +58,7 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
 @click.pass_obj
 def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -> None:
     """Open the browser page: index panel, settings, search and ask (loopback only)."""
+    bound_native_threads()
     import socket
     import webbrowser
 

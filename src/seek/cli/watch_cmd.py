@@ -8,6 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.indexer import resolve_workspace
+from seek.threads import bound_native_threads
 
 
 @cli.command("watch")
@@ -15,6 +16,7 @@ from seek.indexer import resolve_workspace
 @click.pass_obj
 def watch_command(obj: Context, path: str | None) -> None:
     """Index the workspace, then follow every save, delete and rename (Ctrl-C stops)."""
+    bound_native_threads()
     from seek.watch import Watcher
 
     root = resolve_workspace(obj.workspace(path))

@@ -1,0 +1,83 @@
+"""LanceDB's threads under steady searches while a file is edited and re-indexed (issue 20).
+
+In one process: a copy of ``src/seek`` indexed in a temporary ``SEEK_HOME``, 3 threads
+searching it through ``LiveIndexes`` without pause, and the main thread appending a new
+function to one file ``--edits`` times (the next search re-indexes it). Prints the process's
+threads by name every 5 edits, searches per second and the index's size on disk. Compare
+``LANCE_IO_THREADS=2 python -m bench.lance_threads`` with lance's default (unset; seek's
+long-running commands set 2, see ``seek.threads``). bench/README.md, "Soak".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "seek"
+WORDS = ["table", "index", "manifest", "search query", "tokenizer", "chunk", "embedding"]
+
+
+def threads_by_name() -> Counter[str]:
+    tasks = Path("/proc/self/task")
+    return Counter((task / "comm").read_text().strip() for task in tasks.iterdir())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--edits", type=int, default=30)
+    parser.add_argument("--searchers", type=int, default=3)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="seek-threads-"))
+    os.environ["SEEK_HOME"] = str(scratch / "home")
+    workspace = scratch / "ws"
+    shutil.copytree(SRC, workspace, ignore=shutil.ignore_patterns("__pycache__", "models"))
+
+    import seek.live
+    from seek.settings import load_settings
+
+    seek.live.FRESHNESS_S = 0.2  # re-check often: each edit is picked up by the next search
+    settings = load_settings(workspace)
+    live = seek.live.LiveIndexes()
+    live.search(workspace, settings, "search", 5, ())
+    print("LANCE_IO_THREADS", os.environ.get("LANCE_IO_THREADS", "(lance's default)"))
+    print("start", dict(threads_by_name()), flush=True)
+    stop = threading.Event()
+    counts = [0] * args.searchers
+
+    def search(i: int) -> None:
+        while not stop.is_set():
+            query = f"{WORDS[(counts[i] + i) % len(WORDS)]} q{counts[i]}"
+            live.search(workspace, settings, query, 5, ())
+            counts[i] += 1
+
+    workers = [threading.Thread(target=search, args=(i,)) for i in range(args.searchers)]
+    started = time.monotonic()
+    for worker in workers:
+        worker.start()
+    target = workspace / "text.py"
+    original = target.read_text(encoding="utf-8")
+    try:
+        for edit in range(1, args.edits + 1):
+            target.write_text(original + f"\n\ndef probe_{edit}():\n    return {edit}\n")
+            time.sleep(0.5)
+            live.searcher(workspace, settings)  # the update has run when this returns
+            if edit % 5 == 0:
+                print("edit", edit, dict(threads_by_name()), flush=True)
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join()
+    print("searches/s", round(sum(counts) / (time.monotonic() - started), 1))
+    size = sum(f.stat().st_size for f in (scratch / "home").rglob("*") if f.is_file())
+    print("index MiB", round(size / 2**20, 1))
+    shutil.rmtree(scratch)
+
+
+if __name__ == "__main__":
+    main()
