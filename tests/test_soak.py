@@ -25,6 +25,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "seek"
 QUESTIONS = 2_000
 SAMPLE_EVERY = 100
 MAX_SECOND_HALF_GROWTH = 0.03
+LAZY_POOL_THREADS = 2
 """Measured on the 2-core dev machine: +0.2 % (twice; RSS 295 MiB after 1,000 questions), fds
 18 and threads constant throughout. Before issue 20's fixes (the searcher reloaded after every
 update check and kept alive by a reference cycle): +8.9 %, fds 20 -> 43."""
@@ -80,7 +81,10 @@ def test_two_thousand_distinct_questions_keep_memory_files_and_threads(tmp_path)
     assert growth < MAX_SECOND_HALF_GROWTH, (half, second)
     # The client waits for each answer, so nothing is in flight when a sample is taken.
     assert {s["fds"] for s in second} == {half["fds"]}, second
-    assert max(s["threads"] for s in second) <= max(s["threads"] for s in samples[:10]), samples
+    # Bounded pools start their threads lazily (the keyword pool's 2 workers, anyio's worker
+    # threads): one may first appear late (seen once: 20 -> 21), a leak grows without end.
+    first = max(s["threads"] for s in samples[:10])
+    assert max(s["threads"] for s in second) <= first + LAZY_POOL_THREADS, samples
 
 
 EDITS = 30
