@@ -25,10 +25,10 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "seek"
 QUESTIONS = 2_000
 SAMPLE_EVERY = 100
 MAX_SECOND_HALF_GROWTH = 0.03
-LAZY_POOL_THREADS = 2
 """Measured on the 2-core dev machine: +0.2 % (twice; RSS 295 MiB after 1,000 questions), fds
 18 and threads constant throughout. Before issue 20's fixes (the searcher reloaded after every
 update check and kept alive by a reference cycle): +8.9 %, fds 20 -> 43."""
+LAZY_POOL_THREADS = 2
 
 
 @contextmanager
