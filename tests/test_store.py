@@ -18,13 +18,8 @@ def rows_for(chunks, dims=4):
     vectors = []
     for number, (path, start, end, content, windows) in enumerate(chunks):
         for part in range(windows):
-            batch.path.append(path)
-            batch.chunk.append(number)
-            batch.start_line.append(start)
-            batch.end_line.append(end)
-            batch.part.append(part)
-            batch.content.append(content)
-            batch.keywords.append(keyword_column(path, content) if part == 0 else "")
+            keywords = keyword_column(path, content) if part == 0 else ""
+            batch.append_row(path, number, start, end, part, content, keywords)
             vectors.append(np.eye(dims, dtype=np.float32)[(number + part) % dims])
     batch.vectors = np.array(vectors, dtype=np.float32)
     return batch

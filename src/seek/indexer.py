@@ -387,15 +387,8 @@ class Indexer:
         pending.stamps[rel] = prepared.stamp
         if prepared.had_rows:
             pending.had_rows.append(rel)
-        rows = pending.rows
         for number, start, end, part, content, keywords in prepared.rows:
-            rows.path.append(rel)
-            rows.chunk.append(number)
-            rows.start_line.append(start)
-            rows.end_line.append(end)
-            rows.part.append(part)
-            rows.content.append(content)
-            rows.keywords.append(keywords)
+            pending.rows.append_row(rel, number, start, end, part, content, keywords)
         pending.texts.extend(prepared.texts)
 
     def _flush(self, manifest: Manifest, pending: _Pending, report: IndexReport) -> None:

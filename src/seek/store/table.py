@@ -83,6 +83,18 @@ class RowBatch:
     def __len__(self) -> int:
         return len(self.path)
 
+    def append_row(
+        self, path: str, chunk: int, start: int, end: int, part: int, content: str, keywords: str
+    ) -> None:
+        """One window's row (its vector is set for the whole batch after embedding)."""
+        self.path.append(path)
+        self.chunk.append(chunk)
+        self.start_line.append(start)
+        self.end_line.append(end)
+        self.part.append(part)
+        self.content.append(content)
+        self.keywords.append(keywords)
+
 
 def sql_quote(value: str) -> str:
     """A SQL string literal: single quotes, embedded quotes doubled."""
