@@ -78,7 +78,7 @@ def configure_retries(settings):
         max_backoff_s=float(table.get("max_backoff_s", 30.0)),
     )
 ''',
-    "src/my_project/client.py": '''"""A small HTTP client that retries what the server may recover from."""
+    "src/my_project/client.py": '''"""An HTTP client that retries what a server may recover from."""
 
 from my_project.retry import configure_retries
 from my_project.settings import load_settings
@@ -107,14 +107,14 @@ def load_settings(path=DEFAULT_PATH):
     with path.open("rb") as handle:
         return tomllib.load(handle)
 ''',
-    "tests/test_retry.py": '''from my_project.retry import RetryPolicy
+    "tests/test_retry.py": """from my_project.retry import RetryPolicy
 
 
 def test_gives_up_after_the_last_attempt():
     policy = RetryPolicy(attempts=2)
     assert policy.should_retry(503, 1)
     assert not policy.should_retry(503, 2)
-''',
+""",
     "my-project.toml": "[retries]\nattempts = 5\nbackoff_s = 0.25\n",
     "README.md": "# my-project\n\nAn HTTP client with retries (see my-project.toml).\n",
 }
