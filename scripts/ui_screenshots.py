@@ -19,9 +19,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests" / "ui"), str(REPO / "tests")]
+sys.path[:0] = [str(REPO / "tests")]
 
-from ui_harness import (  # noqa: E402
+from ui.ui_harness import (  # noqa: E402
+    RETRY_PY,
     answered,
     ask,
     browser_missing,
@@ -36,48 +37,7 @@ from ui_harness import (  # noqa: E402
 )
 
 DEMO = {
-    "src/my_project/retry.py": '''"""Retrying failed HTTP requests."""
-
-import random
-import time
-
-
-class RetryPolicy:
-    """How often and how long a failed request is tried again."""
-
-    def __init__(self, attempts=3, backoff_s=0.5, max_backoff_s=30.0, jitter=0.1):
-        self.attempts = attempts
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.jitter = jitter
-        self.retry_on = {429, 500, 502, 503, 504}
-
-    def delay(self, attempt):
-        """Seconds to wait before ``attempt``: exponential with jitter, capped."""
-        base = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-        return base * (1 + random.uniform(-self.jitter, self.jitter))
-
-    def should_retry(self, status, attempt):
-        return status in self.retry_on and attempt < self.attempts
-
-    def call(self, send, request):
-        for attempt in range(1, self.attempts + 1):
-            response = send(request)
-            if not self.should_retry(response.status, attempt):
-                return response
-            time.sleep(self.delay(attempt))
-        return response
-
-
-def configure_retries(settings):
-    """Build the retry policy from the ``[retries]`` table of the settings file."""
-    table = settings.get("retries", {})
-    return RetryPolicy(
-        attempts=int(table.get("attempts", 3)),
-        backoff_s=float(table.get("backoff_s", 0.5)),
-        max_backoff_s=float(table.get("max_backoff_s", 30.0)),
-    )
-''',
+    "src/my_project/retry.py": RETRY_PY,
     "src/my_project/client.py": '''"""An HTTP client that retries what a server may recover from."""
 
 from my_project.retry import configure_retries

@@ -10,46 +10,19 @@ from pathlib import Path
 
 import pytest
 from embed_server import serve as embed_serve
-from ui_harness import browser_missing, chat_server, chromium, seek_command, start_ui, stop
+
+from ui.ui_harness import (
+    RETRY_PY,
+    browser_missing,
+    chat_server,
+    chromium,
+    seek_command,
+    start_ui,
+    stop,
+)
 
 ANSWER = ["Retries are ", "configured in ", "`src/retry.py` ", "<img src=x id=evil> **here**."]
 PIECE_DELAY_S = 0.3
-RETRY_PY = '''import time
-
-
-class RetryPolicy:
-    """How often and how long a failed request is tried again."""
-
-    def __init__(self, attempts=3, backoff_s=0.5, max_backoff_s=30.0):
-        self.attempts = attempts
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.retry_on = {429, 500, 502, 503, 504}
-
-    def delay(self, attempt):
-        """Seconds to wait before ``attempt``: exponential, capped at max_backoff_s."""
-        return min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-
-    def should_retry(self, status, attempt):
-        """Retry only the statuses a server may recover from, and only so often."""
-        return status in self.retry_on and attempt < self.attempts
-
-    def call(self, send, request):
-        """Send ``request`` until it succeeds or the attempts run out, sleeping between."""
-        for attempt in range(1, self.attempts + 1):
-            response = send(request)
-            if not self.should_retry(response.status, attempt):
-                return response
-            time.sleep(self.delay(attempt))
-        return response
-
-
-def configure_retries(settings):
-    """Set up retries from the settings file: attempts and backoff."""
-    policy = RetryPolicy(settings.get("attempts", 3), settings.get("backoff_s", 0.5))
-    policy.max_backoff_s = float(settings.get("max_backoff_s", 30.0))
-    return policy
-'''
 
 
 def write_workspaces(base: Path) -> tuple[Path, Path]:

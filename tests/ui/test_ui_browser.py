@@ -15,7 +15,8 @@ import time
 
 import httpx
 import pytest
-from ui_harness import (
+
+from ui.ui_harness import (
     answered,
     ask,
     browser_missing,

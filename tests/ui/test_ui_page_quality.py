@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from ui_harness import (
+
+from ui.ui_harness import (
     answered,
     ask,
     browser_missing,
