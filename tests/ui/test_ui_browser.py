@@ -152,25 +152,30 @@ def test_search_shows_highlighted_code_and_the_context_line(browser, ui, shots):
     browser.save_screenshot(str(shots / "ui-search.png"))
 
 
+# Each change of the chat as the page made it (a DOM observer: no polling can miss one):
+# [sources listed, answer text] of the last turn.
+RECORD_TURNS = """
+window.seenTurns = [];
+new MutationObserver(() => {
+  const turn = document.querySelector('#chat .turn:last-child');
+  if (turn) window.seenTurns.push([turn.querySelectorAll('.sources details').length,
+                                   turn.querySelector('.answer-box').innerText]);
+}).observe(document.getElementById('chat'), {childList: true, subtree: true});
+"""
+
+
 def test_ask_lists_sources_while_the_answer_streams_and_follows_up(browser, ui, shots, chat):
     open_page(browser, ui)
     tab(browser, "Ask")
     before = len(chat.bodies)
+    browser.execute_script(RECORD_TURNS)
     ask(browser, "how are retries configured?")
-    seen = []
-
-    def done(d):
-        seen.append(d.execute_script(
-            "const t = document.querySelector('#chat .turn:last-child');"
-            "return t ? [t.querySelector('.answer-box').innerText,"
-            "            t.querySelectorAll('.sources details').length] : ['', 0]"))  # fmt: skip
-        return answered(d)
-
-    wait(browser, done, what="the answer")
-    partial = [t for t, _ in seen if t.startswith("Retries are") and "here" not in t]
+    wait(browser, answered, what="the answer")
+    seen = browser.execute_script("return window.seenTurns")
+    partial = [t for _, t in seen if t.startswith("Retries are") and "here" not in t]
     assert partial, f"the answer did not arrive piece by piece: {seen}"
     # The sources were listed before the answer's first word, not after its last.
-    assert any(n and not t.startswith("Retries") for t, n in seen), seen
+    assert any(n and not t.startswith("Retries") for n, t in seen), seen
     turn = turns(browser)[-1]
     assert turn.get_attribute("data-state") == "done"
     assert "Retries are configured in src/retry.py <img src=x id=evil> here." in turn.text

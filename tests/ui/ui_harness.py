@@ -103,11 +103,11 @@ def chat_server(pieces: Sequence[str], delay_s: float) -> Iterator[Chat]:
             record.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
-            for piece in record.pieces:
+            for piece in record.pieces:  # a model takes a while to its first word too
+                time.sleep(record.delay_s)
                 line = {"message": {"role": "assistant", "content": piece}, "done": False}
                 self.wfile.write((json.dumps(line) + "\n").encode())
                 self.wfile.flush()
-                time.sleep(record.delay_s)
             self.wfile.write(b'{"message": {"content": ""}, "done": true}\n')
 
     with serving(Handler) as url:
