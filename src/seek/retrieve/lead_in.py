@@ -2,10 +2,10 @@
 (issue 13, "the right lines").
 
 The chunker breaks at every syntax node that fits, comments included, so a cut often falls
-between a doc comment and the function it documents: on the benchmark checkouts about a
-third of all chunks end with comment lines. Such a chunk matches a question through the
-comment (the words of the answer) while the code that answers starts in the next chunk,
-and a hit listed as ``path:231-253`` then stops exactly where the answer begins.
+between a doc comment and the function it documents: of the benchmark checkouts' chunks
+24 % end with a comment line, 17 % with two or more. Such a chunk matches a question
+through the comment (the words of the answer) while the code that answers starts in the
+next chunk, and a hit listed as ``path:231-253`` then stops exactly where the answer begins.
 
 The rule, applied to the ranked list after the chunk stage: when a hit's chunk ends with at
 least ``MIN_COMMENT_LINES`` comment lines and the next chunk of its file is at most
