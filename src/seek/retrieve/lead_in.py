@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 MIN_COMMENT_LINES = 2
-"""A single trailing comment line is as often a note on the code above it."""
+"""A single trailing comment line is often a note on the code above it (`// end if`)."""
 MAX_NEXT_LINES = 40
 """The next chunk joins a hit only when short enough to read with it."""
 
