@@ -184,7 +184,10 @@ class ChunkTable:
         import pyarrow as pa
 
         dims = rows.vectors.shape[1]
-        flat = pa.array(rows.vectors.astype(np.float32, copy=False).reshape(-1), pa.float32())
+        # From the buffer, not pa.array(ndarray): that path imports numpy.ma (10-80 ms, a
+        # fixed cost of every cold index; issue 14).
+        values = np.ascontiguousarray(rows.vectors, dtype=np.float32).reshape(-1)
+        flat = pa.Array.from_buffers(pa.float32(), len(values), [None, pa.py_buffer(values)])
         return pa.table(
             {
                 "path": pa.array(rows.path, pa.string()),
