@@ -4,9 +4,9 @@ A run: take the writer lock -> decide whether the stored index can be updated or
 rebuilt (model, dimensions, chunk settings, format) -> scan -> forget deleted files ->
 for each file whose size or mtime changed: read, sniff for binary, compare SHA-1, chunk,
 window -> every few files (``EMBED_STEP_FILES``) embed the pending windows on a second
-thread -> once ``flush_every_files`` files or ``WRITE_ROWS`` rows are embedded, replace
-those files' rows and save the manifest -> build the keyword index, and compact unless the
-run created the table.
+thread -> once ``flush_every_files`` files or ``WRITE_ROWS`` rows are embedded (or the
+oldest waited ``WRITE_AFTER_S``), replace those files' rows and save the manifest -> build
+the keyword index, and compact unless the run created the table.
 
 Stamps are saved only after their rows are written, and ``runOpen`` marks a run in progress,
 so a process killed at any instant leaves an index that the next run repairs without
@@ -32,7 +32,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Event
 
@@ -40,6 +39,7 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.pending import Pending
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.stages import FileSpec, prepare_file
 from seek.scan import ScannedFile, scan_workspace
@@ -50,7 +50,6 @@ from seek.store import (
     ChunkTable,
     LocalIndexStore,
     Manifest,
-    RowBatch,
     Stamp,
     index_dir_for,
 )
@@ -72,6 +71,9 @@ WRITE_ROWS = 4096
 save. Each LanceDB write is a commit and a data file with a fixed cost (issue 14): a cold
 index of a few thousand chunks is now one or two commits instead of one per 25 files, and
 its table needs no compaction."""
+WRITE_AFTER_S = 10.0
+"""...or once the oldest of them has waited this long: with a slow embedding server, a
+killed run still loses at most about this much embedding work."""
 
 
 def new_table_name() -> str:
@@ -121,33 +123,6 @@ class _DimensionsChanged(Exception):
         super().__init__(f"vector dimensions changed ({old} -> {new})")
 
 
-@dataclass(slots=True)
-class _Pending:
-    """Files chunked and waiting to be embedded and written."""
-
-    stamps: dict[str, Stamp] = field(default_factory=dict)
-    refreshed: dict[str, Stamp] = field(default_factory=dict)
-    """Touched but unchanged files: only their size and mtime are new."""
-    had_rows: list[str] = field(default_factory=list)
-    rows: RowBatch = field(default_factory=lambda: RowBatch.empty(0))
-    """Every column but the vectors, which the flush adds."""
-    texts: list[str] = field(default_factory=list)
-    """What is embedded for each row: ``<task prefix><path>\n<window>``."""
-    vectors: list[np.ndarray] = field(default_factory=list)
-    """The rows' vectors, one matrix per embedded step, in row order."""
-
-    def __len__(self) -> int:
-        return len(self.stamps) + len(self.refreshed)
-
-    def absorb(self, step: _Pending) -> None:
-        """Add an embedded step's files and rows (its texts are no longer needed)."""
-        self.stamps.update(step.stamps)
-        self.refreshed.update(step.refreshed)
-        self.had_rows.extend(step.had_rows)
-        self.rows.extend(step.rows)
-        self.vectors.extend(step.vectors)
-
-
 class Indexer:
     """One run over one workspace. Use :func:`index_workspace`."""
 
@@ -178,8 +153,9 @@ class Indexer:
         new table beside the current index."""
         self.fresh_table = False
         """This run created the table: nothing to compact at the end (see WRITE_ROWS)."""
-        self._unwritten = _Pending()
+        self._unwritten = Pending()
         """Embedded rows waiting for their write (touched by the writer thread only)."""
+        self._unwritten_since = 0.0
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -380,8 +356,8 @@ class Indexer:
         work). At most one step is in flight, and only the writer touches the manifest's
         stamps (this thread's last write comes after the writer is done)."""
         step_files = min(EMBED_STEP_FILES, self.settings.flush_every_files)
-        self._unwritten = _Pending()
-        pending = _Pending()
+        self._unwritten = Pending()
+        pending = Pending()
         total = len(stale)
         done = 0
         recent: list[str] = []
@@ -399,7 +375,7 @@ class Indexer:
                         if in_flight is not None:
                             in_flight.result()
                         in_flight = writer.submit(self._embed_step, manifest, pending, report)
-                        pending = _Pending()
+                        pending = Pending()
                 else:
                     done = total
             finally:
@@ -412,7 +388,7 @@ class Indexer:
         self.progress(Progress("embedding", done, total))
 
     def _prepare(
-        self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
+        self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
     ) -> None:
         """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
         merged: its windows queued, or its stamp refreshed."""
@@ -433,7 +409,7 @@ class Indexer:
             pending.rows.append_row(rel, number, start, end, part, content, keywords)
         pending.texts.extend(prepared.texts)
 
-    def _embed_step(self, manifest: Manifest, step: _Pending, report: IndexReport) -> None:
+    def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
         """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""
         if step.texts:
             vectors = self._embed(step.texts)
@@ -443,14 +419,20 @@ class Indexer:
             manifest.dimensions = dims
             step.vectors.append(vectors)
             step.texts = []
+        if not len(self._unwritten):
+            self._unwritten_since = time.monotonic()
         self._unwritten.absorb(step)
         unwritten = self._unwritten
-        if len(unwritten) >= self.settings.flush_every_files or len(unwritten.rows) >= WRITE_ROWS:
+        if (
+            len(unwritten) >= self.settings.flush_every_files
+            or len(unwritten.rows) >= WRITE_ROWS
+            or time.monotonic() - self._unwritten_since >= WRITE_AFTER_S
+        ):
             self._write(manifest, report)
 
     def _write(self, manifest: Manifest, report: IndexReport) -> None:
         """Replace the rows of the embedded files waiting, then save their stamps."""
-        pending, self._unwritten = self._unwritten, _Pending()
+        pending, self._unwritten = self._unwritten, Pending()
         if not len(pending):
             return
         rows = pending.rows
