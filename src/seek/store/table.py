@@ -259,12 +259,10 @@ class ChunkTable:
         if self._open() is not None:
             self._table.optimize()
 
-    def finish(self, *, compact: bool = True) -> None:
-        """Make the keyword index cover every row and, unless ``compact`` is false, compact
-        what the run wrote."""
+    def finish(self) -> None:
+        """Make the keyword index cover every row and compact what the run wrote."""
         self.ensure_keyword_index()
-        if compact:
-            self.compact()
+        self.compact()
 
     # -- reading --------------------------------------------------------------
     def count_chunks(self) -> int:
