@@ -51,6 +51,16 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process (every thread) and its waited-for children:
+    less sensitive than wall time to what else runs on the machine."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 # -- the seek worker (child process) -------------------------------------------------------
 def seek_worker(repo_dir: str) -> dict:
     """Measure seek on one folder; runs in its own process."""
@@ -78,9 +88,10 @@ def seek_worker(repo_dir: str) -> dict:
         store_import_s = time.perf_counter() - started
 
         before = set(sys.modules)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_s()
         cold = index_workspace(repo_dir, settings, mode="update", embedder=embedder)
         cold_s = time.perf_counter() - started
+        cold_cpu_s = _cpu_s() - cpu
         late_imports = sorted({name.split(".")[0] for name in set(sys.modules) - before})
 
         started = time.perf_counter()
@@ -95,6 +106,7 @@ def seek_worker(repo_dir: str) -> dict:
             "repo_dir": str(Path(repo_dir).resolve()),
             "model": embedder.model_id,
             "cold_s": cold_s,
+            "cold_cpu_s": cold_cpu_s,
             "nochange_s": nochange_s,
             "files": cold.files,
             "chunks": cold.chunks,
@@ -183,8 +195,9 @@ def aggregate(samples: list[dict]) -> dict | None:
     if not samples:
         return None
     result = dict(samples[-1])
-    for key in ("cold_s", "nochange_s"):
-        result[key] = statistics.median(sample[key] for sample in samples)
+    for key in ("cold_s", "nochange_s", "cold_cpu_s"):
+        if all(key in sample for sample in samples):
+            result[key] = statistics.median(sample[key] for sample in samples)
     result["peak_rss_mb"] = max(sample["peak_rss_mb"] for sample in samples)
     result["runs"] = len(samples)
     for key in ("cold_s", "nochange_s", "loadavg_1m"):
@@ -224,7 +237,8 @@ def measure_repo(
             sample["loadavg_1m"] = load
             samples[tool].append(sample)
             _log(
-                f"  {tool}: cold {sample['cold_s']:.2f} s, no-change "
+                f"  {tool}: cold {sample['cold_s']:.2f} s "
+                f"({sample.get('cold_cpu_s', 0):.2f} s CPU), no-change "
                 f"{sample['nochange_s']:.3f} s, {sample['files']} files, "
                 f"{sample['chunks']} chunks, {sample['peak_rss_mb']:.0f} MB"
             )
@@ -270,8 +284,21 @@ def summarize(rows: list[dict]) -> dict:
                 "mean_of_ratios": statistics.fmean(ratios),
                 "geomean_of_ratios": statistics.geometric_mean(ratios),
                 "median_ratio": statistics.median(ratios),
+                "max_ratio": max(ratios),
+                "max_ratio_repo": both[ratios.index(max(ratios))]["repo"],
                 "seek_mean_nochange_s": statistics.fmean(r["seek"]["nochange_s"] for r in both),
                 "semble_mean_nochange_s": statistics.fmean(r["semble"]["nochange_s"] for r in both),
+            }
+        )
+    with_cpu = [r for r in both if "cold_cpu_s" in r["seek"] and "cold_cpu_s" in r["semble"]]
+    if with_cpu:
+        seek_cpu = statistics.fmean(r["seek"]["cold_cpu_s"] for r in with_cpu)
+        semble_cpu = statistics.fmean(r["semble"]["cold_cpu_s"] for r in with_cpu)
+        summary.update(
+            {
+                "seek_mean_cold_cpu_s": seek_cpu,
+                "semble_mean_cold_cpu_s": semble_cpu,
+                "cpu_ratio_of_means": seek_cpu / semble_cpu,
             }
         )
     loads = [
@@ -302,6 +329,8 @@ def markdown_table(rows: list[dict], summary: dict, with_semble: bool) -> str:
         "seek cold s",
         "semble cold s",
         "ratio",
+        "seek CPU s",
+        "semble CPU s",
         "seek no-change s",
         "semble no-change s",
         "seek chunks/s",
@@ -326,6 +355,8 @@ def markdown_table(rows: list[dict], summary: dict, with_semble: bool) -> str:
                     _fmt(seek and seek["cold_s"]),
                     _fmt(semble and semble["cold_s"]),
                     _fmt(ratio),
+                    _fmt(seek and seek.get("cold_cpu_s")),
+                    _fmt(semble and semble.get("cold_cpu_s")),
                     _fmt(seek and seek["nochange_s"], 3),
                     _fmt(semble and semble["nochange_s"], 3),
                     _fmt(seek and seek["chunks_per_s"], 0),
@@ -347,6 +378,8 @@ def markdown_table(rows: list[dict], summary: dict, with_semble: bool) -> str:
                     _fmt(summary["seek_mean_cold_s_compared"]),
                     _fmt(summary["semble_mean_cold_s"]),
                     "",
+                    _fmt(summary.get("seek_mean_cold_cpu_s")),
+                    _fmt(summary.get("semble_mean_cold_cpu_s")),
                 ]
                 + [""] * 5
             )
@@ -355,21 +388,44 @@ def markdown_table(rows: list[dict], summary: dict, with_semble: bool) -> str:
         lines.append(
             "| "
             + " | ".join(
-                ["**ratio of means**", "", "", "", _fmt(summary["ratio_of_means"])] + [""] * 5
+                [
+                    "**ratio of means** (wall; CPU)",
+                    "",
+                    "",
+                    "",
+                    _fmt(summary["ratio_of_means"]),
+                    _fmt(summary.get("cpu_ratio_of_means")),
+                    "",
+                ]
+                + [""] * 5
             )
             + " |"
         )
         lines.append(
             "| "
             + " | ".join(
-                ["**mean of ratios**", "", "", "", _fmt(summary["mean_of_ratios"])] + [""] * 5
+                ["**mean of ratios**", "", "", "", _fmt(summary["mean_of_ratios"])] + [""] * 7
             )
             + " |"
         )
         lines.append(
             "| "
             + " | ".join(
-                ["**geomean of ratios**", "", "", "", _fmt(summary["geomean_of_ratios"])] + [""] * 5
+                ["**geomean of ratios**", "", "", "", _fmt(summary["geomean_of_ratios"])] + [""] * 7
+            )
+            + " |"
+        )
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"**max ratio** ({summary['max_ratio_repo']})",
+                    "",
+                    "",
+                    "",
+                    _fmt(summary["max_ratio"]),
+                ]
+                + [""] * 7
             )
             + " |"
         )
@@ -393,6 +449,8 @@ def markdown_table(rows: list[dict], summary: dict, with_semble: bool) -> str:
             + " | ".join(
                 [
                     f"**{NOCHANGE_REPO} no-change**",
+                    "",
+                    "",
                     "",
                     "",
                     "",

@@ -178,3 +178,49 @@ def test_nomic_models_get_task_prefixes(workspace, settings_for):
     embedder.model_id = "ollama/nomic-embed-text"
     run(workspace, settings_for(), embedder=embedder)
     assert all(t.startswith("search_document: ") for t in embedder.texts)
+
+
+def table_version(root, settings):
+    table = ChunkTable(index_dir_for(root, settings))
+    return table._open().version
+
+
+def test_cold_index_embeds_in_steps_and_writes_once(make_tree, settings_for):
+    """Issue 14: a cold index overlaps chunking with embedding in steps of 25 files, but
+    writes its rows in one commit (then the keyword index: version 2), with no compaction."""
+    root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
+    settings = settings_for()
+    report, embedder = run(root, settings)
+    assert report.embedded == 60 and len(embedder.calls) == 3
+    assert table_version(root, settings) == 2
+    assert ChunkTable(index_dir_for(root, settings)).check(60) == ""
+
+
+def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for):
+    """Rows are written (and stamps saved) every ``flush_every_files`` files, and an update
+    of a table in place is compacted, keyword index included."""
+    root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
+    settings = settings_for(flush_every_files=20)
+    run(root, settings)
+    assert table_version(root, settings) == 4  # 3 writes, then the keyword index
+    for i in range(0, 60, 2):
+        (root / f"m{i:03d}.py").write_text(f"def renamed_{i}():\n    return {i}\n")
+    report, _ = run(root, settings)
+    assert report.embedded == 30
+    table = ChunkTable(index_dir_for(root, settings))
+    assert table.check(60) == ""
+    assert {h.path for h in table.keyword_search("renamed", 100)} == {
+        f"m{i:03d}.py" for i in range(0, 60, 2)
+    }
+
+
+def test_rows_are_written_once_they_have_waited_long_enough(make_tree, settings_for, monkeypatch):
+    """A slow embedding server cannot make a killed run lose more than ``WRITE_AFTER_S`` of
+    embedding: with 0 s every step of 25 files is written as soon as it is embedded."""
+    import seek.indexer
+
+    monkeypatch.setattr(seek.indexer, "WRITE_AFTER_S", 0.0)
+    root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
+    settings = settings_for()
+    run(root, settings)
+    assert table_version(root, settings) == 4  # 3 writes, then the keyword index

@@ -11,7 +11,7 @@ def test_defaults_match_the_reference():
     assert (s.chunk_max_chars, s.chunk_min_chars, s.chunk_overlap_chars) == (1000, 100, 100)
     assert (s.window_chars, s.window_overlap_chars) == (600, 80)
     assert s.max_file_bytes == 524_288 and s.binary_sniff_bytes == 8_000
-    assert (s.embed_batch_size, s.embed_timeout_s, s.flush_every_files) == (16, 60.0, 25)
+    assert (s.embed_batch_size, s.embed_timeout_s, s.flush_every_files) == (16, 60.0, 500)
     assert (s.rerank_threshold, s.snippets, s.prompt_budget_chars) == (0.01, 10, 12_000)
     assert (s.rrf_k, s.rerank_top, s.retrieve_k, s.focus_k) == (60, 20, 20, 6)
     assert s.provider == "local" and s.ignored_globs == () and s.update_on_save is True

@@ -3,8 +3,10 @@
 A run: take the writer lock -> decide whether the stored index can be updated or must be
 rebuilt (model, dimensions, chunk settings, format) -> scan -> forget deleted files ->
 for each file whose size or mtime changed: read, sniff for binary, compare SHA-1, chunk,
-window -> every ``flush_every_files`` files embed the pending windows, replace those files'
-rows and save the manifest -> build the keyword index and compact.
+window -> every few files (``EMBED_STEP_FILES``) embed the pending windows on a second
+thread -> once ``flush_every_files`` files or ``WRITE_ROWS`` rows are embedded (or the
+oldest waited ``WRITE_AFTER_S``), replace those files' rows and save the manifest -> build
+the keyword index, and compact unless the run created the table.
 
 Stamps are saved only after their rows are written, and ``runOpen`` marks a run in progress,
 so a process killed at any instant leaves an index that the next run repairs without
@@ -30,7 +32,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Event
 
@@ -38,6 +39,7 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.stages import FileSpec, prepare_file
@@ -49,7 +51,6 @@ from seek.store import (
     ChunkTable,
     LocalIndexStore,
     Manifest,
-    RowBatch,
     Stamp,
     index_dir_for,
 )
@@ -60,6 +61,20 @@ log = logging.getLogger(__name__)
 
 STAGING_NAME = "manifest.next.json"
 RETIRED_GRACE_S = 120.0
+EMBED_STEP_FILES = 25
+EMBED_STEP_ROWS = 1024
+"""A step of the pipeline: files chunked on the run's thread are handed to the writer thread
+to be embedded once this many files or rows wait (or ``flush_every_files``, when smaller),
+so embedding starts early and overlaps the chunking of the next files."""
+WRITE_ROWS = 4096
+"""Embedded rows wait in memory until ``flush_every_files`` files or this many rows (about
+10 MB with 384 dimensions) are ready, then go to the table in one write, with one manifest
+save. Each LanceDB write is a commit and a data file with a fixed cost (issue 14): a cold
+index of a few thousand chunks is now one or two commits instead of one per 25 files, and
+its table needs no compaction."""
+WRITE_AFTER_S = 10.0
+"""...or once the oldest of them has waited this long: with a slow embedding server, a
+killed run still loses at most about this much embedding work."""
 
 
 def new_table_name() -> str:
@@ -109,23 +124,6 @@ class _DimensionsChanged(Exception):
         super().__init__(f"vector dimensions changed ({old} -> {new})")
 
 
-@dataclass(slots=True)
-class _Pending:
-    """Files chunked and waiting to be embedded and written."""
-
-    stamps: dict[str, Stamp] = field(default_factory=dict)
-    refreshed: dict[str, Stamp] = field(default_factory=dict)
-    """Touched but unchanged files: only their size and mtime are new."""
-    had_rows: list[str] = field(default_factory=list)
-    rows: RowBatch = field(default_factory=lambda: RowBatch.empty(0))
-    """Every column but the vectors, which the flush adds."""
-    texts: list[str] = field(default_factory=list)
-    """What is embedded for each row: ``<task prefix><path>\n<window>``."""
-
-    def __len__(self) -> int:
-        return len(self.stamps) + len(self.refreshed)
-
-
 class Indexer:
     """One run over one workspace. Use :func:`index_workspace`."""
 
@@ -154,6 +152,11 @@ class Indexer:
         self.manifest_name = MANIFEST_NAME
         """Where this run saves its manifest: ``manifest.next.json`` while a rebuild fills a
         new table beside the current index."""
+        self.fresh_table = False
+        """This run created the table: nothing to compact at the end (see WRITE_ROWS)."""
+        self._unwritten = Pending()
+        """Embedded rows waiting for their write (touched by the writer thread only)."""
+        self._unwritten_since = 0.0
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -178,8 +181,17 @@ class Indexer:
         self._save(manifest)
 
     def _close_run(self, manifest: Manifest) -> None:
-        self.table.finish()
+        self._finish_table()
         manifest.run_open = False
+
+    def _finish_table(self) -> None:
+        """The table's last step in a run. The keyword (BM25) index is built here and only
+        here, so whether a table needs one at all is decided on the first line. A table this
+        run created got its rows in a few large writes and needs no compaction; a table
+        updated in place is compacted, which also brings its keyword index up to date."""
+        self.table.ensure_keyword_index()
+        if not self.fresh_table:
+            self.table.compact()
 
     def _collect_tables(self, manifest: Manifest) -> None:
         """Drop tables no reader can need: a killed rebuild's, and retired ones past the grace
@@ -198,6 +210,7 @@ class Indexer:
     def _run(self, mode: str, reason: str = "") -> IndexReport:
         report = IndexReport(self.root, self.index_dir, mode=mode)
         self.manifest_name = MANIFEST_NAME
+        self.fresh_table = False
         manifest = self.store.load_manifest()
         self._collect_tables(manifest)
         self.table = self.store.table(manifest.table)
@@ -220,6 +233,7 @@ class Indexer:
                 retired=dict(manifest.retired),
             )  # fmt: skip
             self.table = self.store.table(manifest.table)
+            self.fresh_table = True
             self._save(manifest)
 
         self.progress(Progress("scanning"))
@@ -338,10 +352,13 @@ class Indexer:
     def _embed_stale(
         self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
     ) -> None:
-        """Chunk files on this thread while a writer thread embeds and stores the previous
-        batch (tokenizing and LanceDB writes release the GIL, so both cores work). At most one
-        batch is in flight, and only the writer touches the manifest's stamps."""
-        pending = _Pending()
+        """Chunk files on this thread while a writer thread embeds the previous step and
+        writes what is embedded (tokenizing and LanceDB writes release the GIL, so both cores
+        work). At most one step is in flight, and only the writer touches the manifest's
+        stamps (this thread's last write comes after the writer is done)."""
+        step_files = min(EMBED_STEP_FILES, self.settings.flush_every_files)
+        self._unwritten = Pending()
+        pending = Pending()
         total = len(stale)
         done = 0
         recent: list[str] = []
@@ -355,11 +372,11 @@ class Indexer:
                     recent = (recent + [scanned.rel])[-3:]
                     self.progress(Progress("embedding", done, total, tuple(recent), report.chunks))
                     self._prepare(manifest, scanned, pending, report)
-                    if len(pending) >= self.settings.flush_every_files:
+                    if len(pending) >= step_files or len(pending.texts) >= EMBED_STEP_ROWS:
                         if in_flight is not None:
                             in_flight.result()
-                        in_flight = writer.submit(self._flush, manifest, pending, report)
-                        pending = _Pending()
+                        in_flight = writer.submit(self._embed_step, manifest, pending, report)
+                        pending = Pending()
                 else:
                     done = total
             finally:
@@ -367,11 +384,12 @@ class Indexer:
                 if in_flight is not None:
                     in_flight.result()
         if len(pending):
-            self._flush(manifest, pending, report)
+            self._embed_step(manifest, pending, report)
+        self._write(manifest, report)
         self.progress(Progress("embedding", done, total, chunks=report.chunks))
 
     def _prepare(
-        self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
+        self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
     ) -> None:
         """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
         merged: its windows queued, or its stamp refreshed."""
@@ -392,15 +410,35 @@ class Indexer:
             pending.rows.append_row(rel, number, start, end, part, content, keywords)
         pending.texts.extend(prepared.texts)
 
-    def _flush(self, manifest: Manifest, pending: _Pending, report: IndexReport) -> None:
-        """Embed the pending windows, replace those files' rows, then save their stamps."""
-        rows = pending.rows
-        if pending.texts:
-            rows.vectors = self._embed(pending.texts)
-            dims = int(rows.vectors.shape[1])
+    def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
+        """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""
+        if step.texts:
+            vectors = self._embed(step.texts)
+            dims = int(vectors.shape[1])
             if manifest.dimensions and manifest.dimensions != dims:
                 raise _DimensionsChanged(manifest.dimensions, dims)
             manifest.dimensions = dims
+            step.vectors.append(vectors)
+            step.texts = []
+        if not len(self._unwritten):
+            self._unwritten_since = time.monotonic()
+        self._unwritten.absorb(step)
+        unwritten = self._unwritten
+        if (
+            len(unwritten) >= self.settings.flush_every_files
+            or len(unwritten.rows) >= WRITE_ROWS
+            or time.monotonic() - self._unwritten_since >= WRITE_AFTER_S
+        ):
+            self._write(manifest, report)
+
+    def _write(self, manifest: Manifest, report: IndexReport) -> None:
+        """Replace the rows of the embedded files waiting, then save their stamps."""
+        pending, self._unwritten = self._unwritten, Pending()
+        if not len(pending):
+            return
+        rows = pending.rows
+        if pending.vectors:
+            rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)

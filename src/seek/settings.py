@@ -68,7 +68,9 @@ class Settings:
     binary_sniff_bytes: int = 8_000
     ignored_globs: tuple[str, ...] = ()
     """Extra gitignore-style patterns; they win over ``.gitignore`` negations."""
-    flush_every_files: int = 25
+    flush_every_files: int = 500
+    """At most this many files' embedded rows wait before they are written and their stamps
+    saved (also bounded by ``seek.indexer.WRITE_ROWS`` rows): what a killed run can lose."""
 
     # -- retrieval and prompt (used by search/context) --------------------------
     retrieve_k: int = 20

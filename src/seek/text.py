@@ -49,8 +49,10 @@ def keyword_text(content: str) -> str:
     return " ".join(map(_token_text, IDENTIFIER.findall(content)))
 
 
+@lru_cache(maxsize=1024)
 def path_keywords(rel_path: str) -> str:
-    """Words of a relative path: ``src/status-bar.ts`` -> ``src status bar ts`` (deduplicated)."""
+    """Words of a relative path: ``src/status-bar.ts`` -> ``src status bar ts`` (deduplicated;
+    cached: every chunk of a file starts its keyword column with them)."""
     seen: dict[str, None] = {}
     for token in _PATH_TOKEN.findall(rel_path):
         seen.setdefault(token.lower(), None)

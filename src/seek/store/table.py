@@ -4,7 +4,8 @@ Contract (the only place seek touches lancedb/pyarrow):
 
 - ``replace_files(paths, rows)`` deletes every row of ``paths`` then adds ``rows``;
 - ``delete_files(paths)`` removes every row of ``paths``;
-- ``finish()`` builds the keyword (BM25) index when missing and compacts the table;
+- ``finish()`` builds the keyword (BM25) index when missing and compacts the table
+  (``ensure_keyword_index()`` and ``compact()`` do one each);
 - ``vector_search(vector, limit, paths=None)`` returns the nearest chunks, one hit per chunk
   at the rank of its nearest window, optionally only within ``paths``;
 - ``keyword_search(query, limit, paths=None)`` runs BM25 over the keyword column of each
@@ -82,6 +83,16 @@ class RowBatch:
 
     def __len__(self) -> int:
         return len(self.path)
+
+    def extend(self, other: RowBatch) -> None:
+        """Append the rows of ``other``, every column but the vectors (set after embedding)."""
+        self.path.extend(other.path)
+        self.chunk.extend(other.chunk)
+        self.start_line.extend(other.start_line)
+        self.end_line.extend(other.end_line)
+        self.part.extend(other.part)
+        self.content.extend(other.content)
+        self.keywords.extend(other.keywords)
 
     def append_row(
         self, path: str, chunk: int, start: int, end: int, part: int, content: str, keywords: str
@@ -173,7 +184,10 @@ class ChunkTable:
         import pyarrow as pa
 
         dims = rows.vectors.shape[1]
-        flat = pa.array(rows.vectors.astype(np.float32, copy=False).reshape(-1), pa.float32())
+        # From the buffer, not pa.array(ndarray): that path imports numpy.ma (10-80 ms, a
+        # fixed cost of every cold index; issue 14).
+        values = np.ascontiguousarray(rows.vectors, dtype=np.float32).reshape(-1)
+        flat = pa.Array.from_buffers(pa.float32(), len(values), [None, pa.py_buffer(values)])
         return pa.table(
             {
                 "path": pa.array(rows.path, pa.string()),
@@ -233,13 +247,22 @@ class ChunkTable:
         )
         table.create_index(KEYWORD_COLUMN, config=config, replace=True)
 
+    def ensure_keyword_index(self) -> None:
+        """Build the keyword index when the table has none (an existing one is kept up to
+        date by :meth:`compact`)."""
+        if self._open() is not None and not self.has_keyword_index():
+            self.build_keyword_index()
+
+    def compact(self) -> None:
+        """Merge the small fragments a run's writes leave and bring the indexes up to date
+        with the rows added since they were built."""
+        if self._open() is not None:
+            self._table.optimize()
+
     def finish(self) -> None:
         """Make the keyword index cover every row and compact what the run wrote."""
-        if self._open() is None:
-            return
-        if not self.has_keyword_index():
-            self.build_keyword_index()
-        self._table.optimize()
+        self.ensure_keyword_index()
+        self.compact()
 
     # -- reading --------------------------------------------------------------
     def count_chunks(self) -> int:
