@@ -7,7 +7,9 @@ drop-in replacement.
 
 from __future__ import annotations
 
+import json
 import logging
+import statistics
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -59,9 +61,7 @@ class LocalEmbedder:
                         "config.json, model.safetensors and tokenizer.json)"
                     )
                 try:
-                    from model2vec import StaticModel
-
-                    model = StaticModel.from_pretrained(str(self.folder))
+                    model = load_static_model(self.folder)
                 except Exception as exc:
                     raise EmbeddingError(
                         f"cannot load the embedding model in {self.folder}: {exc}"
@@ -85,6 +85,93 @@ class LocalEmbedder:
             use_multiprocessing=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+class StaticModel:
+    """model2vec's ``StaticModel`` for the plain layout (one ``embeddings`` tensor, no
+    vocabulary quantisation), read without importing model2vec: its loader imports
+    ``huggingface_hub`` (and ``joblib``, ``tqdm``), ~0.8 s of a ``seek search`` process
+    for a folder on disk. ``encode`` repeats model2vec 0.10's steps exactly (cut each text
+    at ``max_length x`` the median token length, tokenize without special tokens or padding,
+    drop unknown tokens, truncate to ``max_length`` tokens, mean of the token vectors, unit
+    length when ``normalize``); ``tests/test_embed_static.py`` checks the vectors are equal."""
+
+    def __init__(self, folder: Path) -> None:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
+            if set(tensors.keys()) != {"embeddings"}:
+                raise _OtherLayout
+            self.embedding = tensors.get_tensor("embeddings")
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        vocab = tokenizer.get_vocab()
+        if len(vocab) != len(self.embedding):
+            raise _OtherLayout
+        padding = tokenizer.padding
+        if padding is not None:  # model2vec keeps the pad token but never pads
+            tokenizer.enable_padding(pad_id=padding["pad_id"], pad_token=padding["pad_token"],
+                                     pad_type_id=padding["pad_type_id"], length=0)  # fmt: skip
+        unk = getattr(tokenizer.model, "unk_token", None)
+        if not hasattr(tokenizer.model, "unk_token"):  # a unigram model names its id
+            unk_id = json.loads(tokenizer.to_str())["model"].get("unk_id")
+        else:
+            unk_id = tokenizer.token_to_id(unk) if unk is not None else None
+        self.unk_id = unk_id
+        self.median_token_length = int(statistics.median(len(token) for token in vocab))
+        self.normalize = bool(config.get("normalize", False))
+        self.max_length = config.get("max_length", 512)
+        if self.max_length is None:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(self.max_length)
+        self.tokenizer = tokenizer
+
+    @property
+    def dim(self) -> int:
+        return int(self.embedding.shape[1])
+
+    def encode(self, sentences: list[str], batch_size: int = ENCODE_BATCH, **_: object):
+        if self.max_length is not None:
+            cut = self.max_length * self.median_token_length
+            sentences = [s[:cut] for s in sentences]
+        batches = [self._batch(sentences[i : i + batch_size])
+                   for i in range(0, len(sentences), batch_size)]  # fmt: skip
+        return np.concatenate(batches, axis=0)
+
+    def _batch(self, sentences: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch_fast(sentences, add_special_tokens=False)
+        ids = [e.ids for e in encodings]
+        if self.unk_id is not None:
+            ids = [[t for t in row if t != self.unk_id] for row in ids]
+        out = np.zeros((len(ids), self.dim), dtype=self.embedding.dtype)
+        buckets: dict[int, list[int]] = {}
+        for i, row in enumerate(ids):
+            if row:
+                buckets.setdefault(len(row), []).append(i)
+        for indices in buckets.values():
+            matrix = np.array([ids[i] for i in indices], dtype=np.int64)
+            out[indices] = self.embedding[matrix].mean(axis=1)
+        if self.normalize:
+            out32 = out.astype(np.float32)
+            norm = np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32
+            return (out32 / norm).astype(out.dtype)
+        return out
+
+
+class _OtherLayout(Exception):
+    """A Model2Vec folder this reader does not handle: model2vec loads it."""
+
+
+def load_static_model(folder: Path):
+    """The folder's model: :class:`StaticModel` for the plain layout, else model2vec's."""
+    try:
+        return StaticModel(folder)
+    except (_OtherLayout, FileNotFoundError, KeyError):
+        from model2vec import StaticModel as Model2VecModel
+
+        return Model2VecModel.from_pretrained(str(folder))
 
 
 @lru_cache(maxsize=4)
