@@ -222,6 +222,9 @@ def load_commands(args: list[str]) -> None:
 
 
 def main() -> None:
+    from seek.threads import one_blas_thread
+
+    one_blas_thread()
     load_commands(sys.argv[1:])
     try:
         cli.main(standalone_mode=False)

@@ -66,9 +66,10 @@ class LocalEmbedder:
                     raise EmbeddingError(
                         f"cannot load the embedding model in {self.folder}: {exc}"
                     ) from exc
-                # Stored as float16 to keep the package small; numpy averages float16 in
-                # software, float32 is ~1.5x faster to encode for 30 MB of memory.
-                model.embedding = np.asarray(model.embedding, dtype=np.float32)
+                if not isinstance(model, StaticModel):
+                    # Stored as float16 to keep the package small; numpy averages float16 in
+                    # software, float32 is ~1.5x faster to encode for 30 MB of memory.
+                    model.embedding = np.asarray(model.embedding, dtype=np.float32)
                 self._model = model
         return self._model
 
@@ -94,7 +95,14 @@ class StaticModel:
     for a folder on disk. ``encode`` repeats model2vec 0.10's steps exactly (cut each text
     at ``max_length x`` the median token length, tokenize without special tokens or padding,
     drop unknown tokens, truncate to ``max_length`` tokens, mean of the token vectors, unit
-    length when ``normalize``); ``tests/test_embed_static.py`` checks the vectors are equal."""
+    length when ``normalize``); ``tests/test_embed_static.py`` checks the vectors are equal.
+
+    Averaging is in float32 (as model2vec does on seek's float32 copy of the table), but the
+    float32 copy of the table (47 MB for the built-in model) is made only for a batch of at
+    least ``BULK`` texts: a search embeds one question, whose few rows are converted alone
+    (same values: float16 to float32 is exact)."""
+
+    BULK = 64
 
     def __init__(self, folder: Path) -> None:
         from safetensors import safe_open
@@ -104,6 +112,7 @@ class StaticModel:
             if set(tensors.keys()) != {"embeddings"}:
                 raise _OtherLayout
             self.embedding = tensors.get_tensor("embeddings")
+        self._embedding32: np.ndarray | None = None
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         vocab = tokenizer.get_vocab()
@@ -145,14 +154,19 @@ class StaticModel:
         ids = [e.ids for e in encodings]
         if self.unk_id is not None:
             ids = [[t for t in row if t != self.unk_id] for row in ids]
-        out = np.zeros((len(ids), self.dim), dtype=self.embedding.dtype)
+        table = self.embedding
+        if len(sentences) >= self.BULK:
+            if self._embedding32 is None:
+                self._embedding32 = np.asarray(self.embedding, dtype=np.float32)
+            table = self._embedding32
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
         buckets: dict[int, list[int]] = {}
         for i, row in enumerate(ids):
             if row:
                 buckets.setdefault(len(row), []).append(i)
         for indices in buckets.values():
             matrix = np.array([ids[i] for i in indices], dtype=np.int64)
-            out[indices] = self.embedding[matrix].mean(axis=1)
+            out[indices] = table[matrix].astype(np.float32, copy=False).mean(axis=1)
         if self.normalize:
             out32 = out.astype(np.float32)
             norm = np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32
