@@ -10,16 +10,16 @@ from seek.store.table import ChunkTable, RowBatch
 from seek.text import keyword_column, keyword_query
 
 FILES = {
-    "src/retry_policy.py": "def configure_retries(policy, max_attempts=3):\n    return RetryPolicy(policy)",
-    "src/http/client.py": "class HttpClient:\n    def send(self, request):\n        return self.session.send(request)",
-    "src/router.py": "class Router:\n    def add_route(self, path):\n        self.routes.append(path)",
-    "docs/guide.md": "Running the runner runs: having been doing these things, we should've been there.",
+    "src/retry_policy.py": "def configure_retries(policy, max_attempts=3):\n    return RetryPolicy(policy)",  # noqa: E501
+    "src/http/client.py": "class HttpClient:\n    def send(self, request):\n        return self.session.send(request)",  # noqa: E501
+    "src/router.py": "class Router:\n    def add_route(self, path):\n        self.routes.append(path)",  # noqa: E501
+    "docs/guide.md": "Running the runner runs: having been doing these things, we should've been there.",  # noqa: E501
     "lib/long.py": "x_" + "a" * 39 + " = " + "b" * 40 + "\nvalue_utf8 = HTTPServer2Handler",
-    "lib/stop.py": "def do_not_do_it(this, that, the_other): return very_much_so and_also_only_once",
+    "lib/stop.py": "def do_not_do_it(this, that, the_other): return very_much_so and_also_only_once",  # noqa: E501
     "lib/dup.py": "retry retry retry retries retried retrying configure configuration",
     "lib/empty.py": "",
     "lib/ids.py": "MAX_FILE_BYTES = maxFileBytes + __init__ + x1 + _private_thing",
-}
+}  # fmt: skip
 QUERIES = [
     "configure retries", "retry policy max attempts", "http client send request", "router",
     "running runs runner", "having been doing", "do not do it", "very much only once",
