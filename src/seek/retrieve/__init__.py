@@ -13,7 +13,7 @@ The names below load on first use, so that importing one light module of this pa
 
 from __future__ import annotations
 
-import importlib
+from seek.lazy import lazy_names
 
 _LAZY = {
     "BM25_ONLY": "seek.retrieve.searcher",
@@ -32,16 +32,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'seek.retrieve' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names("seek.retrieve", _LAZY, globals())
 
 __all__ = sorted(_LAZY)

@@ -6,7 +6,7 @@ The names below load on first use: the location and the manifest are read by lig
 
 from __future__ import annotations
 
-import importlib
+from seek.lazy import lazy_names
 
 _LAZY = {
     "ChunkTable": "seek.store.table",
@@ -27,16 +27,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'seek.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names("seek.store", _LAZY, globals())
 
 __all__ = sorted(_LAZY)
