@@ -111,7 +111,7 @@ def semble_commands(semble: Path, folder: Path, query: str) -> dict[str, list[st
     return {"search_cold": search, "search_warm": search, "help": [str(semble), "--help"]}
 
 
-def _median_of(samples: list[dict]) -> dict:
+def median_of(samples: list[dict]) -> dict:
     """One run's figure for a command repeated ``--searches`` times: the medians."""
     if len(samples) == 1:
         return samples[0]
@@ -152,7 +152,7 @@ def measure_run(
             for tool in tools if i % 2 == 0 else tools[::-1]:
                 warm[tool].append(run(tool, "search" if tool == "seek" else "search_warm"))
         for tool in tools:
-            sample[tool]["search" if tool == "seek" else "search_warm"] = _median_of(warm[tool])
+            sample[tool]["search" if tool == "seek" else "search_warm"] = median_of(warm[tool])
         sample["seek"]["status"] = run("seek", "status")
         if with_help:
             for tool in tools:
