@@ -2,7 +2,10 @@
 
 Vector search runs on an in-memory float32 matrix of every window (exact cosine, one
 matrix-vector product: measured faster than LanceDB's flat search, with perfect recall); the
-keyword pass is LanceDB's BM25 over the keyword column, on a helper thread meanwhile.
+keyword pass is BM25 over the keyword column, in memory with LanceDB's tokens and scores
+(:mod:`.bm25`), or LanceDB's own on a helper thread for very large indexes. What a search
+reads comes from the search cache (:mod:`.search_cache`) when it is current, else from the
+table (and the cache is written again).
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ KEYWORDS_IN_MEMORY_MAX_CHUNKS = 250_000
 above, on LanceDB's full-text index (see bench/README.md, "Keyword search in memory")."""
 
 SCOPE_FILTER_PATHS = 500
-"""A search limited to at most this many files filters BM25 in LanceDB by path; a wider one
-fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope."""
+"""On LanceDB's keyword index, a search limited to at most this many files filters BM25 by
+path; a wider one fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope (in
+memory, only the scope's chunks are scored)."""
 SCOPE_OVERFETCH = 4
 
 
