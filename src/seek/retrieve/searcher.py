@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
+from seek.embed import Embedder, model_id_for, task_prefixes
 from seek.errors import DamagedIndexError, SeekError
 from seek.retrieve import chunks as chunk_stage
 from seek.retrieve import signals as sig
 from seek.retrieve.bm25 import Bm25
+from seek.retrieve.embedding import IndexEmbedder, PathVectors
 from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,
@@ -77,49 +78,6 @@ def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
 # One small pool for every searcher's keyword pass (searchers come and go as indexes change;
 # a pool each would leave idle threads behind).
 _KEYWORD_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-bm25")
-
-
-class IndexEmbedder:
-    """The embedder of an index's model, made on first use; None when the settings name
-    another model (the index then answers by keywords only)."""
-
-    def __init__(self, settings: Settings, model_id: str, embedder: Embedder | None) -> None:
-        self.settings, self.model_id, self.embedder = settings, model_id, embedder
-
-    def get(self) -> Embedder | None:
-        if self.embedder is None:
-            if model_id_for(self.settings) != self.model_id:
-                return None
-            self.embedder = make_embedder(self.settings)
-        return self.embedder
-
-
-class PathVectors:
-    """Unit embeddings of file paths (for the ranker), kept while the index is loaded.
-
-    Its own object, not a method of the searcher: the searcher's corpus holds it, and a bound
-    method there made a reference cycle, so every searcher a long-running server replaced (its
-    rows, and LanceDB handles with open files) lived on until the cyclic GC happened to run
-    (issue 20: one more open file and ~2 MiB per index change)."""
-
-    def __init__(self, embedding: IndexEmbedder, document_prefix: str, dims: int) -> None:
-        self.embedding, self.document_prefix, self.dims = embedding, document_prefix, dims
-        self.known: dict[str, np.ndarray] = {}
-
-    def __call__(self, paths: list[str]) -> np.ndarray:
-        missing = [p for p in dict.fromkeys(paths) if p not in self.known]
-        embedder = self.embedding.get()
-        if missing and embedder is not None:
-            try:
-                vectors = embedder.embed([self.document_prefix + p for p in missing])
-            except SeekError:  # the query was embedded a moment ago; a failure costs a feature
-                vectors = None
-            if vectors is not None:
-                vectors = np.asarray(vectors, dtype=np.float32)
-                norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                self.known.update(zip(missing, vectors / norms, strict=True))
-        zero = np.zeros(self.dims, dtype=np.float32)
-        return np.array([self.known.get(p, zero) for p in paths])
 
 
 class Searcher:
