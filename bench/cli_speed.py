@@ -1,7 +1,8 @@
 """Whole-process CLI speed and memory: seek against semble 0.7.0, same run (issue 14, item 4).
 
     .venv/bin/python -m bench.cli_speed BENCH_DIR [--repos a,b] [--runs N] [--dev-runs N]
-        [--query TEXT] [--semble PATH | --no-semble] [--out bench/results/cli_speed.json]
+        [--searches N] [--query TEXT] [--semble PATH | --no-semble]
+        [--out bench/results/cli_speed.json]
 
 Unlike ``bench.index_speed`` (which times inside a worker and excludes imports and model load),
 this measures what an agent pays: one whole process per command, started from this parent,
@@ -20,7 +21,8 @@ Per repository and run, with a fresh home/cache folder per run:
   warm search; semble validates the cache against the tree on every call).
 * once per run (first repository): ``seek --help`` and ``semble --help``.
 
-The tools alternate which goes first from run to run, so machine load hits both alike. semble
+The tools alternate which goes first from run to run, and the ``--searches`` warm searches of a
+run alternate between the tools, so machine load hits both alike. semble
 is pointed at seek's built-in model folder (``SEMBLE_MODEL_NAME``, ``HF_HUB_OFFLINE=1``) as in
 ``bench/_semble_worker.py``. Decision: one fixed query for every repository (``--query``): the
 process cost barely depends on the words, and a fixed query keeps runs comparable.
@@ -109,30 +111,56 @@ def semble_commands(semble: Path, folder: Path, query: str) -> dict[str, list[st
     return {"search_cold": search, "search_warm": search, "help": [str(semble), "--help"]}
 
 
-def measure_seek(
-    seek: Path, folder: Path, query: str, env: dict[str, str], with_help: bool
-) -> dict[str, dict]:
-    commands = seek_commands(seek, folder, query)
-    home = Path(tempfile.mkdtemp(prefix="bench-cli-seek-"))
-    env = {**env, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
-    try:
-        order = ["index_cold", "index_nochange", "search", "status"] + (["help"] * with_help)
-        return {op: run_measured(commands[op], env, folder) for op in order}
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+def median_of(samples: list[dict]) -> dict:
+    """One run's figure for a command repeated ``--searches`` times: the medians."""
+    if len(samples) == 1:
+        return samples[0]
+    return {key: statistics.median(s[key] for s in samples)
+            for key in ("wall_s", "cpu_s", "peak_rss_mb")}  # fmt: skip
 
 
-def measure_semble(
-    semble: Path, folder: Path, query: str, env: dict[str, str], with_help: bool
-) -> dict[str, dict]:
-    commands = semble_commands(semble, folder, query)
+def measure_run(
+    seek: Path, semble: Path | None, folder: Path, query: str, env: dict[str, str],
+    with_help: bool, searches: int, seek_first: bool,
+) -> dict[str, dict[str, dict]]:  # fmt: skip
+    """One run: each tool indexes into a fresh home/cache (seek: cold, then no change; semble:
+    its first search), then the warm searches alternate between the tools (``searches`` per
+    tool, their median kept), then seek's status and both tools' ``--help``."""
+    seek_cmds = seek_commands(seek, folder, query)
+    seek_home = Path(tempfile.mkdtemp(prefix="bench-cli-seek-"))
+    seek_env = {**env, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home / "config")}
+    sample: dict[str, dict[str, dict]] = {"seek": {}}
     cache = Path(tempfile.mkdtemp(prefix="bench-cli-semble-"))
-    env = {**env, "SEMBLE_CACHE_LOCATION": str(cache)}
+    semble_env = {**env, "SEMBLE_CACHE_LOCATION": str(cache)}
+    semble_cmds = semble_commands(semble, folder, query) if semble else {}
+    tools = (["seek", "semble"] if seek_first else ["semble", "seek"]) if semble else ["seek"]
+
+    def run(tool: str, op: str) -> dict:
+        if tool == "seek":
+            return run_measured(seek_cmds[op], seek_env, folder)
+        return run_measured(semble_cmds[op], semble_env, folder)
+
     try:
-        order = ["search_cold", "search_warm"] + (["help"] * with_help)
-        return {op: run_measured(commands[op], env, folder) for op in order}
+        for tool in tools:
+            if tool == "seek":
+                sample["seek"]["index_cold"] = run("seek", "index_cold")
+                sample["seek"]["index_nochange"] = run("seek", "index_nochange")
+            else:
+                sample["semble"] = {"search_cold": run("semble", "search_cold")}
+        warm: dict[str, list[dict]] = {tool: [] for tool in tools}
+        for i in range(searches):
+            for tool in tools if i % 2 == 0 else tools[::-1]:
+                warm[tool].append(run(tool, "search" if tool == "seek" else "search_warm"))
+        for tool in tools:
+            sample[tool]["search" if tool == "seek" else "search_warm"] = median_of(warm[tool])
+        sample["seek"]["status"] = run("seek", "status")
+        if with_help:
+            for tool in tools:
+                sample[tool]["help"] = run(tool, "help")
     finally:
+        shutil.rmtree(seek_home, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
+    return sample
 
 
 # -- pure parts: aggregation and the table ---------------------------------------------------
@@ -285,22 +313,13 @@ def markdown_table(title: str, rows: list[dict]) -> str:
 
 # -- driver ------------------------------------------------------------------------------
 def measure_repo(
-    folder: Path, runs: int, seek: Path, semble: Path | None, query: str, env: dict, help_: bool
-) -> tuple[dict, list[float]]:
+    folder: Path, runs: int, seek: Path, semble: Path | None, query: str, env: dict,
+    help_: bool, searches: int = 1,
+) -> tuple[dict, list[float]]:  # fmt: skip
     per_run, loads = [], []
     for run in range(runs):
-        tools = ["seek", "semble"] if semble else ["seek"]
-        if run % 2:
-            tools.reverse()
-        sample: dict[str, dict[str, dict]] = {}
-        for tool in tools:
-            if tool == "seek":
-                sample["seek"] = measure_seek(seek, folder, query, env, help_)
-            else:
-                assert semble is not None
-                sample["semble"] = measure_semble(semble, folder, query, env, help_)
+        per_run.append(measure_run(seek, semble, folder, query, env, help_, searches, run % 2 == 0))
         loads.append(os.getloadavg()[0])
-        per_run.append(sample)
     return aggregate_runs(per_run), loads
 
 
@@ -311,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs on laravel-framework")
     parser.add_argument("--dev-runs", type=int, default=3, help="runs on each dev repository")
     parser.add_argument("--query", default=DEFAULT_QUERY)
+    parser.add_argument(
+        "--searches", type=int, default=1,
+        help="warm searches per tool and run, alternating between the tools (median kept)",
+    )  # fmt: skip
     parser.add_argument("--semble", default=str(DEFAULT_SEMBLE))
     parser.add_argument("--no-semble", action="store_true")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
@@ -358,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         files, _ = prewarm(folder)
         runs = args.runs if name == LARAVEL else args.dev_runs
-        medians, loads = measure_repo(folder, runs, seek, semble, args.query, env, index == 0)
+        medians, loads = measure_repo(
+            folder, runs, seek, semble, args.query, env, index == 0, args.searches
+        )
         rows = comparison_rows(medians)
         report["repos"][name] = {"files": files, "loadavg_1m": loads, "medians": medians}
         report.setdefault("rows", {})[name] = rows

@@ -108,3 +108,11 @@ def test_run_measured_reports_the_childs_own_peak_rss_and_fails_on_exit_codes(
     assert sample["wall_s"] > 0
     with pytest.raises(RuntimeError, match="exit 3"):
         run_measured([sys.executable, "-c", "import sys; sys.exit(3)"], {}, tmp_path)
+
+
+def test_repeated_searches_of_a_run_keep_their_medians() -> None:
+    from bench.cli_speed import median_of
+
+    samples = [{"wall_s": w, "cpu_s": w / 2, "peak_rss_mb": 100 + w} for w in (3.0, 1.0, 2.0)]
+    assert median_of(samples) == {"wall_s": 2.0, "cpu_s": 1.0, "peak_rss_mb": 102.0}
+    assert median_of(samples[:1]) is samples[0]

@@ -70,3 +70,14 @@ def test_bash_completion_completes_commands_and_options():
 def test_completion_scripts(shell):
     result = CliRunner().invoke(cli, ["completion", shell])
     assert result.exit_code == 0 and "_SEEK_COMPLETE" in result.output
+
+
+def test_each_command_loads_only_its_own_module():
+    """`seek search` imports search_cmd alone (issue 14); help and typos load every command."""
+    from seek.cli import COMMAND_MODULES, cli, command_name, load_commands
+
+    assert command_name(["-C", "search", "--set", "k=v", "-v", "status", "x"]) == "status"
+    assert command_name(["--path=/x", "search", "q"]) == "search"
+    assert command_name(["--help"]) is None and command_name(["--", "index"]) == "index"
+    load_commands([])
+    assert set(cli.commands) == set(COMMAND_MODULES)

@@ -63,3 +63,35 @@ def test_plain_text_rule():
     assert not static._NOT_PLAIN.search("def f(x):\n\treturn x  # ok\r\n")
     for text in ("café", "\x1b", "\x00", "\x7f", "\x0c", "\u00a0"):
         assert static._NOT_PLAIN.search(text), repr(text)
+
+
+QUESTION_TEXTS = [
+    "where is the configuration file parsed",
+    "search_document: src/app.py\ndef parse(path):\n    return json.loads(open(path).read())",
+    "",
+    "   ",
+    "ünïcödé ✓ 日本語 emoji 🚀 and mixed CamelCaseIdentifiers_with_underscores",
+    "x" * 20_000,  # longer than max_length tokens: cut and truncated
+    "zzqqxj qqzzv",
+]
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("copies", [1, static.BULK])  # a question; an indexing batch
+def test_read_without_model2vec_gives_its_vectors(normalize, copies):
+    """seek's own reader of the built-in model (no model2vec import in a search process)
+    gives model2vec's vectors exactly, for a question and for an indexing batch; the float32
+    copy of the float16 table is made only for the batch."""
+    folder = BUILTIN_MODELS_DIR / BUILTIN_MODEL_NAME
+    theirs = StaticModel.from_pretrained(str(folder), normalize=normalize)
+    theirs.embedding = np.asarray(theirs.embedding, dtype=np.float32)
+    ours = static.StaticModel(folder)
+    assert ours.embedding.dtype == np.float16  # as stored: no copy on load
+    ours.normalize = normalize
+    encoder = StaticEncoder(ours)
+    sample = QUESTION_TEXTS * copies
+    expected = theirs.encode(sample, batch_size=len(sample), use_multiprocessing=False)
+    got = encoder.encode(sample)
+    assert got.dtype == expected.dtype == np.float32 and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert (encoder._embedding32 is not None) == (len(sample) >= static.BULK)

@@ -309,3 +309,34 @@ def test_stemming_from_many_threads_gives_the_sequential_stems():
         sys.setswitchinterval(interval)
         sig.english_stem.cache_clear()
     assert failures == []
+
+
+def test_stem_lookups_pull_in_the_same_chunks_as_testing_every_stem():
+    """StemGroups (issue 14) finds the stems the pull-in scans test one by one, in order."""
+    import random
+
+    from seek.retrieve import signals as sig
+
+    rng = random.Random(7)
+    pieces = ["state", "manager", "user", "users", "service", "s", "st", "http", "client", ""]
+    stems = ["_".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))) for _ in range(400)]
+    stems += ["statemanager", "state", "stat", "users", "user_service", "userservices", ""]
+    contents = [
+        "class StateManager:\n    pass\nclass UserService:\n    pass\ndef users(): pass\n"
+        "class HttpClient:\n    pass\n"
+    ] * len(stems)
+    queries = ["UserService", "users", "StateManager", "HttpClient", "app.UserService",
+               "where is StateManager built", "how does UserService use HttpClient"]  # fmt: skip
+    pulled_in = set()
+    for query in queries:
+        for boost in (sig.symbol_query_boost, sig.embedded_identifier_boost):
+            plain = dict(sig.chunks_by_stem(stems))
+            indexed = sig.chunks_by_stem(stems)
+            assert isinstance(indexed, sig.StemGroups) and not isinstance(plain, sig.StemGroups)
+            a, b = {0: 1.0, 5: 0.5}, {0: 1.0, 5: 0.5}
+            boost(a, query, 1.0, contents, stems, plain)
+            boost(b, query, 1.0, contents, stems, indexed)
+            assert list(a.items()) == list(b.items()), (query, boost.__name__)
+            if len(a) > 2:
+                pulled_in.add(boost)
+    assert pulled_in == {sig.symbol_query_boost, sig.embedded_identifier_boost}

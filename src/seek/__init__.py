@@ -22,6 +22,7 @@ from seek.errors import (
     SettingsError,
     WorkspaceError,
 )
+from seek.lazy import lazy_names
 
 # The rest loads on first use, so that importing a low layer (``seek.retrieve``,
 # ``seek.chunk``) does not pull in the indexer, the network client or the servers.
@@ -37,19 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'seek' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names("seek", _LAZY, globals())
 
 __all__ = [
     "ApiError",

@@ -38,11 +38,13 @@ from threading import Event
 import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError
 from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
+from seek.index.root import resolve_workspace
 from seek.index.stages import FileSpec, prepare_file
+from seek.retrieve.search_cache import refresh_search_cache
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
@@ -166,6 +168,7 @@ class Indexer:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
+            refresh_search_cache(self.index_dir)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -245,7 +248,7 @@ class Indexer:
         )
         scanned = {f.rel: f for f in scan.files}
         removed = [path for path in manifest.files if path not in scanned]
-        stale = [f for f in scan.files if _is_stale(manifest.files.get(f.rel), f)]
+        stale = [f for f in scan.files if is_stale(manifest.files.get(f.rel), f)]
         report.unchanged = len(scan.files) - len(stale)
         report.removed = len(removed)
 
@@ -314,7 +317,7 @@ class Indexer:
                     ignored_globs=self.settings.ignored_globs, exclude_dirs=(self.index_dir,),
                 )  # fmt: skip
                 if isinstance(verdict, ScannedFile):
-                    if _is_stale(manifest.files.get(rel), verdict):
+                    if is_stale(manifest.files.get(rel), verdict):
                         stale.append(verdict)
                     else:
                         report.unchanged += 1
@@ -329,6 +332,7 @@ class Indexer:
                 self._close_run(manifest)
                 self._save(manifest)
             report.files = len(manifest.files)
+            refresh_search_cache(self.index_dir)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -460,22 +464,18 @@ class Indexer:
         return vectors
 
 
-def _is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
+def is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
     return stamp is None or stamp.size != scanned.size or stamp.mtime_ns != scanned.mtime_ns
-
-
-def resolve_workspace(path: Path | str) -> Path:
-    root = Path(path).expanduser()
-    if not root.exists():
-        raise WorkspaceError(f"workspace {root} does not exist")
-    if not root.is_dir():
-        raise WorkspaceError(f"workspace {root} is not a folder")
-    return root.resolve()
 
 
 def refresh_before_search(root: Path, settings: Settings) -> list[str]:
     """Bring the index up to date before a search; when another process is writing it, the
-    search goes ahead on the index as it stands and the returned note says so."""
+    search goes ahead on the index as it stands and the returned note says so. A current
+    index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write."""
+    from seek.index.freshness import is_current
+
+    if is_current(root, settings):
+        return []
     try:
         index_workspace(root, settings)
     except IndexLockedError as exc:

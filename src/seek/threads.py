@@ -1,4 +1,5 @@
-"""Bounding LanceDB's native threads in long-running processes (issue 20).
+"""Bounding native threads: LanceDB's in long-running processes (issue 20), BLAS's everywhere
+(issue 14, :func:`one_blas_thread`).
 
 Lance reads and writes local files through a tokio runtime whose blocking-thread pool grows
 with the number of file operations in flight. An index update (delete, add, compact, update
@@ -28,3 +29,14 @@ IO_THREADS = "2"
 def bound_native_threads() -> None:
     """Cap lance's IO parallelism for this process; call before LanceDB opens a table."""
     os.environ.setdefault("LANCE_IO_THREADS", IO_THREADS)
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread for numpy in seek's own processes; call before numpy is imported.
+
+    A search multiplies one query vector by the index's matrix (a matrix-vector product of
+    ~20,000 x 384), too small for OpenBLAS's threads to pay: on this 2-core machine under
+    load they made it 11-29 ms instead of 0.9-1.3 ms (issue 14), and a server that answers
+    several searches at once gains nothing from them either. An explicit
+    ``OPENBLAS_NUM_THREADS`` wins."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -24,20 +24,23 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seek.errors import IndexLockedError
-from seek.indexer import REBUILD, UPDATE, IndexReport, index_workspace, refresh_before_search
-from seek.indexer import resolve_workspace as resolve_workspace
-from seek.live import LiveIndexes
-from seek.retrieve import Searcher, SearchResult
-from seek.retrieve.context import ContextResult, build_context
-from seek.retrieve.related import related as related_chunks
+from seek.index.report import REBUILD, UPDATE
+from seek.index.root import resolve_workspace as resolve_workspace
 from seek.retrieve.scope import EVERYTHING, Scope
-from seek.retrieve.signals import LEARNED_RANKER
+from seek.retrieve.types import SearchResult
 from seek.settings import Settings, load_settings
-from seek.status import WorkspaceStatus, workspace_status
-from seek.team import start_team_search, with_team_hits
 from seek.untrusted import check_query
+
+# What one command does not need loads when used: a `seek search` process imports neither
+# the servers' caches, the team client (httpx), the context builder nor the status module.
+if TYPE_CHECKING:
+    from seek.index.report import IndexReport
+    from seek.retrieve import Searcher
+    from seek.retrieve.context import ContextResult
+    from seek.status import WorkspaceStatus
 
 __all__ = ["Workspaces", "context", "related", "resolve_workspace", "search"]
 
@@ -56,7 +59,12 @@ class Workspaces:
         self.overrides = dict(overrides or {})
         self.fixed = settings
         """Settings for every root (a library caller's, as given) instead of loading them."""
-        self.live = LiveIndexes() if live else None
+        if live:
+            from seek.live import LiveIndexes
+
+            self.live: LiveIndexes | None = LiveIndexes()
+        else:
+            self.live = None
         self._guard = threading.Lock()
         self._runs: dict[Path, threading.Lock] = {}
 
@@ -69,6 +77,9 @@ class Workspaces:
         """A searcher over an up-to-date index, and notes for the caller's result."""
         if self.live is not None:
             return self.live.searcher(root, settings)
+        from seek.indexer import refresh_before_search
+        from seek.retrieve.searcher import Searcher
+
         notes = refresh_before_search(root, settings)
         return Searcher.open(root, settings), notes
 
@@ -89,20 +100,35 @@ class Workspaces:
         ``team=False`` for a search a team client asked (no loops)."""
         check_query(query)  # before any work: a query that is not text fails in one line
         settings = settings or self.settings(root)
-        pending = start_team_search(settings, query) if team else None  # runs in parallel
+        pending = None
+        if team and settings.team_url:
+            from seek.team import start_team_search
+
+            pending = start_team_search(settings, query)  # runs in parallel
+        from seek.retrieve.signals import LEARNED_RANKER
+
         disabled = frozenset() if rerank else frozenset({LEARNED_RANKER})
         if self.live is not None and update and rerank and scope == EVERYTHING:
             result = self.live.search(root, settings, query, k, focus)
         else:
+            from seek.indexer import refresh_before_search
+            from seek.retrieve.searcher import Searcher
+
             notes = refresh_before_search(root, settings) if update else []
             searcher = Searcher.open(root, settings)
             found = searcher.search(query, k, focus=focus, disabled=disabled, scope=scope)
             result = found.with_notes_first(notes)
+        if pending is None:
+            return result
+        from seek.team import with_team_hits
+
         return with_team_hits(result, pending)
 
     def related(self, root: Path, file: str, line: int, k: int = 10) -> SearchResult:
         """Chunks of other files most like the chunk at ``file:line`` (see
         :mod:`seek.retrieve.related`)."""
+        from seek.retrieve.related import related as related_chunks
+
         searcher, notes = self.searcher(root, self.settings(root))
         return related_chunks(searcher, file, line, k).with_notes_first(notes)
 
@@ -120,12 +146,16 @@ class Workspaces:
         """Labelled, budgeted prompt blocks answering ``question`` (see
         :mod:`seek.retrieve.context`)."""
         settings = settings or self.settings(root)
+        from seek.retrieve.context import build_context
+
         found = self.search(root, question, settings.rerank_top, focus, settings=settings)
         return build_context(
             root, found, settings, budget=budget, snippets=snippets, threshold=threshold
         )
 
     def status(self, root: Path) -> WorkspaceStatus:
+        from seek.status import workspace_status
+
         return workspace_status(root, self.settings(root))
 
     def index(self, root: Path, rebuild: bool = False) -> IndexReport:
@@ -133,6 +163,8 @@ class Workspaces:
         at once (a queue of rebuilds would only hold clients until their time limit)."""
         with self._guard:
             lock = self._runs.setdefault(root, threading.Lock())
+        from seek.indexer import index_workspace
+
         if not lock.acquire(blocking=False):
             raise IndexLockedError("an index run of this workspace is in progress; try later")
         try:

@@ -178,20 +178,54 @@ def cli(ctx: click.Context, **options: object) -> None:
 cli.params.extend(_global_options())
 
 
-def main() -> None:
-    from seek.cli import (  # noqa: F401 - importing registers the commands
-        ask_cmd,
-        completion_cmd,
-        config_cmd,
-        context_cmd,
-        index_cmd,
-        install_cmd,
-        models_cmd,
-        search_cmd,
-        serve_cmd,
-        watch_cmd,
-    )
+COMMAND_MODULES = {
+    "ask": "ask_cmd", "completion": "completion_cmd", "config": "config_cmd",
+    "context": "context_cmd", "index": "index_cmd", "status": "index_cmd",
+    "install": "install_cmd", "uninstall": "install_cmd", "models": "models_cmd",
+    "search": "search_cmd", "related": "search_cmd", "mcp": "serve_cmd", "serve": "serve_cmd",
+    "ui": "serve_cmd", "watch": "watch_cmd",
+}  # fmt: skip
+"""The module that registers each command: a command imports only its own (`seek search`
+does not load the servers, the installer or the model hub client)."""
+_VALUE_OPTIONS = frozenset({"-C", "--path", "--set", "--provider", "--model", "--url",
+                            "--api-key-env"})  # fmt: skip
 
+
+def command_name(args: list[str]) -> str | None:
+    """The command named on a command line (None: none, e.g. ``seek --help``)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return args[i + 1] if i + 1 < len(args) else None
+        if arg in _VALUE_OPTIONS:
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return arg
+    return None
+
+
+def load_commands(args: list[str]) -> None:
+    """Register the command ``args`` name, or every command (help, completion, a typo)."""
+    import importlib
+    import os
+
+    module = COMMAND_MODULES.get(command_name(args) or "")
+    if module is None or os.environ.get("_SEEK_COMPLETE"):
+        names = sorted(set(COMMAND_MODULES.values()))
+    else:
+        names = [module]
+    for name in names:
+        importlib.import_module(f"seek.cli.{name}")
+
+
+def main() -> None:
+    from seek.threads import one_blas_thread
+
+    one_blas_thread()
+    load_commands(sys.argv[1:])
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
-from seek.indexer import resolve_workspace
+from seek.index.root import resolve_workspace
 
 
 @cli.command("ask")

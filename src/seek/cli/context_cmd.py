@@ -7,8 +7,7 @@ import json
 import click
 
 from seek.cli import Context, cli
-from seek.indexer import resolve_workspace
-from seek.workspace import context
+from seek.index.root import resolve_workspace
 
 
 @cli.command("context")
@@ -39,6 +38,8 @@ def context_command(
     snippets: int | None, threshold: float | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Print the labelled code blocks a chat model needs to answer QUESTION."""
+    from seek.workspace import context
+
     root = resolve_workspace(obj.workspace(path))
     result = context(root, question, obj.settings(root), budget=budget, snippets=snippets,
                      threshold=threshold)  # fmt: skip

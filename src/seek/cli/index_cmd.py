@@ -9,16 +9,19 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from seek.cli import Context, cli
-from seek.indexer import REBUILD, UPDATE, index_workspace, resolve_workspace
-from seek.indexer import Progress as ProgressEvent
-from seek.status import workspace_status
+from seek.index.report import REBUILD, UPDATE
+from seek.index.root import resolve_workspace
 from seek.untrusted import printable
+
+if TYPE_CHECKING:  # rich and the indexer load when a command needs them (`seek --help`)
+    from rich.console import Console
+
+    from seek.index.report import Progress as ProgressEvent
 
 EXIT_CANCELLED = 130
 
@@ -45,6 +48,14 @@ class ProgressView:
     """A rich progress bar on stderr: phase, files done/total, the current file names."""
 
     def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self.bar = Progress(
             TextColumn("{task.description:<10}"),
             BarColumn(),
@@ -77,6 +88,10 @@ def index_command(
     obj: Context, path: str | None, rebuild: bool, quiet: bool, as_json: bool
 ) -> None:
     """Create or update the index of a workspace (incremental)."""
+    from rich.console import Console
+
+    from seek.indexer import index_workspace
+
     root = resolve_workspace(obj.workspace(path))
     settings = obj.settings(root)
     console = Console(stderr=True)
@@ -127,6 +142,8 @@ def _size(num: int) -> str:
 @click.pass_obj
 def status_command(obj: Context, path: str | None, as_json: bool) -> None:
     """Show what the index holds and whether it matches the settings."""
+    from seek.status import workspace_status
+
     root = resolve_workspace(obj.workspace(path))
     status = workspace_status(root, obj.settings(root))
     if as_json:

@@ -12,22 +12,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from seek.cli import Context, cli
 from seek.hub import KNOWN, known_model, models_dir, pulled_models, read_source
-from seek.pull import ProgressFn, hub_url, pull, remove
 from seek.settings import Settings, user_config_path
+
+if TYPE_CHECKING:  # the hub client (httpx) and rich load when a command runs, not for --help
+    from seek.pull import ProgressFn
 
 
 @cli.group("models")
@@ -92,6 +86,8 @@ def pull_command(obj: Context, name: str, force: bool) -> None:
     The hub is https://huggingface.co, or $SEEK_HUB_URL (or $HF_ENDPOINT) for a mirror;
     $HF_TOKEN is sent when set. `seek models list` shows the names.
     """
+    from seek.pull import hub_url, pull
+
     model = known_model(name)
     settings = obj.settings(obj.workspace())
     heading = f"{model.name} ({model.repo}, {model.licence}, ~{model.size_mb} MB) from {hub_url()}"
@@ -117,6 +113,8 @@ def pull_command(obj: Context, name: str, force: bool) -> None:
 @click.pass_obj
 def remove_command(obj: Context, name: str) -> None:
     """Delete the pulled model NAME."""
+    from seek.pull import remove
+
     settings = obj.settings(obj.workspace())
     folder = remove(models_dir(settings), name)
     click.echo(f"Removed {folder}.")
@@ -131,6 +129,16 @@ def remove_command(obj: Context, name: str) -> None:
 def _progress_bar(heading: str) -> Iterator[ProgressFn]:
     """What is pulled from where, and a download bar per file, on stderr; nothing when stderr
     is not a terminal, so that a failed pull in a script prints its one error line only."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     console = Console(stderr=True)
     if not console.is_terminal:
         yield lambda name, done, total: None

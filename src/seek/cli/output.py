@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from seek.retrieve import Hit, SearchResult
+from seek.retrieve.types import Hit, SearchResult
 from seek.untrusted import printable
 
 FORMATS = ("text", "json", "jsonl", "vimgrep")

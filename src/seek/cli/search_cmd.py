@@ -10,9 +10,8 @@ import click
 
 from seek.cli import Context, cli, default_workspace
 from seek.cli.output import format_options, print_result, workspace_file
-from seek.indexer import resolve_workspace
-from seek.retrieve import CONTENT_KINDS, Scope
-from seek.workspace import related, search
+from seek.index.root import resolve_workspace
+from seek.retrieve.scope import CONTENT_KINDS, Scope
 
 K_OPTION = click.option(
     "-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
@@ -85,6 +84,8 @@ def search_command(
     PATH outside the current workspace is searched as its own workspace. Scores are the
     learned ranker's probability that the chunk's file answers the question (0-1), or
     fused scores with --no-rerank."""
+    from seek.workspace import search
+
     root, prefixes = workspace_and_prefixes(obj, paths)
     result = search(
         root,
@@ -116,6 +117,8 @@ def related_command(
         raise click.BadParameter("expected PATH:LINE, e.g. src/app.py:42", param_hint="PATH:LINE")
     if not Path(name).exists() and obj.path:
         name = str(Path(obj.path) / name)  # a workspace-relative name with -C
+    from seek.workspace import related
+
     root, _ = workspace_and_prefixes(obj, (name,))
     result = related(root, workspace_file(root, name), int(line_text), obj.settings(root), k=k)
     print_result(result, "json" if as_json else fmt, root, max_lines)

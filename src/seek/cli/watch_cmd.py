@@ -7,7 +7,7 @@ import threading
 import click
 
 from seek.cli import Context, cli
-from seek.indexer import resolve_workspace
+from seek.index.root import resolve_workspace
 from seek.threads import bound_native_threads
 
 

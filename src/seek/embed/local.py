@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from seek.embed import register_provider
-from seek.embed.static import StaticEncoder
+from seek.embed.static import StaticEncoder, StaticModel, load_static_model
 from seek.errors import EmbeddingError
 from seek.settings import Settings
 
@@ -51,7 +51,7 @@ class LocalEmbedder:
         self._encoder: StaticEncoder | None = None
         self._lock = threading.Lock()
 
-    def _load(self):  # model2vec's StaticModel
+    def _load(self):  # seek.embed.static.StaticModel, or model2vec's for other layouts
         with self._lock:
             if self._model is None:
                 if not (self.folder / "config.json").is_file():
@@ -60,16 +60,16 @@ class LocalEmbedder:
                         "config.json, model.safetensors and tokenizer.json)"
                     )
                 try:
-                    from model2vec import StaticModel
-
-                    model = StaticModel.from_pretrained(str(self.folder))
+                    model = load_static_model(self.folder)
                 except Exception as exc:
                     raise EmbeddingError(
                         f"cannot load the embedding model in {self.folder}: {exc}"
                     ) from exc
-                # Stored as float16 to keep the package small; numpy averages float16 in
-                # software, float32 is ~1.5x faster to encode for 30 MB of memory.
-                model.embedding = np.asarray(model.embedding, dtype=np.float32)
+                if not isinstance(model, StaticModel):
+                    # Stored as float16 to keep the package small; numpy averages float16 in
+                    # software, float32 is ~1.5x faster to encode for 30 MB of memory. (seek's
+                    # own reader makes that copy only for indexing-sized batches.)
+                    model.embedding = np.asarray(model.embedding, dtype=np.float32)
                 self._encoder = StaticEncoder(model)
                 self._model = model
         return self._model

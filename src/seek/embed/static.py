@@ -1,5 +1,11 @@
-"""Encoding with a Model2Vec static model, the same vectors as ``StaticModel.encode``, faster
-and in bounded memory (issue 14: the indexer's largest CPU cost is tokenizing).
+"""Reading and encoding with a Model2Vec static model: the same vectors as model2vec's
+``StaticModel.encode``, faster and in bounded memory (issue 14: the indexer's largest CPU cost
+is tokenizing; a ``seek search`` process should not pay model2vec's imports).
+
+:class:`StaticModel` reads the plain layout (one ``embeddings`` tensor, no vocabulary
+quantisation or weights) without importing model2vec, whose loader imports
+``huggingface_hub``, ``joblib`` and ``tqdm`` (~0.8 s of a search process for a folder on
+disk); other layouts are loaded by model2vec (:func:`load_static_model`).
 
 What ``StaticModel.encode`` does, and this module repeats exactly: cut each text to
 ``max_length * median_token_length`` characters, tokenize without special tokens (truncated
@@ -16,21 +22,32 @@ normalize when the model says so. Two things differ:
 - **Averaging is done in slices of at most ``POOL_TOKENS`` tokens**, so a batch of many
   long texts of the same length (windows of a minified file) never gathers a huge
   ``texts x tokens x dims`` block at once.
+- **Averaging is in float32** (as model2vec does on seek's float32 copy of the table), but
+  a float16 table (the built-in model is stored so) is copied to float32 (47 MB) only for a
+  batch of at least ``BULK`` texts: a search embeds one question, whose few rows are
+  converted alone (the same values: float16 to float32 is exact). The fast-path tokenizer
+  is likewise built on the first such batch.
 
 ``tests/test_embed_static.py`` checks that the vectors equal ``StaticModel.encode``'s.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 POOL_TOKENS = 32_768
 """Token rows gathered at once while averaging: 48 MiB of float32 with 384 dimensions."""
+BULK = 64
+"""Texts in one call from which a float16 table is copied to float32 and the fast-path
+tokenizer is built (an indexing batch, not a question)."""
 _NOT_PLAIN = re.compile(r"[^\t\n\r\x20-\x7e]")
 """A character outside printable ASCII, tab and line breaks: the BERT normalizer may do
 more than lower-case such a text (remove a control character, strip an accent)."""
@@ -50,8 +67,66 @@ def _plain_tokenizer(tokenizer: Any) -> Any | None:
     return plain
 
 
+class StaticModel:
+    """A Model2Vec folder of the plain layout, read without model2vec: the attributes
+    :class:`StaticEncoder` uses, named as model2vec's ``StaticModel`` names them."""
+
+    weights = None
+    token_mapping = None
+
+    def __init__(self, folder: Path) -> None:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
+            if set(tensors.keys()) != {"embeddings"}:
+                raise _OtherLayout
+            self.embedding = tensors.get_tensor("embeddings")
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        vocab = tokenizer.get_vocab()
+        if len(vocab) != len(self.embedding):
+            raise _OtherLayout
+        padding = tokenizer.padding
+        if padding is not None:  # model2vec keeps the pad token but never pads
+            tokenizer.enable_padding(pad_id=padding["pad_id"], pad_token=padding["pad_token"],
+                                     pad_type_id=padding["pad_type_id"], length=0)  # fmt: skip
+        if hasattr(tokenizer.model, "unk_token"):
+            unk = tokenizer.model.unk_token
+            self.unk_token_id = tokenizer.token_to_id(unk) if unk is not None else None
+        else:  # a unigram model names its id
+            self.unk_token_id = json.loads(tokenizer.to_str())["model"].get("unk_id")
+        self.median_token_length = int(statistics.median(len(token) for token in vocab))
+        self.normalize = bool(config.get("normalize", False))
+        self.max_length = config.get("max_length", 512)
+        if self.max_length is None:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(self.max_length)
+        self.tokenizer = tokenizer
+
+    @property
+    def dim(self) -> int:
+        return int(self.embedding.shape[1])
+
+
+class _OtherLayout(Exception):
+    """A Model2Vec folder this reader does not handle: model2vec loads it."""
+
+
+def load_static_model(folder: Path) -> Any:
+    """The folder's model: :class:`StaticModel` for the plain layout, else model2vec's."""
+    try:
+        return StaticModel(folder)
+    except (_OtherLayout, FileNotFoundError, KeyError):
+        from model2vec import StaticModel as Model2VecModel
+
+        return Model2VecModel.from_pretrained(str(folder))
+
+
 class StaticEncoder:
-    """Encodes like ``model.encode(texts)`` for a loaded ``model2vec.StaticModel``."""
+    """Encodes like ``model.encode(texts)`` for a :class:`StaticModel` or a loaded
+    ``model2vec.StaticModel``."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
@@ -60,7 +135,8 @@ class StaticEncoder:
             model.max_length * model.median_token_length if model.max_length is not None else None
         )
         self.unk = model.unk_token_id
-        self.plain = _plain_tokenizer(model.tokenizer)
+        self._plain: Any = False  # built on the first bulk batch; None = no fast path
+        self._embedding32: np.ndarray | None = None
         # Weighted or re-mapped vocabularies are left to model2vec itself.
         self.simple = getattr(model, "weights", None) is None and (
             getattr(model, "token_mapping", None) is None
@@ -75,22 +151,38 @@ class StaticEncoder:
             )
         if self.max_chars is not None:
             texts = [text[: self.max_chars] for text in texts]
-        ids = self._tokenize(texts)
-        out = self._mean(ids, model.embedding)
+        bulk = len(texts) >= BULK
+        ids = self._tokenize(texts, bulk)
+        out = self._mean(ids, self._table(bulk))
         if model.normalize:
             out /= np.linalg.norm(out, axis=1, keepdims=True) + 1e-32
         return out
 
-    def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+    @property
+    def plain(self) -> Any | None:
+        """The lower-casing copy of the model's tokenizer, or None when it has none."""
+        if self._plain is False:
+            self._plain = _plain_tokenizer(self.model.tokenizer)
+        return self._plain
+
+    def _table(self, bulk: bool) -> np.ndarray:
+        embedding = self.model.embedding
+        if not bulk or embedding.dtype != np.float16:
+            return embedding
+        if self._embedding32 is None:
+            self._embedding32 = np.asarray(embedding, dtype=np.float32)
+        return self._embedding32
+
+    def _tokenize(self, texts: Sequence[str], bulk: bool) -> list[list[int]]:
         plain_rows: list[int] = []
         other_rows: list[int] = []
-        if self.plain is None:
+        if not bulk or self.plain is None:
             other_rows = list(range(len(texts)))
         else:
             for row, text in enumerate(texts):
                 (other_rows if _NOT_PLAIN.search(text) else plain_rows).append(row)
         ids: list[list[int]] = [[] for _ in texts]
-        for tokenizer, rows in ((self.plain, plain_rows), (self.model.tokenizer, other_rows)):
+        for tokenizer, rows in ((self._plain, plain_rows), (self.model.tokenizer, other_rows)):
             if not rows:
                 continue
             batch = [texts[row] for row in rows]
@@ -104,8 +196,7 @@ class StaticEncoder:
 
     def _mean(self, ids: list[list[int]], embedding: np.ndarray) -> np.ndarray:
         """Each row's mean embedding, by groups of equal length (one gather per group)."""
-        dtype = np.float32 if embedding.dtype == np.int8 else embedding.dtype
-        out = np.zeros((len(ids), self.dim), dtype=dtype)
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
         by_length: dict[int, list[int]] = defaultdict(list)
         for row, row_ids in enumerate(ids):
             if row_ids:
@@ -115,5 +206,5 @@ class StaticEncoder:
             for start in range(0, len(rows), step):
                 part = rows[start : start + step]
                 matrix = np.array([ids[row] for row in part], dtype=np.int64)
-                out[part] = embedding[matrix].mean(axis=1)
-        return out.astype(np.float32, copy=False)
+                out[part] = embedding[matrix].astype(np.float32, copy=False).mean(axis=1)
+        return out

@@ -6,17 +6,32 @@
 
 Searching a loaded index only: no indexing, no network (design "Boundaries"). Bringing the
 index up to date first, the team's hits and the servers' caches are :mod:`seek.workspace`'s.
+
+The names below load on first use, so that importing one light module of this package
+(``seek.retrieve.scope``, ``seek.retrieve.types``) does not import the searcher and numpy.
 """
 
 from __future__ import annotations
 
-from seek.retrieve.fusion import fuse, rrf_ranks
-from seek.retrieve.scope import CONTENT_KINDS, EVERYTHING, Scope
-from seek.retrieve.searcher import BM25_ONLY, HYBRID, MODES, VECTOR_ONLY, Searcher
-from seek.retrieve.signals import SIGNALS
-from seek.retrieve.types import Hit, SearchResult
+from seek.lazy import lazy_names
 
-__all__ = [
-    "BM25_ONLY", "CONTENT_KINDS", "EVERYTHING", "HYBRID", "MODES", "SIGNALS", "VECTOR_ONLY",
-    "Hit", "Scope", "SearchResult", "Searcher", "fuse", "rrf_ranks",
-]  # fmt: skip
+_LAZY = {
+    "BM25_ONLY": "seek.retrieve.searcher",
+    "CONTENT_KINDS": "seek.retrieve.scope",
+    "EVERYTHING": "seek.retrieve.scope",
+    "HYBRID": "seek.retrieve.searcher",
+    "MODES": "seek.retrieve.searcher",
+    "SIGNALS": "seek.retrieve.signals",
+    "VECTOR_ONLY": "seek.retrieve.searcher",
+    "Hit": "seek.retrieve.types",
+    "Scope": "seek.retrieve.scope",
+    "SearchResult": "seek.retrieve.types",
+    "Searcher": "seek.retrieve.searcher",
+    "fuse": "seek.retrieve.fusion",
+    "rrf_ranks": "seek.retrieve.fusion",
+}
+
+
+__getattr__, __dir__ = lazy_names("seek.retrieve", _LAZY, globals())
+
+__all__ = sorted(_LAZY)

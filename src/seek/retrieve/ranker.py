@@ -24,6 +24,7 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.versions import older_copies
+from seek.retrieve.wordsets import WordSets
 from seek.text import IDENTIFIER, split_identifier
 
 POOL = 30
@@ -99,6 +100,9 @@ class Corpus:
     chunks_of_path: Mapping[str, np.ndarray]
     path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
     """Unit embeddings of paths, by the index's embedder."""
+    word_sets: WordSets | None = None
+    """Every chunk's :func:`chunk_words`, precomputed (the search cache's); None: from the
+    text when asked."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
@@ -109,6 +113,12 @@ class Corpus:
             self._older["paths"] = older_copies(self.chunks_of_path)
         return self._older["paths"]
 
+    def words(self, chunk_id: int) -> frozenset[str]:
+        """:func:`chunk_words` of a chunk."""
+        if self.word_sets is not None:
+            return self.word_sets.of(chunk_id)
+        return chunk_words(self.contents[chunk_id])
+
     def word_presence(self, path: str) -> dict[str, np.ndarray]:
         """For each stemmed word of a file, which of its chunks (in file order) hold it; kept
         while the index is loaded (the chunk stage reads it for the top files each time)."""
@@ -117,7 +127,7 @@ class Corpus:
             chunks = self.chunks_of_path[path]
             rows: dict[str, list[int]] = {}
             for n, chunk_id in enumerate(chunks.tolist()):
-                for word in chunk_words(self.contents[chunk_id]):
+                for word in self.words(chunk_id):
                     rows.setdefault(word, []).append(n)
             presence = {}
             for word, ns in rows.items():
@@ -133,7 +143,7 @@ class Corpus:
         words = self._file_words.get(path)
         if words is None:
             chunks = self.chunks_of_path[path]
-            words = frozenset().union(*(chunk_words(self.contents[i]) for i in chunks))
+            words = frozenset().union(*(self.words(i) for i in chunks.tolist()))
             self._file_words[path] = words
         return words
 
@@ -167,7 +177,7 @@ def features(
     sims = retrieval.similarities
     dense = sims[ids] if sims is not None else np.zeros(len(ids))
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
-    words = [chunk_words(corpus.contents[i]) for i in ids]
+    words = [corpus.words(i) for i in ids.tolist()]
     # A word found in every candidate says little: weight each by its rarity in the pool.
     doc_freq = {w: sum(1 for found in words if w in found) for w in keywords}
     idf = {w: math.log((len(ids) + 1) / (doc_freq[w] + 0.5)) for w in keywords}

@@ -2,23 +2,29 @@
 
 Vector search runs on an in-memory float32 matrix of every window (exact cosine, one
 matrix-vector product: measured faster than LanceDB's flat search, with perfect recall); the
-keyword pass is LanceDB's BM25 over the keyword column, on a helper thread meanwhile.
+keyword pass is BM25 over the keyword column, in memory with LanceDB's tokens and scores
+(:mod:`.bm25`), or LanceDB's own on a helper thread for very large indexes. What a search
+reads comes from the search cache (:mod:`.search_cache`) when it is current, else from the
+table (and the cache is written again).
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
+from seek.embed import Embedder, model_id_for, task_prefixes
 from seek.errors import DamagedIndexError, SeekError
 from seek.retrieve import chunks as chunk_stage
 from seek.retrieve import lead_in
 from seek.retrieve import signals as sig
+from seek.retrieve.bm25 import Bm25
+from seek.retrieve.embedding import IndexEmbedder, PathVectors
 from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,
@@ -31,13 +37,16 @@ from seek.retrieve.ranker import (
     ranked_pool,
 )
 from seek.retrieve.scope import EVERYTHING, Scope
+from seek.retrieve.search_cache import SearchData, cache_key, load_cache, write_cache
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.retrieve.versions import demote_older
 from seek.settings import Settings
-from seek.store import ChunkTable, index_dir_for, load_manifest
+from seek.store import ChunkTable, LocalIndexStore, index_dir_for, load_manifest
 from seek.text import keyword_query
 from seek.untrusted import check_query
+
+log = logging.getLogger(__name__)
 
 HYBRID, BM25_ONLY, VECTOR_ONLY = "hybrid", "bm25", "vector"
 MODES = (HYBRID, BM25_ONLY, VECTOR_ONLY)
@@ -49,9 +58,14 @@ for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 0.856 / 0.860 / 0.861 / 0.862 / 0.857; leave-one-repository-out CV picks 0.3 in every fold."""
 
 
+KEYWORDS_IN_MEMORY_MAX_CHUNKS = 250_000
+"""Up to this many chunks the keyword pass runs in memory on the search cache's postings;
+above, on LanceDB's full-text index (see bench/README.md, "Keyword search in memory")."""
+
 SCOPE_FILTER_PATHS = 500
-"""A search limited to at most this many files filters BM25 in LanceDB by path; a wider one
-fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope."""
+"""On LanceDB's keyword index, a search limited to at most this many files filters BM25 by
+path; a wider one fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope (in
+memory, only the scope's chunks are scored)."""
 SCOPE_OVERFETCH = 4
 
 
@@ -67,49 +81,6 @@ def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
 _KEYWORD_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-bm25")
 
 
-class IndexEmbedder:
-    """The embedder of an index's model, made on first use; None when the settings name
-    another model (the index then answers by keywords only)."""
-
-    def __init__(self, settings: Settings, model_id: str, embedder: Embedder | None) -> None:
-        self.settings, self.model_id, self.embedder = settings, model_id, embedder
-
-    def get(self) -> Embedder | None:
-        if self.embedder is None:
-            if model_id_for(self.settings) != self.model_id:
-                return None
-            self.embedder = make_embedder(self.settings)
-        return self.embedder
-
-
-class PathVectors:
-    """Unit embeddings of file paths (for the ranker), kept while the index is loaded.
-
-    Its own object, not a method of the searcher: the searcher's corpus holds it, and a bound
-    method there made a reference cycle, so every searcher a long-running server replaced (its
-    rows, and LanceDB handles with open files) lived on until the cyclic GC happened to run
-    (issue 20: one more open file and ~2 MiB per index change)."""
-
-    def __init__(self, embedding: IndexEmbedder, document_prefix: str, dims: int) -> None:
-        self.embedding, self.document_prefix, self.dims = embedding, document_prefix, dims
-        self.known: dict[str, np.ndarray] = {}
-
-    def __call__(self, paths: list[str]) -> np.ndarray:
-        missing = [p for p in dict.fromkeys(paths) if p not in self.known]
-        embedder = self.embedding.get()
-        if missing and embedder is not None:
-            try:
-                vectors = embedder.embed([self.document_prefix + p for p in missing])
-            except SeekError:  # the query was embedded a moment ago; a failure costs a feature
-                vectors = None
-            if vectors is not None:
-                vectors = np.asarray(vectors, dtype=np.float32)
-                norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                self.known.update(zip(missing, vectors / norms, strict=True))
-        zero = np.zeros(self.dims, dtype=np.float32)
-        return np.array([self.known.get(p, zero) for p in paths])
-
-
 class Searcher:
     """An index loaded into memory for fast repeated searches."""
 
@@ -117,6 +88,8 @@ class Searcher:
         self.root = root
         self.settings = settings
         self.index_dir = index_dir_for(root, settings)
+        store = LocalIndexStore(self.index_dir)
+        token = store.manifest_token()
         manifest = load_manifest(self.index_dir)
         if not manifest.has_index:
             raise SeekError(f"{root} has no index yet: run `seek index {root}`")
@@ -125,11 +98,19 @@ class Searcher:
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
         self._embedding = IndexEmbedder(settings, self.model_id, embedder)
         expected = 0 if manifest.run_open else sum(s.chunks for s in manifest.files.values())
+        key = cache_key(manifest)
+        data = load_cache(self.index_dir, key)
+        self.from_cache = data is not None
+        """Whether the rows came from the search cache (else from the table)."""
         try:
-            self._load()
-            if expected and not self.paths:  # an empty or missing table is damage, not "no hits"
-                raise ValueError(f"the table holds no rows, the manifest lists {expected} chunks")
-            self._has_keywords = self.table.has_keyword_index() or not self.paths
+            if data is None:
+                data = SearchData.from_rows(self.table.load_all())
+                if expected and not data.paths:  # an empty or missing table is damage
+                    raise ValueError(
+                        f"the table holds no rows, the manifest lists {expected} chunks"
+                    )
+                self._keep(data, key, store, token)
+            self._load(data)
         except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
 
@@ -137,38 +118,50 @@ class Searcher:
     def open(cls, root: Path | str, settings: Settings, embedder: Embedder | None = None):
         return cls(Path(root).resolve(), settings, embedder)
 
-    def _load(self) -> None:
-        data = self.table.load_all()
-        first_rows = [i for i, part in enumerate(data["part"]) if part == 0]
-        self.paths = [data["path"][i] for i in first_rows]
-        self.starts = [data["start_line"][i] for i in first_rows]
-        self.ends = [data["end_line"][i] for i in first_rows]
-        self.contents = [data["content"][i] for i in first_rows]
+    def _keep(
+        self, data: SearchData, key: str | None, store: LocalIndexStore, token: object
+    ) -> None:
+        """Write the search cache of rows just read from the table, when they are what the
+        manifest describes: no run was open and no run started while they were read (a run
+        saves the manifest before it touches a row)."""
+        if key is None or store.manifest_token() != token:
+            return
+        try:
+            write_cache(self.index_dir, key, data, self.table.db_dir / f"{self.table.name}.lance")
+        except OSError as exc:  # a read-only index, a full disk: search without it
+            log.info("could not write the search cache of %s: %s", self.root, exc)
+
+    def _load(self, data: SearchData) -> None:
+        self.paths = data.paths
+        self.starts = data.starts
+        self.ends = data.ends
+        self.contents = data.contents
+        self.chunk_numbers = data.chunk_numbers
         self.stems = [p.rpartition("/")[2].split(".", 1)[0].lower() for p in self.paths]
         self.stem_groups = sig.chunks_by_stem(self.stems)
-        # A chunk is (path, number in file); every window row points at its chunk. Rows are
-        # sorted by chunk so per-chunk reductions are one ``reduceat``.
-        self.chunk_of_key = {
-            (data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)
-        }
-        row_chunk = np.array(
-            [self.chunk_of_key[key] for key in zip(data["path"], data["chunk"], strict=True)],
-            dtype=np.int64,
-        )
-        order = np.argsort(row_chunk, kind="stable")
-        self.row_chunk = row_chunk[order]
-        self.chunk_first_row = np.searchsorted(self.row_chunk, np.arange(len(self.paths)))
-        self.chunk_rows = np.diff(np.append(self.chunk_first_row, len(self.row_chunk)))
+        # A chunk's windows are consecutive rows, so per-chunk reductions are one ``reduceat``.
+        self.chunk_first_row = data.chunk_first_row
+        self.chunk_rows = data.chunk_rows
         chunks_by_path: dict[str, list[int]] = {}
         for chunk_id, path in enumerate(self.paths):
             chunks_by_path.setdefault(path, []).append(chunk_id)
         self.chunks_of_path = {p: np.array(c, dtype=np.int64) for p, c in chunks_by_path.items()}
-        vectors = data["vectors"][order] if len(order) else data["vectors"]
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else vectors
-        self.vectors = vectors / np.maximum(norms, 1e-12) if len(vectors) else vectors
+        self.vectors = data.vectors
+        self.bm25 = Bm25(data.postings)
         dims = self.vectors.shape[1] if len(self.vectors) else 0
         self.path_vectors = PathVectors(self._embedding, self.document_prefix, dims)
-        self.corpus = Corpus(self.paths, self.contents, self.chunks_of_path, self.path_vectors)
+        self.corpus = Corpus(
+            self.paths, self.contents, self.chunks_of_path, self.path_vectors, data.word_sets
+        )
+        self._chunk_of_key: dict[tuple[str, int], int] | None = None
+
+    @property
+    def chunk_of_key(self) -> dict[tuple[str, int], int]:
+        """Chunk id of each (path, number in file): only LanceDB's keyword hits need it."""
+        if self._chunk_of_key is None:
+            keys = zip(self.paths, self.chunk_numbers.tolist(), strict=True)
+            self._chunk_of_key = {key: n for n, key in enumerate(keys)}
+        return self._chunk_of_key
 
     # -- retrievers ----------------------------------------------------------------------
     def query_vector(self, query: str) -> np.ndarray | None:
@@ -204,9 +197,17 @@ class Searcher:
     def keyword_scored(
         self, words: str, n: int, paths: list[str] | None = None
     ) -> list[tuple[int, float]]:
-        """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first."""
+        """The ``n`` best BM25 matches as ``(chunk_id, BM25 score)``, best first, optionally
+        only in ``paths``: in memory (:mod:`.bm25`), or by LanceDB's full-text index for an
+        index of more than ``KEYWORDS_IN_MEMORY_MAX_CHUNKS`` chunks."""
         if not words:
             return []
+        if self.keywords_in_memory:
+            allowed = None
+            if paths is not None:
+                ids = [self.chunks_of_path[p] for p in paths if p in self.chunks_of_path]
+                allowed = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+            return self.bm25.top(words, n, allowed)
         try:
             hits = self.table.keyword_scores(words, n, paths=paths)
         except Exception as exc:  # lance reports damage as many error types
@@ -222,6 +223,8 @@ class Searcher:
     ) -> tuple[list[tuple[int, float]], list[int]]:
         if scope_paths is None:
             whole = self.keyword_scored(words, n)
+        elif self.keywords_in_memory:  # exact: only the scope's chunks are scored
+            whole = self.keyword_scored(words, n, scope_paths)
         elif not scope_paths:
             whole = []
         elif len(scope_paths) <= SCOPE_FILTER_PATHS:
@@ -236,6 +239,19 @@ class Searcher:
             else []
         )
         return whole, focus
+
+    @property
+    def keywords_in_memory(self) -> bool:
+        return len(self.paths) <= KEYWORDS_IN_MEMORY_MAX_CHUNKS
+
+    def has_keywords(self) -> bool:
+        """In memory always; LanceDB's full-text index can be missing (a run that died)."""
+        if self.keywords_in_memory:
+            return True
+        try:
+            return self.table.has_keyword_index()
+        except Exception as exc:  # lance reports damage as many error types
+            raise damaged(self.root, exc) from exc
 
     # -- search ----------------------------------------------------------------------------
     def search(
@@ -409,13 +425,14 @@ class Searcher:
         )
         focus_paths = [p for p in dict.fromkeys(focus) if p in self.chunks_of_path]
         focus_paths = [p for p in focus_paths if scope.keeps(p)][: self.settings.focus_files]
-        # The keyword passes run in LanceDB (which releases the GIL) on a helper thread while
-        # this one embeds the query and multiplies the vector matrix.
-        keyword_job = (
-            _KEYWORD_POOL.submit(self._keyword_passes, words, n, focus_paths, scope_paths)
-            if mode != VECTOR_ONLY
-            else None
-        )
+        # LanceDB's keyword passes (which release the GIL) run on a helper thread while this
+        # one embeds the query and multiplies the vector matrix; in memory they take less
+        # than the hand-over, so they run here, after the vectors.
+        keyword_job: Future | None = None
+        if mode != VECTOR_ONLY and not self.keywords_in_memory:
+            keyword_job = _KEYWORD_POOL.submit(
+                self._keyword_passes, words, n, focus_paths, scope_paths
+            )
         q: np.ndarray | None = None
         if mode != BM25_ONLY:
             try:
@@ -436,10 +453,17 @@ class Searcher:
                 similarities, self.settings.focus_k, focus_ids
             )
         timings["vector_ms"] = (time.perf_counter() - started) * 1000
-        if keyword_job is not None and not self._has_keywords:
+        if keyword_job is not None and not self.has_keywords():
             notes.append("The keyword index is missing, so only vectors were matched: "
                          "`seek index` rebuilds it.")  # fmt: skip
-        keyword_scored, focus_keyword_ids = keyword_job.result() if keyword_job else ([], [])
+        keyword_scored: list[tuple[int, float]] = []
+        focus_keyword_ids: list[int] = []
+        if keyword_job is not None:
+            keyword_scored, focus_keyword_ids = keyword_job.result()
+        elif mode != VECTOR_ONLY:
+            keyword_scored, focus_keyword_ids = self._keyword_passes(
+                words, n, focus_paths, scope_paths
+            )
         keyword_ids = [i for i, _ in keyword_scored]
         timings["keyword_ms"] = (time.perf_counter() - started) * 1000
 

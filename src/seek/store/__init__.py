@@ -1,26 +1,32 @@
 """Storage: the LanceDB chunk table, the manifest, the index location and the writer lock,
-behind the :class:`IndexStore` protocol (:mod:`.protocol`)."""
+behind the :class:`IndexStore` protocol (:mod:`.protocol`).
 
-from seek.store.location import index_dir_for, seek_home
-from seek.store.lock import WriterLock, describe_holder, is_locked
-from seek.store.manifest import ChunkingSpec, Manifest, Stamp, load_manifest, save_manifest
-from seek.store.protocol import IndexStore, LocalIndexStore
-from seek.store.table import ChunkTable, RowBatch, StoredChunk
+The names below load on first use: the location and the manifest are read by light commands
+(``seek --help``, ``seek status``) that must not pay for numpy and the table module."""
 
-__all__ = [
-    "ChunkTable",
-    "ChunkingSpec",
-    "IndexStore",
-    "LocalIndexStore",
-    "Manifest",
-    "RowBatch",
-    "Stamp",
-    "StoredChunk",
-    "WriterLock",
-    "describe_holder",
-    "index_dir_for",
-    "is_locked",
-    "load_manifest",
-    "save_manifest",
-    "seek_home",
-]
+from __future__ import annotations
+
+from seek.lazy import lazy_names
+
+_LAZY = {
+    "ChunkTable": "seek.store.table",
+    "ChunkingSpec": "seek.store.manifest",
+    "IndexStore": "seek.store.protocol",
+    "LocalIndexStore": "seek.store.protocol",
+    "Manifest": "seek.store.manifest",
+    "RowBatch": "seek.store.table",
+    "Stamp": "seek.store.manifest",
+    "StoredChunk": "seek.store.table",
+    "WriterLock": "seek.store.lock",
+    "describe_holder": "seek.store.lock",
+    "index_dir_for": "seek.store.location",
+    "is_locked": "seek.store.lock",
+    "load_manifest": "seek.store.manifest",
+    "save_manifest": "seek.store.manifest",
+    "seek_home": "seek.store.location",
+}
+
+
+__getattr__, __dir__ = lazy_names("seek.store", _LAZY, globals())
+
+__all__ = sorted(_LAZY)

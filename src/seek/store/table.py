@@ -286,7 +286,7 @@ class ChunkTable:
         return set(column.unique().to_pylist())
 
     def load_all(self) -> dict[str, Any]:
-        """Every row's path, lines, part, content and vector, for in-memory search.
+        """Every row's path, lines, part, content, keywords and vector, for in-memory search.
 
         Returns plain Python lists and a float32 ``vectors`` matrix (rows x dims); content is
         only kept on ``part = 0`` rows (the other rows carry the same text).
@@ -301,11 +301,14 @@ class ChunkTable:
                 "end_line": [],
                 "part": [],
                 "content": [],
+                "keywords": [],
                 "vectors": np.zeros((0, 0), dtype=np.float32),
             }
         data = (
             table.search()
-            .select(["path", "chunk", "start_line", "end_line", "part", "content", "vector"])
+            .select(
+                ["path", "chunk", "start_line", "end_line", "part", "content", "keywords", "vector"]
+            )
             .limit(rows)
             .to_arrow()
         )
@@ -319,6 +322,7 @@ class ChunkTable:
             "end_line": data.column("end_line").to_pylist(),
             "part": data.column("part").to_pylist(),
             "content": data.column("content").to_pylist(),
+            "keywords": data.column("keywords").to_pylist(),
             "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
         }
 

@@ -1,0 +1,321 @@
+"""The search cache: what a searcher needs, derived from the table, in files that load in
+milliseconds without LanceDB or pyarrow (issue 14).
+
+LanceDB stays the store of record; this is a copy, arranged for search:
+
+- ``vectors.npy``: every window's unit embedding (float32, rows sorted by chunk), memory-mapped
+  (float32, not float16: the scores stay bit-identical to a search on the table, and numpy
+  multiplies float16 slowly);
+- ``chunks.npz``: per chunk its path (index into ``meta.json``'s list), number in the file,
+  lines, first window row and the offsets of its text in ``contents.txt``;
+- ``keywords.npz``: BM25 postings of the keyword column (:mod:`seek.retrieve.bm25`), the
+  terms in ``meta.json``;
+- ``words.npz``: the ranker's stemmed words per chunk (:mod:`seek.retrieve.wordsets`);
+- ``table.json``: the table's files and sizes when the cache was written (``seek status``
+  checks them instead of reading the table);
+- ``meta.json``, written last: the format and the key.
+
+**Key**: a digest of what determines the rows - the table's name, the index format, model,
+dimensions, chunk settings and every file's content hash and chunk count - taken from a
+manifest with no run open. A refreshed mtime does not change it; any change of rows does.
+
+**Crash safety**: a cache is written into a temporary folder, each file synced, then renamed
+to ``search-<key>`` in one step, so a folder with that name is always complete; a crash leaves
+only a temporary folder, which nothing reads and the next write removes. A reader that finds
+no folder for the current key (or one it cannot read) loads the table instead. Only two
+writers exist: the index run, under the writer lock, after its last commit; and a searcher
+that loaded the table, which writes only when the manifest did not change while it read (an
+index run saves the manifest, run open, before it touches a row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seek.retrieve.bm25 import Postings
+from seek.retrieve.wordsets import WordSets
+from seek.store.manifest import Manifest
+
+log = logging.getLogger(__name__)
+
+CACHE_FORMAT = 1
+PREFIX = "search-"
+STALE_TEMP_S = 600.0
+"""A temporary folder this old is a crashed writer's (writing takes seconds)."""
+
+
+def cache_key(manifest: Manifest) -> str | None:
+    """The key of the rows ``manifest`` describes; None while a run is open (rows and stamps
+    may disagree) or when there is no index."""
+    if manifest.run_open or not manifest.has_index:
+        return None
+    digest = hashlib.sha1()
+    head = [CACHE_FORMAT, manifest.format, manifest.model, manifest.dimensions,
+            asdict(manifest.chunking) if manifest.chunking else None, manifest.table]  # fmt: skip
+    digest.update(json.dumps(head).encode())
+    for path in sorted(manifest.files):
+        stamp = manifest.files[path]
+        line = f"{path}\0{stamp.hash}\0{stamp.chunks}\0{stamp.skip}\n"
+        digest.update(line.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:24]
+
+
+def cache_dir(index_dir: Path, key: str) -> Path:
+    return index_dir / f"{PREFIX}{key}"
+
+
+def has_cache(index_dir: Path, manifest: Manifest) -> bool:
+    key = cache_key(manifest)
+    return key is not None and (cache_dir(index_dir, key) / "meta.json").is_file()
+
+
+@dataclass
+class SearchData:
+    """One index's rows, arranged for search (chunk ids are positions)."""
+
+    paths: list[str]
+    chunk_numbers: np.ndarray  # int32, the chunk's number within its file
+    starts: list[int]
+    ends: list[int]
+    contents: list[str]
+    vectors: np.ndarray  # float32 unit rows, sorted by chunk
+    chunk_first_row: np.ndarray  # int64
+    postings: Postings
+    word_sets: WordSets
+
+    @property
+    def chunk_rows(self) -> np.ndarray:
+        return np.diff(np.append(self.chunk_first_row, len(self.vectors)))
+
+    @classmethod
+    def from_rows(cls, data: dict[str, Any]) -> SearchData:
+        """From :meth:`ChunkTable.load_all`'s columns (rows in any order)."""
+        first_rows = [i for i, part in enumerate(data["part"]) if part == 0]
+        paths = [data["path"][i] for i in first_rows]
+        chunk_of_key = {(data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)}
+        row_chunk = np.array(
+            [chunk_of_key[key] for key in zip(data["path"], data["chunk"], strict=True)],
+            dtype=np.int64,
+        )
+        order = np.argsort(row_chunk, kind="stable")
+        vectors = data["vectors"][order] if len(order) else data["vectors"]
+        if len(vectors):
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+        contents = [data["content"][i] for i in first_rows]
+        return cls(
+            paths=paths,
+            chunk_numbers=np.array([data["chunk"][i] for i in first_rows], dtype=np.int32),
+            starts=[data["start_line"][i] for i in first_rows],
+            ends=[data["end_line"][i] for i in first_rows],
+            contents=contents,
+            vectors=vectors,
+            chunk_first_row=np.searchsorted(row_chunk[order], np.arange(len(paths))),
+            postings=Postings.build([data["keywords"][i] for i in first_rows]),
+            word_sets=WordSets.build(contents),
+        )
+
+
+def _save_npz(folder: Path, name: str, **arrays: np.ndarray) -> None:
+    with open(folder / name, "wb") as fh:
+        np.savez(fh, **arrays)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def table_files(table_dir: Path) -> dict[str, int]:
+    """Every file of a table folder and its size."""
+    found: dict[str, int] = {}
+    for parent, _, names in os.walk(table_dir):
+        for name in names:
+            path = os.path.join(parent, name)
+            try:
+                found[os.path.relpath(path, table_dir)] = os.stat(path).st_size
+            except OSError:
+                continue
+    return found
+
+
+def write_cache(index_dir: Path, key: str, data: SearchData, table_dir: Path) -> Path:
+    """Write the cache of ``key`` (see the module's crash-safety notes); returns its folder.
+    Other caches of the index are removed (a searcher that mapped one keeps its pages)."""
+    final = cache_dir(index_dir, key)
+    if not (final / "meta.json").is_file():
+        tmp = index_dir / f".{PREFIX}{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            _write_folder(tmp, key, data, table_dir)
+            try:
+                os.rename(tmp, final)
+            except OSError:  # another process wrote the same cache first
+                if not (final / "meta.json").is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _fsync_dir(index_dir)
+    _remove_others(index_dir, final)
+    return final
+
+
+def _write_folder(folder: Path, key: str, data: SearchData, table_dir: Path) -> None:
+    unique_paths = list(dict.fromkeys(data.paths))
+    path_index = {p: i for i, p in enumerate(unique_paths)}
+    text = "".join(data.contents)
+    offsets = np.zeros(len(data.contents) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in data.contents], out=offsets[1:])
+    with open(folder / "vectors.npy", "wb") as fh:
+        np.save(fh, np.ascontiguousarray(data.vectors, dtype=np.float32))
+        fh.flush()
+        os.fsync(fh.fileno())
+    _save_npz(folder, "chunks.npz",
+              path=np.array([path_index[p] for p in data.paths], dtype=np.int32),
+              number=np.asarray(data.chunk_numbers, dtype=np.int32),
+              start=np.array(data.starts, dtype=np.int32),
+              end=np.array(data.ends, dtype=np.int32),
+              first_row=np.asarray(data.chunk_first_row, dtype=np.int64),
+              text=offsets)  # fmt: skip
+    _write_bytes(folder / "contents.txt", text.encode("utf-8", "surrogatepass"))
+    p = data.postings
+    _save_npz(folder, "keywords.npz", starts=p.starts, docs=p.docs, freqs=p.freqs,
+              lengths=p.lengths)  # fmt: skip
+    w = data.word_sets
+    _save_npz(folder, "words.npz", starts=w.starts, ids=w.ids)
+    strings = {"paths": unique_paths, "terms": list(p.terms), "words": list(w.words)}
+    _write_bytes(folder / "strings.json", json.dumps(strings).encode("utf-8", "surrogatepass"))
+    _write_bytes(folder / "table.json", json.dumps(table_files(table_dir)).encode())
+    meta = {"format": CACHE_FORMAT, "key": key, "chunks": len(data.paths),
+            "rows": int(len(data.vectors)), "written": int(time.time() * 1000)}  # fmt: skip
+    _write_bytes(folder / "meta.json", json.dumps(meta).encode())
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove_others(index_dir: Path, keep: Path) -> None:
+    now = time.time()
+    for entry in index_dir.iterdir():
+        name = entry.name
+        if name.startswith(PREFIX) and entry != keep:
+            shutil.rmtree(entry, ignore_errors=True)
+        elif name.startswith(f".{PREFIX}") and name.endswith(".tmp"):
+            try:
+                old = now - entry.stat().st_mtime > STALE_TEMP_S
+            except OSError:
+                continue
+            if old:
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def load_cache(index_dir: Path, key: str | None) -> SearchData | None:
+    """The cache of ``key``, or None when it is missing, of another format or unreadable."""
+    if key is None:
+        return None
+    folder = cache_dir(index_dir, key)
+    try:
+        meta = json.loads((folder / "meta.json").read_bytes())
+        if meta.get("format") != CACHE_FORMAT or meta.get("key") != key:
+            return None
+        return _read_folder(folder, int(meta["chunks"]), int(meta["rows"]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        log.info("search cache %s unreadable (%s); reading the table", folder, exc)
+        return None
+
+
+def _read_folder(folder: Path, n_chunks: int, n_rows: int) -> SearchData:
+    strings = json.loads((folder / "strings.json").read_bytes().decode("utf-8", "surrogatepass"))
+    with np.load(folder / "chunks.npz") as chunks:
+        path, number = chunks["path"], chunks["number"]
+        start, end, first_row, offsets = (
+            chunks["start"], chunks["end"], chunks["first_row"], chunks["text"]
+        )  # fmt: skip
+    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+    if len(path) != n_chunks or len(vectors) != n_rows or len(offsets) != n_chunks + 1:
+        raise ValueError("the cache's arrays disagree with its meta.json")
+    text = (folder / "contents.txt").read_bytes().decode("utf-8", "surrogatepass")
+    if len(text) != int(offsets[-1]):
+        raise ValueError("contents.txt has the wrong length")
+    bounds = offsets.tolist()
+    unique_paths = strings["paths"]
+    with np.load(folder / "keywords.npz") as kw:
+        postings = Postings(strings["terms"], kw["starts"], kw["docs"], kw["freqs"], kw["lengths"])
+    with np.load(folder / "words.npz") as ws:
+        word_sets = WordSets(strings["words"], ws["starts"], ws["ids"])
+    return SearchData(
+        paths=[unique_paths[i] for i in path.tolist()],
+        chunk_numbers=number,
+        starts=start.tolist(),
+        ends=end.tolist(),
+        contents=[text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)],
+        vectors=vectors,
+        chunk_first_row=first_row,
+        postings=postings,
+        word_sets=word_sets,
+    )
+
+
+def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
+    """Whether the table's files are as the current cache saw them (None: no cache to
+    compare with). A deleted, truncated or replaced file shows without opening LanceDB."""
+    key = cache_key(manifest)
+    if key is None:
+        return None
+    try:
+        recorded = json.loads((cache_dir(index_dir, key) / "table.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    table_dir = index_dir / "lancedb" / f"{manifest.table}.lance"
+    for name, size in recorded.items():
+        try:
+            if os.stat(table_dir / name).st_size != size:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def refresh_search_cache(index_dir: Path) -> None:
+    """After an index run's last commit (under the writer lock): write the cache of the
+    current manifest unless it exists. A failure costs speed, never the run: the next search
+    reads the table and tries again."""
+    from seek.store import ChunkTable, load_manifest
+
+    manifest = load_manifest(index_dir)
+    key = cache_key(manifest)
+    if key is None or (cache_dir(index_dir, key) / "meta.json").is_file():
+        return
+    table = ChunkTable(index_dir, manifest.table)
+    try:
+        data = SearchData.from_rows(table.load_all())
+        write_cache(index_dir, key, data, table.db_dir / f"{table.name}.lance")
+    except Exception as exc:  # lance reports damage as many error types
+        log.warning("could not write the search cache of %s: %s", index_dir, exc)

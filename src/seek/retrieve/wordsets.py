@@ -1,0 +1,79 @@
+"""Every chunk's stemmed words (:func:`seek.retrieve.ranker.chunk_words`), computed for a
+whole index at once and kept in the search cache, so the ranker's per-file word sets are not
+re-derived from the text in every search process (they were ~0.4 s of a ``seek search`` on
+laravel-framework)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import count
+
+import numpy as np
+
+from seek.retrieve.bm25 import unique_counts
+from seek.retrieve.signals import english_stem
+from seek.text import IDENTIFIER, split_identifier
+
+
+def _identifier_words(token: str) -> set[str]:
+    """What :func:`chunk_words` takes from one identifier, stemmed."""
+    return {english_stem(w) for w in (token.lower(), *split_identifier(token))}
+
+
+@dataclass(frozen=True)
+class WordSets:
+    """Chunk ``i``'s words are ``words[ids[starts[i]:starts[i + 1]]]``."""
+
+    words: Sequence[str]
+    starts: np.ndarray  # int64, chunks + 1
+    ids: np.ndarray  # int32
+    _memo: dict[int, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def of(self, chunk_id: int) -> frozenset[str]:
+        found = self._memo.get(chunk_id)
+        if found is None:
+            lo, hi = int(self.starts[chunk_id]), int(self.starts[chunk_id + 1])
+            words = self.words
+            found = frozenset(words[i] for i in self.ids[lo:hi].tolist())
+            self._memo[chunk_id] = found
+        return found
+
+    @classmethod
+    def build(cls, contents: Sequence[str]) -> WordSets:
+        """The word sets of every chunk: each distinct identifier is split and stemmed once,
+        the (chunk, word) pairs are made unique by numpy."""
+        raw_code: defaultdict[str, int] = defaultdict(count().__next__)
+        per_chunk: list[int] = []
+        codes: list[int] = []
+        for content in contents:
+            found = set(map(raw_code.__getitem__, IDENTIFIER.findall(content)))
+            codes.extend(found)
+            per_chunk.append(len(found))
+        word_ids: dict[str, int] = {}
+        expansions = [
+            [word_ids.setdefault(w, len(word_ids)) for w in _identifier_words(raw)]
+            for raw in raw_code
+        ]
+        sizes = np.array([len(e) for e in expansions], dtype=np.int64)
+        flat = np.array([w for e in expansions for w in e], dtype=np.int64)
+        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        n = len(per_chunk)
+        code = np.asarray(codes, dtype=np.int64)
+        chunk_of = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
+        # Expand each (chunk, identifier) to its words: a ragged gather.
+        reps = sizes[code] if len(code) else code
+        chunk_of = np.repeat(chunk_of, reps)
+        first = np.repeat(offsets[code] if len(code) else code, reps)
+        within = np.arange(len(first), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
+        word_of = flat[first + within] if len(first) else first
+        width = max(len(word_ids), 1)
+        pairs, _ = unique_counts(chunk_of * width + word_of)
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pairs // width, minlength=n), out=starts[1:])
+        words = [""] * len(word_ids)
+        for word, i in word_ids.items():
+            words[i] = word
+        return cls(words, starts, (pairs % width).astype(np.int32))

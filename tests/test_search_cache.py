@@ -1,0 +1,168 @@
+"""The search cache (issue 14): a search on an unchanged index reads it and imports neither
+LanceDB nor pyarrow nor model2vec, writes nothing, and answers what a search on the table
+answers; a changed index gets a new cache; a missing, stale, half-written or damaged cache is
+never used (the table is read instead)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SMALL_PROJECT, HashEmbedder
+
+from seek.indexer import index_workspace, refresh_before_search
+from seek.retrieve import Searcher
+from seek.retrieve.search_cache import PREFIX, cache_key, table_unchanged
+from seek.store import index_dir_for, load_manifest
+from seek.store.manifest import MANIFEST_NAME
+
+QUESTIONS = ["configure retries", "HttpClient send request", "router add route", "policy"]
+
+
+def answers(searcher):
+    return [[(h.path, h.start_line, h.end_line, h.score) for h in searcher.search(q, 5).hits]
+            for q in QUESTIONS]  # fmt: skip
+
+
+def caches(index_dir):
+    return sorted(p.name for p in index_dir.iterdir() if p.name.startswith(PREFIX))
+
+
+@pytest.fixture(autouse=True)
+def test_provider():
+    """Settings whose model id is the hash embedder's (``test/hash``), so the freshness
+    check and the index runs it starts agree with the indexes these tests build."""
+    from seek.embed import PROVIDERS, register_provider
+
+    register_provider("test", lambda settings: HashEmbedder())
+    yield
+    PROVIDERS.pop("test", None)
+
+
+def indexed(make_tree, settings_for):
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root, provider="test", model="hash")
+    index_workspace(root, settings, embedder=HashEmbedder())
+    return root, settings, index_dir_for(root, settings)
+
+
+def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for):
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    key = cache_key(load_manifest(index_dir))
+    assert caches(index_dir) == [PREFIX + key]
+    cached = Searcher.open(root, settings, HashEmbedder())
+    assert cached.from_cache
+    for folder in index_dir.glob(PREFIX + "*"):  # the same index read from the table
+        for f in folder.iterdir():
+            f.unlink()
+        folder.rmdir()
+    from_table = Searcher.open(root, settings, HashEmbedder())
+    assert not from_table.from_cache
+    assert answers(cached) == answers(from_table)
+    assert np.array_equal(cached.vectors, from_table.vectors)
+    assert caches(index_dir) == [PREFIX + key]  # the searcher wrote it back
+
+
+def test_unchanged_workspace_is_not_reindexed_or_rewritten(make_tree, settings_for):
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    before = (index_dir / MANIFEST_NAME).stat().st_mtime_ns
+    assert refresh_before_search(root, settings) == []
+    assert (index_dir / MANIFEST_NAME).stat().st_mtime_ns == before
+
+
+def test_a_change_gets_a_new_cache(make_tree, settings_for):
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    old = caches(index_dir)
+    (root / "src/retry.py").write_text("def configure_backoff(jitter):\n    return jitter\n")
+    assert refresh_before_search(root, settings) == []  # an index run (the test provider)
+    new = caches(index_dir)
+    assert new != old and len(new) == 1
+    searcher = Searcher.open(root, settings, HashEmbedder())
+    assert searcher.from_cache
+    assert any("configure_backoff" in c for c in searcher.contents)
+    assert not any("configure_retries" in c for c in searcher.contents)
+
+
+def test_a_touched_file_keeps_the_cache(make_tree, settings_for):
+    """The key is the rows' content: an mtime that moved without a change keeps it."""
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    old = caches(index_dir)
+    os.utime(root / "src/router.py", ns=(1, 1))
+    report = index_workspace(root, settings, embedder=HashEmbedder())
+    assert not report.changed and caches(index_dir) == old
+
+
+@pytest.mark.parametrize("damage", ["half written", "truncated vectors", "other format",
+                                    "stale key", "run open"])  # fmt: skip
+def test_a_bad_cache_is_never_used(make_tree, settings_for, damage):
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    expected = answers(Searcher.open(root, settings, HashEmbedder()))
+    [folder] = index_dir.glob(PREFIX + "*")
+    manifest_path = index_dir / MANIFEST_NAME
+    if damage == "half written":  # a writer that died before the rename leaves a .tmp only
+        folder.rename(index_dir / f".{folder.name}.123.4.tmp")
+        (index_dir / f".{folder.name}.123.4.tmp" / "vectors.npy").write_bytes(b"x")
+    elif damage == "truncated vectors":
+        vectors = folder / "vectors.npy"
+        vectors.write_bytes(vectors.read_bytes()[:200])
+    elif damage == "other format":
+        meta = json.loads((folder / "meta.json").read_text())
+        (folder / "meta.json").write_text(json.dumps({**meta, "format": -1}))
+    elif damage == "stale key":  # a cache of other rows under this manifest's name
+        meta = json.loads((folder / "meta.json").read_text())
+        (folder / "meta.json").write_text(json.dumps({**meta, "key": "0" * 24}))
+    elif damage == "run open":  # a run died mid-write: the rows may disagree with any cache
+        data = json.loads(manifest_path.read_text())
+        manifest_path.write_text(json.dumps({**data, "runOpen": True}))
+    searcher = Searcher.open(root, settings, HashEmbedder())
+    assert not searcher.from_cache
+    assert answers(searcher) == expected
+    if damage == "run open":
+        assert caches(index_dir) == [folder.name]  # nothing written while a run is open
+
+
+def test_status_sees_table_damage_without_lancedb(make_tree, settings_for):
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    manifest = load_manifest(index_dir)
+    assert table_unchanged(index_dir, manifest) is True
+    data = max((index_dir / "lancedb" / f"{manifest.table}.lance" / "data").iterdir(),
+               key=lambda p: p.stat().st_size)  # fmt: skip
+    data.write_bytes(data.read_bytes()[:10])
+    assert table_unchanged(index_dir, manifest) is False
+
+
+def run_seek(args, env, check_modules):
+    code = (
+        "import sys, json\n"
+        f"sys.argv = ['seek', *{args!r}]\n"
+        "from seek.cli import main\n"
+        "main()\n"
+        f"print(json.dumps({{m: m in sys.modules for m in {check_modules!r}}}), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+HEAVY = ["lancedb", "pyarrow", "model2vec", "huggingface_hub", "httpx", "rich"]
+
+
+@pytest.mark.slow
+def test_cli_search_on_an_unchanged_index_stays_lean(make_tree, seek_home):
+    root = make_tree(SMALL_PROJECT)
+    env = {**os.environ, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home / "c")}
+    subprocess.run([sys.executable, "-m", "seek", "-C", str(root), "index", "-q"], env=env,
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    [index_dir] = [p for p in seek_home.iterdir() if p.is_dir() and p.name != "c"]
+    before = (index_dir / MANIFEST_NAME).stat().st_mtime_ns
+    out, loaded = run_seek(["-C", str(root), "search", "configure retries"], env, HEAVY)
+    assert "src/retry.py" in out
+    assert not any(loaded.values()), loaded
+    assert (index_dir / MANIFEST_NAME).stat().st_mtime_ns == before
+    out, loaded = run_seek(["-C", str(root), "status"], env, [*HEAVY, "numpy"][:-1])
+    assert "chunks" in out and not any(loaded.values()), loaded
+    _, loaded = run_seek(["--help"], env, [*HEAVY, "numpy"])
+    assert not any(loaded.values()), loaded
