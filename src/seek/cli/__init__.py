@@ -184,6 +184,7 @@ def main() -> None:
         completion_cmd,
         config_cmd,
         context_cmd,
+        corpus_cmd,
         index_cmd,
         install_cmd,
         models_cmd,

@@ -197,13 +197,13 @@ class CorpusTable:
         table = self.open()
         if table is None:
             return
-        from lancedb.index import FTS
+        from lancedb.index import FTS, BTree, Bitmap
 
         indexes = self.index_names()
         if "repo" not in indexes:
-            table.create_scalar_index("repo", index_type="BITMAP")
+            table.create_index("repo", config=Bitmap())
         if "path" not in indexes:
-            table.create_scalar_index("path", index_type="BTREE")
+            table.create_index("path", config=BTree())
         if "keywords" not in indexes:
             # The same tokenizer as a workspace's keyword index (seek.store.table).
             config = FTS(with_position=False, base_tokenizer="simple", language="English",

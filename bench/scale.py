@@ -1,0 +1,374 @@
+"""A corpus past one machine's comfort: indexing throughput, query latency, memory and NDCG at
+100k and 1M chunks (issue 17; bench/README.md, "Scale").
+
+    .venv/bin/python -m bench.scale [--work /tmp/seek-scale] [--bench-dir /root/bench]
+        [--phases build,throughput,replicate,query,ndcg] [--s3 URI] [--out bench/results/scale.json]
+
+Phases (each adds its numbers to ``--out``; a later run can pick up at any phase, the work
+folder keeps the corpora):
+
+- **build**: the *base* corpus, every chunk embedded once: the 40 benchmark repositories
+  (their ``benchmark_root``, as ``bench.quality`` indexes them), the Python standard library
+  and one repository per top-level package of this checkout's ``site-packages`` (code only:
+  ``*.json``, ``*.txt``, ``*.csv``, ``*.pyi`` and source maps are left out there), indexed by
+  ``seek corpus index`` on a local Ray with 2 workers.
+- **throughput**: the same 4 benchmark repositories indexed by seek's single-process indexer
+  (``index_workspace``), by the corpus indexer in-process, and on Ray with 1 and 2 workers,
+  side by side (chunks/s; Ray's start-up is not counted).
+- **replicate**: the *1m* corpus: the base rows plus copies of them under distinct
+  repository names (``<name>--copy<i>``; the copies reuse the base's vectors, so no
+  embedding is repeated) until it holds at least 1,000,000 chunks; and the *100k* corpus:
+  the 30 dev repositories plus others until 100,000 chunks. Then their indexes are built
+  (``CorpusTable.finish``: full text, scalar, IVF-PQ).
+- **query**: for each corpus, one fresh process asks every semble dev question twice - once
+  over the whole corpus, once filtered to its repository - and reports p50/p95 latency and
+  its peak RSS.
+- **ndcg**: NDCG@10 of the dev questions filtered to their repository in the 1m corpus,
+  against seek's per-workspace search of the same 30 folders (same code, same run).
+
+``--s3 URI`` (e.g. ``s3://bench/scale`` with ``AWS_ENDPOINT_URL`` set to a local S3 server)
+also copies the 100k corpus there and measures its queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.data import REPO_ROOT, SEMBLE_SET
+
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "scale.json"
+DEFAULT_WORK = Path("/tmp/seek-scale")
+CODE_ONLY = ("*.json", "*.txt", "*.csv", "*.pyi", "*.map", "*.min.js", "*.svg", "*.html")
+THROUGHPUT_REPOS = ("flask", "requests", "gin", "cobra")
+TARGET_1M = 1_000_000
+TARGET_100K = 100_000
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def settings_for(home: Path, code_only: bool = False):
+    from seek.settings import load_settings
+
+    overrides: dict[str, Any] = {"home": str(home)}
+    if code_only:
+        overrides["ignored_globs"] = list(CODE_ONLY)
+    return load_settings(overrides=overrides, user_config=home / "no-user-config.toml")
+
+
+def bench_folders(bench_dir: Path) -> dict[str, Path]:
+    """Every benchmark repository's folder, as bench.quality indexes it."""
+    folders = {}
+    for name, spec in SEMBLE_SET.specs().items():
+        root = spec.get("benchmark_root") or ""
+        folder = bench_dir / name / root if root else bench_dir / name
+        if folder.is_dir():
+            folders[name] = folder
+    return folders
+
+
+def python_folders() -> dict[str, Path]:
+    import sysconfig
+
+    folders = {"python-stdlib": Path(sysconfig.get_paths()["stdlib"])}
+    site = Path(sysconfig.get_paths()["purelib"])
+    for child in sorted(site.iterdir()):
+        if child.is_dir() and not child.name.endswith((".dist-info", ".egg-info", "__pycache__")):
+            folders[f"site-{child.name.lower().replace('_', '-')}"] = child
+    return folders
+
+
+def load(out: Path) -> dict[str, Any]:
+    return json.loads(out.read_text()) if out.is_file() else {}
+
+
+def save(out: Path, results: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# -- build -------------------------------------------------------------------------------
+def build(work: Path, bench_dir: Path) -> dict[str, Any]:
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.fanout import RayRunner
+    from seek.corpus.location import CorpusLocation
+
+    location = CorpusLocation(str(work / "base"))
+    catalog = Catalog(location)
+    groups = [(bench_folders(bench_dir), False), (python_folders(), True)]
+    runner = RayRunner(workers=2)
+    reports = []
+    try:
+        for folders, code_only in groups:
+            for name, folder in folders.items():
+                catalog.add(str(folder), name)
+            settings = settings_for(work / "home", code_only)
+            log(f"indexing {len(folders)} repositories (code only: {code_only})")
+            started = time.perf_counter()
+            report = CorpusIndexer(location, settings, runner, ann_min_rows=1 << 62).run(
+                list(folders)
+            )
+            reports.append(report.to_json() | {"wall_s": time.perf_counter() - started})
+            log(f"{report.chunks} chunks in {report.seconds:.0f} s")
+    finally:
+        runner.close()
+    chunks = sum(r["chunks"] for r in reports)
+    return {"chunks": chunks, "runs": [{k: v for k, v in r.items() if k != "repos"}
+                                       for r in reports], "loadavg": loadavg()}  # fmt: skip
+
+
+# -- throughput ----------------------------------------------------------------------------
+def throughput(work: Path, bench_dir: Path) -> dict[str, Any]:
+    import shutil
+
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.fanout import LocalRunner, RayRunner
+    from seek.corpus.location import CorpusLocation
+    from seek.indexer import index_workspace
+
+    folders = {n: f for n, f in bench_folders(bench_dir).items() if n in THROUGHPUT_REPOS}
+    out: dict[str, Any] = {"repos": sorted(folders), "loadavg_start": loadavg()}
+    home = work / "tp-home"
+    shutil.rmtree(home, ignore_errors=True)
+    settings = settings_for(home)
+    started = time.perf_counter()
+    chunks = 0
+    for folder in folders.values():
+        chunks += index_workspace(folder, settings).chunks
+    seconds = time.perf_counter() - started
+    out["single_process_indexer"] = {"chunks": chunks, "seconds": round(seconds, 2),
+                                     "chunks_per_s": round(chunks / seconds, 1)}  # fmt: skip
+    log(f"single process: {out['single_process_indexer']}")
+    for label, workers in (("corpus_in_process", 0), ("ray_1_worker", 1), ("ray_2_workers", 2)):
+        target = work / f"tp-{label}"
+        shutil.rmtree(target, ignore_errors=True)
+        location = CorpusLocation(str(target))
+        for name, folder in folders.items():
+            Catalog(location).add(str(folder), name)
+        runner = LocalRunner() if workers == 0 else RayRunner(workers=workers)
+        try:
+            if workers:  # warm the workers (model loaded) so start-up is not counted
+                list(runner.map_unordered(_warm, [()] * workers, workers))
+            report = CorpusIndexer(location, settings, runner).run()
+        finally:
+            runner.close()
+        out[label] = {"chunks": report.chunks, "seconds": round(report.seconds, 2),
+                      "chunks_per_s": round(report.chunks / report.seconds, 1)}  # fmt: skip
+        log(f"{label}: {out[label]}")
+    out["loadavg_end"] = loadavg()
+    return out
+
+
+def _warm() -> int:
+    from seek.corpus.work import embedder_for
+    from seek.embed import model_id_for
+    from seek.settings import load_settings
+
+    settings = load_settings()
+    embedder_for(settings, model_id_for(settings)).embed(["warm up"])
+    return os.getpid()
+
+
+# -- replicate -----------------------------------------------------------------------------
+def _copy_repos(base, target, catalog_base, catalog_target, names, suffix: str) -> int:
+    """Rows and manifests of ``names`` from base to target, renamed ``<name><suffix>``."""
+    import pyarrow as pa
+
+    chunks = 0
+    table = base.open()
+    for name in names:
+        where = f"repo = '{name}'"
+        rows = table.count_rows(where)
+        if not rows:
+            continue
+        data = table.search().where(where).limit(rows).to_arrow()
+        new_name = name + suffix
+        data = data.set_column(data.schema.get_field_index("repo"), "repo",
+                               pa.array([new_name] * data.num_rows, pa.string()))  # fmt: skip
+        target.add(data)
+        manifest = catalog_base.load_manifest(name)
+        catalog_target.save_manifest(new_name, manifest)
+        catalog_target.add(catalog_base.repos()[name].source, new_name)
+        chunks += sum(s.chunks for s in manifest.files.values())
+    return chunks
+
+
+def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, Any]:
+    import shutil
+
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.location import CorpusLocation
+    from seek.corpus.table import CorpusTable
+
+    from bench.data import read_repo_list
+
+    base_loc = CorpusLocation(str(work / "base"))
+    base, base_catalog = CorpusTable(base_loc), Catalog(base_loc)
+    sizes = {n: sum(s.chunks for s in base_catalog.load_manifest(n).files.values())
+             for n in base_catalog.repos()}  # fmt: skip
+    dev = [n for n in read_repo_list() if n in sizes]
+    out: dict[str, Any] = {}
+    plans = {"100k": TARGET_100K, "1m": TARGET_1M}
+    for label in only:
+        target_chunks = plans[label]
+        folder = work / label
+        shutil.rmtree(folder, ignore_errors=True)
+        location = CorpusLocation(str(folder))
+        table, catalog = CorpusTable(location), Catalog(location)
+        catalog.set_model(base_catalog.model())
+        started = time.perf_counter()
+        chunks = _copy_repos(base, table, base_catalog, catalog, dev, "")
+        others = [n for n in sizes if n not in dev]
+        copy = 1
+        while chunks < target_chunks:
+            for name in others if copy == 1 else list(sizes):
+                if chunks >= target_chunks:
+                    break
+                suffix = "" if copy == 1 else f"--copy{copy}"
+                chunks += _copy_repos(base, table, base_catalog, catalog, [name], suffix)
+            copy += 1
+        copied = time.perf_counter() - started
+        log(f"{label}: {chunks} chunks copied in {copied:.0f} s; building indexes")
+        started = time.perf_counter()
+        table.finish()
+        out[label] = {"chunks": chunks, "rows": table.count_rows(), "repos": len(catalog.repos()),
+                      "copy_s": round(copied, 1),
+                      "index_build_s": round(time.perf_counter() - started, 1),
+                      "indexes": table.index_names(), "loadavg": loadavg()}  # fmt: skip
+        log(f"{label}: {out[label]}")
+    return out
+
+
+# -- query (one process per corpus) ------------------------------------------------------------
+def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
+    """Runs in its own process: latency and peak RSS of a corpus searcher."""
+    from seek.corpus.location import CorpusLocation
+    from seek.corpus.search import CorpusSearcher
+    from seek.settings import load_settings
+
+    from bench.quality import load_repos
+    from bench.scoring import Hit, score_query
+
+    repos, _ = load_repos(bench_dir, None)
+    settings = load_settings(user_config=Path("/nonexistent/seek.toml"))
+    rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    searcher = CorpusSearcher(CorpusLocation(uri), settings)
+    questions = [(repo.name, q) for repo in repos for q in repo.queries]
+    for name, q in questions[:5]:  # warm: model, ranker, caches
+        searcher.search(q.query, 10, repos=[name])
+    out: dict[str, Any] = {"questions": len(questions)}
+    per_repo_scores: dict[str, list[float]] = {}
+    for label, filtered in (("filtered", True), ("unfiltered", False)):
+        latencies = []
+        for _ in range(runs):
+            for name, q in questions:
+                started = time.perf_counter()
+                result = searcher.search(q.query, 10, repos=[name] if filtered else ())
+                latencies.append((time.perf_counter() - started) * 1000)
+                if filtered and _ == 0:
+                    hits = [Hit(h.path, h.start_line, h.end_line) for h in result.hits]
+                    per_repo_scores.setdefault(name, []).append(score_query(hits, q)["ndcg10"])
+        latencies.sort()
+        out[label] = {"p50_ms": round(statistics.median(latencies), 1),
+                      "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
+                      "mean_ms": round(statistics.fmean(latencies), 1)}  # fmt: skip
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    out["rss_before_open_mb"] = round(rss_start / 1024, 1)
+    out["ndcg10_filtered"] = statistics.fmean(statistics.fmean(v) for v in per_repo_scores.values())
+    out["ndcg10_per_repo"] = {n: statistics.fmean(v) for n, v in per_repo_scores.items()}
+    return out
+
+
+def query(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.scale", "--query-process", uri,
+               "--bench-dir", str(bench_dir), "--runs", str(runs)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
+    if done.returncode:
+        raise RuntimeError(f"query process failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1]) | {"loadavg": loadavg()}
+
+
+def per_workspace_ndcg(work: Path, bench_dir: Path) -> dict[str, Any]:
+    """seek's per-workspace search of the same folders (mean over repos of mean NDCG@10)."""
+    from seek.indexer import index_workspace
+    from seek.retrieve import Searcher
+
+    from bench.quality import load_repos
+    from bench.scoring import Hit, score_query
+
+    settings = settings_for(work / "ws-home")
+    repos, _ = load_repos(bench_dir, None)
+    per_repo = {}
+    for repo in repos:
+        index_workspace(repo.folder, settings)
+        searcher = Searcher.open(repo.folder, settings)
+        scores = []
+        for q in repo.queries:
+            result = searcher.search(q.query, 10)
+            hits = [Hit(h.path, h.start_line, h.end_line) for h in result.hits]
+            scores.append(score_query(hits, q)["ndcg10"])
+        per_repo[repo.name] = statistics.fmean(scores)
+    return {"ndcg10": statistics.fmean(per_repo.values()), "ndcg10_per_repo": per_repo}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
+    parser.add_argument("--bench-dir", type=Path, default=Path("/root/bench"))
+    parser.add_argument("--phases", default="build,throughput,replicate,query,ndcg")
+    parser.add_argument("--sizes", default="100k,1m")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--s3", default="")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--query-process", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.query_process:
+        print(json.dumps(query_process(args.query_process, args.bench_dir, args.runs)))
+        return 0
+    results = load(args.out)
+    results["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                       "command": "python -m bench.scale " + " ".join(argv or sys.argv[1:]),
+                       "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+                                  f"Python {platform.python_version()}"}  # fmt: skip
+    sizes = tuple(s for s in args.sizes.split(",") if s)
+    for phase in [p for p in args.phases.split(",") if p]:
+        log(f"phase {phase}")
+        if phase == "build":
+            results["build"] = build(args.work, args.bench_dir)
+        elif phase == "throughput":
+            results["throughput"] = throughput(args.work, args.bench_dir)
+        elif phase == "replicate":
+            results.setdefault("corpora", {}).update(replicate(args.work, sizes))
+        elif phase == "query":
+            for size in sizes:
+                results.setdefault("query", {})[size] = query(
+                    str(args.work / size), args.bench_dir, args.runs
+                )
+                log(f"query {size}: {results['query'][size]}")
+        elif phase == "ndcg":
+            results["per_workspace"] = per_workspace_ndcg(args.work, args.bench_dir)
+        else:
+            parser.error(f"unknown phase {phase}")
+        save(args.out, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
