@@ -213,11 +213,10 @@ def _copy_repos(base, target, catalog_base, catalog_target, names, suffix: str) 
 def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, Any]:
     import shutil
 
+    from bench.data import read_repo_list
     from seek.corpus.catalog import Catalog
     from seek.corpus.location import CorpusLocation
     from seek.corpus.table import CorpusTable
-
-    from bench.data import read_repo_list
 
     base_loc = CorpusLocation(str(work / "base"))
     base, base_catalog = CorpusTable(base_loc), Catalog(base_loc)
@@ -259,12 +258,11 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
 # -- query (one process per corpus) ------------------------------------------------------------
 def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     """Runs in its own process: latency and peak RSS of a corpus searcher."""
+    from bench.quality import load_repos
+    from bench.scoring import Hit, score_query
     from seek.corpus.location import CorpusLocation
     from seek.corpus.search import CorpusSearcher
     from seek.settings import load_settings
-
-    from bench.quality import load_repos
-    from bench.scoring import Hit, score_query
 
     repos, _ = load_repos(bench_dir, None)
     settings = load_settings(user_config=Path("/nonexistent/seek.toml"))
@@ -307,11 +305,10 @@ def query(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
 
 def per_workspace_ndcg(work: Path, bench_dir: Path) -> dict[str, Any]:
     """seek's per-workspace search of the same folders (mean over repos of mean NDCG@10)."""
-    from seek.indexer import index_workspace
-    from seek.retrieve import Searcher
-
     from bench.quality import load_repos
     from bench.scoring import Hit, score_query
+    from seek.indexer import index_workspace
+    from seek.retrieve import Searcher
 
     settings = settings_for(work / "ws-home")
     repos, _ = load_repos(bench_dir, None)
@@ -329,7 +326,9 @@ def per_workspace_ndcg(work: Path, bench_dir: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scale", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     parser.add_argument("--bench-dir", type=Path, default=Path("/root/bench"))
     parser.add_argument("--phases", default="build,throughput,replicate,query,ndcg")

@@ -42,7 +42,10 @@ def test_one_table_many_repos_and_hits_name_their_repo(tmp_path, settings_for, t
     assert {r[0] for r in rows} == {"alpha", "beta"}
     searcher = CorpusSearcher(location, settings_for())
     hits = searcher.search("Router add_route", 10).hits
-    assert {(h.repo, h.path) for h in hits} >= {("alpha", "src/router.py"), ("beta", "lib/router.py")}
+    assert {(h.repo, h.path) for h in hits} >= {
+        ("alpha", "src/router.py"),
+        ("beta", "lib/router.py"),
+    }
     only_b = searcher.search("Router add_route", 10, repos=["beta"]).hits
     assert only_b and {h.repo for h in only_b} == {"beta"}
     assert only_b[0].path == "lib/router.py"

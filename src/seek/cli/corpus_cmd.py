@@ -82,12 +82,27 @@ def list_command(uri: str, as_json: bool) -> None:
 @corpus_group.command("index")
 @URI
 @click.argument("names", nargs=-1)
-@click.option("--ray", "address", default=None, metavar="ADDRESS",
-              help="Join this Ray cluster (default: start a local one when Ray is installed).")
-@click.option("--workers", type=click.IntRange(1, 1024), default=2, show_default=True,
-              help="CPUs of the local Ray (ignored with --ray).")
-@click.option("--writers", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Threads committing rows to LanceDB.")
+@click.option(
+    "--ray",
+    "address",
+    default=None,
+    metavar="ADDRESS",
+    help="Join this Ray cluster (default: start a local one when Ray is installed).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    default=2,
+    show_default=True,
+    help="CPUs of the local Ray (ignored with --ray).",
+)
+@click.option(
+    "--writers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Threads committing rows to LanceDB.",
+)
 @click.option("--in-process", is_flag=True, help="Do not use Ray even when it is installed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj

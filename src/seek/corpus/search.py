@@ -157,7 +157,9 @@ class CorpusSearcher:
         return list(zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
                         strict=True))  # fmt: skip
 
-    def _keyword_hits(self, words: str, n: int, where: str | None) -> list[tuple[str, str, int, float]]:
+    def _keyword_hits(
+        self, words: str, n: int, where: str | None
+    ) -> list[tuple[str, str, int, float]]:
         if not words:
             return []
         table = self.table.open()

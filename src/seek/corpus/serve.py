@@ -58,8 +58,8 @@ def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
         or len(value) > MAX_REPOS
         or not all(isinstance(v, str) and 0 < len(v) <= MAX_PATH_CHARS for v in value)
     ):
-        raise ApiError(400, "bad_request",
-                       f"{field} must be a list of at most {MAX_REPOS} non-empty strings")  # fmt: skip
+        message = f"{field} must be a list of at most {MAX_REPOS} non-empty strings"
+        raise ApiError(400, "bad_request", message)
     return tuple(check_text(v, field) for v in value)
 
 

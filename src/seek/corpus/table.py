@@ -78,9 +78,7 @@ def repo_filter(repos: Iterable[str]) -> str:
 
 
 def files_filter(repo: str, paths: Sequence[str]) -> str:
-    return (
-        f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
-    )
+    return f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
 
 
 class CorpusTable:
@@ -197,7 +195,7 @@ class CorpusTable:
         table = self.open()
         if table is None:
             return
-        from lancedb.index import FTS, BTree, Bitmap
+        from lancedb.index import FTS, Bitmap, BTree
 
         indexes = self.index_names()
         if "repo" not in indexes:
@@ -224,17 +222,13 @@ class CorpusTable:
         return True
 
     def build_vector_index(self, rows: int) -> None:
+        from lancedb.index import IvfPq
+
         table = self.open()
         dims = table.schema.field("vector").type.list_size
-        partitions = max(16, int(rows**0.5))
-        table.create_index(
-            metric="cosine",
-            vector_column_name="vector",
-            index_type="IVF_PQ",
-            num_partitions=partitions,
-            num_sub_vectors=_sub_vectors(dims),
-            replace=True,
-        )
+        config = IvfPq(distance_type="cosine", num_partitions=max(16, int(rows**0.5)),
+                       num_sub_vectors=_sub_vectors(dims))  # fmt: skip
+        table.create_index("vector", config=config, replace=True)
 
     def has_vector_index(self) -> bool:
         return "vector" in self.index_names()
