@@ -1,9 +1,9 @@
 """Search a corpus without loading it (issue 17, "Search that does not load the corpus").
 
 A question goes to LanceDB twice, in parallel, both prefiltered to the asked repositories
-and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows,
-exact below; ``VECTOR_WINDOWS`` x the candidates, re-scored exactly by ``refine_factor``)
-and the full-text index. The files they name (at most ``POOL_FILES``) are fetched whole -
+and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
+the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
+candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files they name (at most ``POOL_FILES``) are fetched whole -
 every window with its vector - and become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
@@ -44,6 +44,9 @@ VECTOR_WINDOWS = 3
 """Windows asked of the vector index per wanted chunk (a chunk has ~1.3 windows, and the
 files of the top windows are fetched whole anyway)."""
 POOL_FILES = 80
+FLAT_MAX_ROWS = 60_000
+"""A question whose filter leaves at most this many rows is answered by exact (flat)
+vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
 NPROBES = 24
 REFINE_FACTOR = 4
 PATH_VECTORS_KEPT = 20_000
@@ -137,10 +140,25 @@ class CorpusSearcher:
         self.embedding = IndexEmbedder(settings, self.model_id, embedder)
         self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
         self._path_vectors: dict[str, np.ndarray] = {}
+        self._filtered_rows: dict[str, int] = {}
 
     def refresh(self) -> None:
         """See the latest committed version of the table."""
         self.table.refresh()
+        self._filtered_rows.clear()
+
+    def _exact(self, where: str | None) -> bool:
+        """Whether the vector pass over ``where`` is exact (see ``FLAT_MAX_ROWS``)."""
+        if not self.table.has_vector_index():
+            return True
+        if where is None:
+            return False
+        rows = self._filtered_rows.get(where)
+        if rows is None:
+            if len(self._filtered_rows) > 10_000:
+                self._filtered_rows.clear()
+            rows = self._filtered_rows[where] = self.table.count_rows(where)
+        return rows <= FLAT_MAX_ROWS
 
     def repos(self) -> list[str]:
         return list(Catalog(self.location).repos())
@@ -149,7 +167,9 @@ class CorpusSearcher:
     def _vector_files(self, q: np.ndarray, n: int, where: str | None) -> list[tuple[str, str]]:
         table = self.table.open()
         query = table.search(q, vector_column_name="vector").distance_type("cosine")
-        if self.table.has_vector_index():
+        if self._exact(where):
+            query = query.bypass_vector_index()
+        else:
             query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
         if where:
             query = query.where(where, prefilter=True)
