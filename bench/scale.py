@@ -216,7 +216,7 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
     from bench.data import read_repo_list
     from seek.corpus.catalog import Catalog
     from seek.corpus.location import CorpusLocation
-    from seek.corpus.table import CorpusTable
+    from seek.store.corpus_table import CorpusTable
 
     base_loc = CorpusLocation(str(work / "base"))
     base, base_catalog = CorpusTable(base_loc), Catalog(base_loc)

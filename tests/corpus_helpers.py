@@ -11,8 +11,8 @@ from seek.corpus.build import CorpusIndexer, CorpusReport
 from seek.corpus.catalog import Catalog
 from seek.corpus.fanout import LocalRunner, Runner
 from seek.corpus.location import CorpusLocation
-from seek.corpus.table import CorpusTable
 from seek.settings import Settings
+from seek.store.corpus_table import CorpusTable
 
 REPO_A = {
     "src/retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",

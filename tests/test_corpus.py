@@ -24,8 +24,8 @@ from seek.cli import cli
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation, CorpusLockedError
 from seek.corpus.search import CorpusSearcher
-from seek.corpus.table import CorpusTable
 from seek.corpus.work import prepare_batch
+from seek.store.corpus_table import CorpusTable
 
 
 @pytest.fixture

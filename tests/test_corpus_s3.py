@@ -16,7 +16,7 @@ from corpus_helpers import REPO_A, REPO_B, add_repos, assert_same_corpus, index,
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusLocation, CorpusLockedError
 from seek.corpus.search import CorpusSearcher
-from seek.corpus.table import CorpusTable
+from seek.store.corpus_table import CorpusTable
 
 pytestmark = pytest.mark.scale
 ENV = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}

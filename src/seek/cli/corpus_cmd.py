@@ -46,7 +46,7 @@ def remove_command(uri: str, names: tuple[str, ...]) -> None:
     """Remove repositories and their rows from the corpus."""
     from seek.corpus.catalog import Catalog
     from seek.corpus.location import CorpusLocation
-    from seek.corpus.table import CorpusTable
+    from seek.store.corpus_table import CorpusTable
 
     location = CorpusLocation(uri)
     catalog = Catalog(location)

@@ -33,13 +33,13 @@ from pathlib import Path
 from seek.corpus.catalog import Catalog, RepoEntry
 from seek.corpus.fanout import Runner
 from seek.corpus.location import CorpusError, CorpusLocation
-from seek.corpus.table import ANN_MIN_ROWS, CorpusTable
 from seek.corpus.work import BatchResult, prepare_batch
 from seek.embed import model_id_for, task_prefixes
 from seek.index.stages import FileSpec
 from seek.indexer import _is_stale, chunking_spec, rebuild_reason
 from seek.scan import ScannedFile, scan_workspace
 from seek.settings import Settings
+from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
 from seek.store.manifest import Manifest
 
 log = logging.getLogger(__name__)
@@ -229,33 +229,7 @@ class CorpusIndexer:
     def _commit(self, batch: list[BatchResult], repos: dict[str, _Repo]) -> None:
         """Write a batch of task results (new files in one append, changed files in one
         merge per repository), then record their stamps."""
-        import pyarrow as pa
-
-        new_rows = []
-        for result in batch:
-            if result.rows is None:
-                continue
-            had = set(result.had_rows)
-            if had:
-                mask = pa.array([p not in had for p in result.rows.column("path").to_pylist()])
-                new_rows.append(result.rows.filter(mask))
-            else:
-                new_rows.append(result.rows)
-        by_repo: dict[str, list[BatchResult]] = {}
-        for result in batch:
-            by_repo.setdefault(result.repo, []).append(result)
-        for name, results in by_repo.items():
-            changed = [p for r in results for p in r.had_rows]
-            if not changed:
-                continue
-            tables = [r.rows for r in results if r.rows is not None]
-            rows = pa.concat_tables(tables) if tables else None
-            if rows is None or not rows.num_rows:
-                self.table.delete(name, changed)
-            else:
-                self.table.replace(name, changed, rows)
-        if new_rows:
-            self.table.add(pa.concat_tables(new_rows))
+        self.table.commit([(r.repo, r.rows, r.had_rows) for r in batch])
         with self._manifests:
             for result in batch:
                 repo = repos[result.repo]

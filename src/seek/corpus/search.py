@@ -3,11 +3,12 @@
 A question goes to LanceDB twice, in parallel, both prefiltered to the asked repositories
 and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
 the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
-candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files they name (at most ``POOL_FILES``) are fetched whole -
-every window with its vector - and become a small in-memory index, :class:`PoolSearcher`,
+candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
+they name (at most ``POOL_FILES``) are fetched whole - every window with its vector - and
+become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
-bounded caches (:mod:`.table`), so it does not grow with the corpus.
+bounded caches (:mod:`seek.store.corpus_table`), so it does not grow with the corpus.
 
 Differences from a workspace search, by design: keyword scores are BM25 with statistics of
 the whole corpus (not of one repository); signals that look across the index (a symbol's
@@ -31,11 +32,11 @@ import numpy as np
 
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
-from seek.corpus.table import CorpusTable, repo_filter
 from seek.embed import Embedder, task_prefixes
 from seek.retrieve.searcher import IndexEmbedder, Searcher
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
+from seek.store.corpus_table import CorpusTable, repo_filter
 from seek.store.table import sql_quote
 from seek.text import keyword_query
 from seek.untrusted import check_query
@@ -47,8 +48,6 @@ POOL_FILES = 80
 FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
 vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
-NPROBES = 24
-REFINE_FACTOR = 4
 PATH_VECTORS_KEPT = 20_000
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-corpus-query")
 
@@ -163,45 +162,6 @@ class CorpusSearcher:
     def repos(self) -> list[str]:
         return list(Catalog(self.location).repos())
 
-    # -- retrieval ---------------------------------------------------------------------
-    def _vector_files(self, q: np.ndarray, n: int, where: str | None) -> list[tuple[str, str]]:
-        table = self.table.open()
-        query = table.search(q, vector_column_name="vector").distance_type("cosine")
-        if self._exact(where):
-            query = query.bypass_vector_index()
-        else:
-            query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
-        if where:
-            query = query.where(where, prefilter=True)
-        rows = query.select(["repo", "path"]).limit(VECTOR_WINDOWS * n).to_arrow()
-        return list(zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
-                        strict=True))  # fmt: skip
-
-    def _keyword_hits(
-        self, words: str, n: int, where: str | None
-    ) -> list[tuple[str, str, int, float]]:
-        if not words:
-            return []
-        table = self.table.open()
-        query = table.search(words, query_type="fts", fts_columns="keywords")
-        if where:
-            query = query.where(where, prefilter=True)
-        rows = query.select(["repo", "path", "chunk"]).limit(n).to_arrow()
-        return list(zip(*(rows.column(c).to_pylist() for c in ("repo", "path", "chunk", "_score")),
-                        strict=True))  # fmt: skip
-
-    def _fetch(self, files: list[tuple[str, str]]) -> Any:
-        by_repo: dict[str, list[str]] = {}
-        for repo, path in files:
-            by_repo.setdefault(repo, []).append(path)
-        where = " OR ".join(
-            f"(repo = {sql_quote(repo)} AND path IN ({', '.join(sql_quote(p) for p in paths)}))"
-            for repo, paths in by_repo.items()
-        )
-        columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content", "vector"]
-        table = self.table.open()
-        return table.search().where(where).select(columns).limit(1 << 30).to_arrow()
-
     # -- search ------------------------------------------------------------------------
     def search(
         self,
@@ -222,9 +182,13 @@ class CorpusSearcher:
         started = time.perf_counter()
         where = corpus_filter(repos, prefixes)
         n = max(self.settings.retrieve_k, 5 * k)
-        keyword_job = _POOL.submit(self._keyword_hits, words, n, where)
+        keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
         q = self._query_vector(query)
-        vector_files = self._vector_files(q, n, where) if q is not None else []
+        vector_files = (
+            self.table.vector_files(q, VECTOR_WINDOWS * n, where, self._exact(where))
+            if q is not None
+            else []
+        )
         keyword_hits = keyword_job.result()
         timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
         files = list(dict.fromkeys(vector_files + [(r, p) for r, p, _, _ in keyword_hits]))
@@ -232,23 +196,12 @@ class CorpusSearcher:
         if not files:
             return SearchResult(query, words, [], (), timings)
         started = time.perf_counter()
-        rows = self._fetch(files)
+        data = self.table.fetch_files(files)
         timings["fetch_ms"] = (time.perf_counter() - started) * 1000
         several = len({r for r, _ in files}) > 1
         name = (lambda r, p: f"{r}/{p}") if several else (lambda r, p: p)
         origin = {name(r, p): (r, p) for r, p in files}
-        vectors = rows.column("vector").combine_chunks()
-        dims = vectors.type.list_size
-        data = {
-            "path": [name(r, p) for r, p in zip(rows.column("repo").to_pylist(),
-                                                 rows.column("path").to_pylist(), strict=True)],
-            "chunk": rows.column("chunk").to_pylist(),
-            "start_line": rows.column("start_line").to_pylist(),
-            "end_line": rows.column("end_line").to_pylist(),
-            "part": rows.column("part").to_pylist(),
-            "content": rows.column("content").to_pylist(),
-            "vectors": vectors.values.to_numpy(zero_copy_only=False).reshape(-1, dims),
-        }  # fmt: skip
+        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
         if len(self._path_vectors) > PATH_VECTORS_KEPT:
             self._path_vectors.clear()
         pool = PoolSearcher(

@@ -13,12 +13,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from seek.corpus.table import arrow_rows
 from seek.embed import Embedder, make_embedder
 from seek.errors import EmbeddingError
 from seek.index.stages import FileSpec, prepare_file
 from seek.scan.walk import ScannedFile
 from seek.settings import Settings
+from seek.store.corpus_table import arrow_rows
 from seek.store.manifest import Stamp
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The corpus table: every repository's rows in one LanceDB table (issue 17, "Corpus").
+"""The corpus table: every repository's rows in one LanceDB table (issue 17, "Corpus";
+design "A store addressed by URI": like every LanceDB user, it lives in ``store/``).
 
 One row per embedding window, as in a workspace's table (:mod:`seek.store.table`), plus
 ``repo`` (the repository's name) and ``hash`` (the file's SHA-1, so a row says which version
@@ -25,12 +26,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from seek.corpus.location import CorpusLocation
 from seek.store.table import SQL_IN_BATCH, sql_quote
+
+if TYPE_CHECKING:
+    from seek.corpus.location import CorpusLocation
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,8 @@ ANN_MIN_ROWS = 100_000
 bench/README.md, "Scale") and an IVF-PQ index would only cost recall."""
 INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 64 << 20
+NPROBES = 24
+REFINE_FACTOR = 4
 """Bounds on LanceDB's caches for one search process: the IVF-PQ codes of 1M rows with 48
 sub-vectors are 48 MB, the keyword index of 1M chunks ~400 MB on disk of which the queried
 posting lists are cached. Memory then stays flat as the corpus grows."""
@@ -159,6 +164,33 @@ class CorpusTable:
                 .execute(rows.filter(mask))
             )
 
+    def commit(self, batches: Sequence[tuple[str, Any, Sequence[str]]]) -> None:
+        """Write task results: ``(repo, rows or None, files that had rows before)`` each.
+        New files' rows go in one append, changed files' rows in one merge per repository;
+        a changed file that has no rows now loses its old ones."""
+        import pyarrow as pa
+
+        new_rows = []
+        changed: dict[str, tuple[list[str], list[Any]]] = {}
+        for repo, rows, had_rows in batches:
+            had = set(had_rows)
+            if had:
+                paths, tables = changed.setdefault(repo, ([], []))
+                paths.extend(had_rows)
+                if rows is not None:
+                    tables.append(rows)
+            if rows is not None:
+                keep = [p not in had for p in rows.column("path").to_pylist()] if had else None
+                new_rows.append(rows.filter(pa.array(keep)) if keep is not None else rows)
+        for repo, (paths, tables) in changed.items():
+            rows = pa.concat_tables(tables) if tables else None
+            if rows is None or not rows.num_rows:
+                self.delete(repo, paths)
+            else:
+                self.replace(repo, paths, rows)
+        if new_rows:
+            self.add(pa.concat_tables(new_rows))
+
     def delete(self, repo: str, paths: Sequence[str]) -> None:
         table = self.open()
         if table is None:
@@ -181,6 +213,54 @@ class CorpusTable:
             return set()
         data = table.search().where(where).select(["path"]).limit(rows).to_arrow()
         return set(data.column("path").unique().to_pylist())
+
+    # -- searching ----------------------------------------------------------------------
+    def vector_files(
+        self, q: np.ndarray, limit: int, where: str | None, exact: bool
+    ) -> list[tuple[str, str]]:
+        """``(repo, path)`` of the ``limit`` windows nearest ``q`` (cosine), best first:
+        exact over the filtered rows, or the IVF-PQ index with its candidates re-scored."""
+        table = self.open()
+        query = table.search(q, vector_column_name="vector").distance_type("cosine")
+        if exact:
+            query = query.bypass_vector_index()
+        else:
+            query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(["repo", "path"]).limit(limit).to_arrow()
+        return list(zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
+                        strict=True))  # fmt: skip
+
+    def keyword_hits(
+        self, words: str, limit: int, where: str | None
+    ) -> list[tuple[str, str, int, float]]:
+        """``(repo, path, chunk, BM25 score)`` of the best keyword matches."""
+        table = self.open()
+        if not words or table is None:
+            return []
+        query = table.search(words, query_type="fts", fts_columns="keywords")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(["repo", "path", "chunk"]).limit(limit).to_arrow()
+        columns = [rows.column(c).to_pylist() for c in ("repo", "path", "chunk", "_score")]
+        return list(zip(*columns, strict=True))
+
+    def fetch_files(self, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """Every row of these ``(repo, path)`` files, as :meth:`ChunkTable.load_all` returns
+        them plus ``repo``."""
+        by_repo: dict[str, list[str]] = {}
+        for repo, path in files:
+            by_repo.setdefault(repo, []).append(path)
+        where = " OR ".join(f"({files_filter(repo, paths)})" for repo, paths in by_repo.items())
+        columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content", "vector"]
+        rows = self.open().search().where(where).select(columns).limit(1 << 30).to_arrow()
+        vectors = rows.column("vector").combine_chunks()
+        dims = vectors.type.list_size
+        data = {name: rows.column(name).to_pylist() for name in columns[:-1]}
+        flat = vectors.values.to_numpy(zero_copy_only=False)
+        data["vectors"] = flat.reshape(-1, dims) if dims else np.zeros((0, 0), np.float32)
+        return data
 
     # -- indexes -----------------------------------------------------------------------
     def index_names(self) -> dict[str, str]:
