@@ -264,7 +264,7 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     from seek.corpus.search import CorpusSearcher
     from seek.settings import load_settings
 
-    repos, _ = load_repos(bench_dir, None)
+    repos, _ = load_repos(bench_dir, SEMBLE_SET.default_names())
     settings = load_settings(user_config=Path("/nonexistent/seek.toml"))
     rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     searcher = CorpusSearcher(CorpusLocation(uri), settings)
@@ -311,7 +311,7 @@ def per_workspace_ndcg(work: Path, bench_dir: Path) -> dict[str, Any]:
     from seek.retrieve import Searcher
 
     settings = settings_for(work / "ws-home")
-    repos, _ = load_repos(bench_dir, None)
+    repos, _ = load_repos(bench_dir, SEMBLE_SET.default_names())
     per_repo = {}
     for repo in repos:
         index_workspace(repo.folder, settings)

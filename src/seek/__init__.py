@@ -12,6 +12,8 @@ from seek._version import __version__
 from seek.errors import (
     ApiError,
     ChatError,
+    CorpusError,
+    CorpusLockedError,
     DamagedIndexError,
     EmbeddingError,
     IndexLockedError,
@@ -54,6 +56,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "ApiError",
     "ChatError",
+    "CorpusError",
+    "CorpusLockedError",
     "DamagedIndexError",
     "EmbeddingError",
     "IndexLockedError",

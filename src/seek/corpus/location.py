@@ -39,18 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seek.errors import SeekError
+from seek.errors import CorpusError, CorpusLockedError
 
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
-
-
-class CorpusError(SeekError):
-    """A corpus that cannot be used as asked (bad URI, missing repository, held lock)."""
-
-
-class CorpusLockedError(CorpusError):
-    pass
 
 
 @dataclass
