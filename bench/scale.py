@@ -22,12 +22,14 @@ folder keeps the corpora):
   (``CorpusTable.finish``: full text, scalar, IVF-PQ).
 - **query**: for each corpus, one fresh process asks every semble dev question twice - once
   over the whole corpus, once filtered to its repository - and reports p50/p95 latency and
-  its peak RSS.
+  its peak RSS; at 100k also over the whole corpus with exact (flat) vector search, which
+  is where the IVF-PQ threshold comes from.
 - **ndcg**: NDCG@10 of the dev questions filtered to their repository in the 1m corpus,
   against seek's per-workspace search of the same 30 folders (same code, same run).
 
-``--s3 URI`` (e.g. ``s3://bench/scale`` with ``AWS_ENDPOINT_URL`` set to a local S3 server)
-also copies the 100k corpus there and measures its queries.
+- **s3** (with ``--s3 URI``, e.g. ``s3://bench/scale`` with ``AWS_ENDPOINT_URL`` naming a
+  local S3 server): the first of ``--sizes`` copied there (its indexes rebuilt there), and
+  its queries measured as in **query**.
 """
 
 from __future__ import annotations
@@ -255,6 +257,29 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
     return out
 
 
+def to_s3(work: Path, uri: str, size: str) -> dict[str, Any]:
+    """The ``size`` corpus copied to object storage (rows, manifests, catalog), indexes built
+    there."""
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.location import CorpusLocation
+    from seek.store.corpus_table import CorpusTable
+
+    source = CorpusLocation(str(work / size))
+    target = CorpusLocation(uri)
+    src_catalog, dst_catalog = Catalog(source), Catalog(target)
+    started = time.perf_counter()
+    names = list(src_catalog.repos())
+    _copy_repos(CorpusTable(source), CorpusTable(target), src_catalog, dst_catalog, names, "")
+    dst_catalog.set_model(src_catalog.model())
+    copied = time.perf_counter() - started
+    started = time.perf_counter()
+    table = CorpusTable(target)
+    table.finish()
+    return {"uri": uri, "rows": table.count_rows(), "copy_s": round(copied, 1),
+            "index_build_s": round(time.perf_counter() - started, 1),
+            "loadavg": loadavg()}  # fmt: skip
+
+
 # -- query (one process per corpus) ------------------------------------------------------------
 def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     """Runs in its own process: latency and peak RSS of a corpus searcher."""
@@ -273,7 +298,12 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
         searcher.search(q.query, 10, repos=[name])
     out: dict[str, Any] = {"questions": len(questions)}
     per_repo_scores: dict[str, list[float]] = {}
-    for label, filtered in (("filtered", True), ("unfiltered", False)):
+    modes = [("filtered", True), ("unfiltered", False)]
+    if searcher.table.count_rows() <= 200_000:  # where exact search stops being enough
+        modes.append(("unfiltered_exact", False))
+    for label, filtered in modes:
+        if label == "unfiltered_exact":
+            searcher._exact = lambda where: True  # type: ignore[method-assign]
         latencies = []
         for _ in range(runs):
             for name, q in questions:
@@ -361,6 +391,13 @@ def main(argv: list[str] | None = None) -> int:
                     str(args.work / size), args.bench_dir, args.runs
                 )
                 log(f"query {size}: {results['query'][size]}")
+        elif phase == "s3":
+            if not args.s3:
+                parser.error("the s3 phase needs --s3 URI")
+            entry = to_s3(args.work, args.s3, sizes[0])
+            entry["query"] = query(args.s3, args.bench_dir, args.runs)
+            results.setdefault("s3", {})[sizes[0]] = entry
+            log(f"s3 {sizes[0]}: {entry}")
         elif phase == "ndcg":
             results["per_workspace"] = per_workspace_ndcg(args.work, args.bench_dir)
         else:
