@@ -28,7 +28,7 @@ from starlette.routing import Route
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusLocation
 from seek.corpus.search import CorpusSearcher
-from seek.errors import ApiError, SeekError
+from seek.errors import ApiError
 from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.guard import error_response
 from seek.settings import load_settings
@@ -39,10 +39,11 @@ from seek.web.api import (
     REQUEST_TIMEOUT_S,
     ServeConfig,
     check_text,
+    failure_response,
     integer,
     json_body,
-    log,
     question_text,
+    run,
 )
 
 REFRESH_S = 5.0
@@ -108,24 +109,12 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
 
     def handler(endpoint):
         async def wrapped(request: Request) -> Response:
-            import anyio
-
             deadline = time.monotonic() + REQUEST_TIMEOUT_S
             try:
                 fn, args = await endpoint(request, deadline)
-                with anyio.fail_after(REQUEST_TIMEOUT_S):
-                    answer = await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
-                return JSONResponse(answer)
-            except TimeoutError:
-                return error_response(504, "timeout", "the request took too long")
-            except ApiError as exc:
-                return error_response(exc.status, exc.code, exc.message)
-            except SeekError as exc:
-                return error_response(422, "seek_error", str(exc))
-            except Exception as exc:  # a server never answers with a traceback
-                log.error("%s %s failed: %s: %s", request.method, request.url.path,
-                          type(exc).__name__, exc)  # fmt: skip
-                return error_response(500, "internal", f"internal error ({type(exc).__name__})")
+                return JSONResponse(await run(deadline, fn, *args))
+            except Exception as exc:
+                return failure_response(request, exc)
 
         return wrapped
 
