@@ -236,14 +236,21 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
         catalog.set_model(base_catalog.model())
         started = time.perf_counter()
         chunks = _copy_repos(base, table, base_catalog, catalog, dev, "")
-        others = [n for n in sizes if n not in dev]
-        copy = 1
+        # Then other repositories, smallest first and none that would overshoot the target
+        # by more than 5%, then copies of everything (as many as needed).
+        for name in sorted((n for n in sizes if n not in dev), key=sizes.get):
+            if chunks >= target_chunks:
+                break
+            if chunks + sizes[name] <= target_chunks * 1.05:
+                chunks += _copy_repos(base, table, base_catalog, catalog, [name], "")
+        copy = 2
         while chunks < target_chunks:
-            for name in others if copy == 1 else list(sizes):
+            for name in sorted(sizes, key=sizes.get):
                 if chunks >= target_chunks:
                     break
-                suffix = "" if copy == 1 else f"--copy{copy}"
-                chunks += _copy_repos(base, table, base_catalog, catalog, [name], suffix)
+                if chunks + sizes[name] <= target_chunks * 1.05:
+                    suffix = f"--copy{copy}"
+                    chunks += _copy_repos(base, table, base_catalog, catalog, [name], suffix)
             copy += 1
         copied = time.perf_counter() - started
         log(f"{label}: {chunks} chunks copied in {copied:.0f} s; building indexes")
