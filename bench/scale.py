@@ -12,7 +12,8 @@ folder keeps the corpora):
   and one repository per top-level package of this checkout's ``site-packages`` (code only:
   ``*.json``, ``*.txt``, ``*.csv``, ``*.pyi`` and source maps are left out there), indexed by
   ``seek corpus index`` on a local Ray with 2 workers.
-- **throughput**: the same 4 benchmark repositories indexed by seek's single-process indexer
+- **throughput**: the same 7 benchmark repositories (tokio, gin, fastapi, axum, cobra,
+  flask, requests: ~8,200 chunks) indexed by seek's single-process indexer
   (``index_workspace``), by the corpus indexer in-process, and on Ray with 1 and 2 workers,
   side by side (chunks/s; Ray's start-up is not counted).
 - **replicate**: the *1m* corpus: the base rows plus copies of them under distinct
@@ -51,9 +52,10 @@ from bench.data import REPO_ROOT, SEMBLE_SET
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "scale.json"
 DEFAULT_WORK = Path("/tmp/seek-scale")
 CODE_ONLY = ("*.json", "*.txt", "*.csv", "*.pyi", "*.map", "*.min.js", "*.svg", "*.html")
-THROUGHPUT_REPOS = ("flask", "requests", "gin", "cobra")
+THROUGHPUT_REPOS = ("tokio", "gin", "fastapi", "axum", "cobra", "flask", "requests")
 TARGET_1M = 1_000_000
 TARGET_100K = 100_000
+COPY_ROWS = 250_000
 
 
 def log(message: str) -> None:
@@ -189,6 +191,27 @@ def _warm() -> int:
 
 
 # -- replicate -----------------------------------------------------------------------------
+class _Batches:
+    """Rows added to a table in batches of ``COPY_ROWS`` (fewer, larger fragments: no
+    compaction needed afterwards)."""
+
+    def __init__(self, table) -> None:
+        self.table, self.pending, self.rows = table, [], 0
+
+    def add(self, data) -> None:
+        self.pending.append(data)
+        self.rows += data.num_rows
+        if self.rows >= COPY_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if self.pending:
+            self.table.add(pa.concat_tables(self.pending))
+        self.pending, self.rows = [], 0
+
+
 def _copy_repos(base, target, catalog_base, catalog_target, names, suffix: str) -> int:
     """Rows and manifests of ``names`` from base to target, renamed ``<name><suffix>``."""
     import pyarrow as pa
@@ -235,14 +258,15 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
         table, catalog = CorpusTable(location), Catalog(location)
         catalog.set_model(base_catalog.model())
         started = time.perf_counter()
-        chunks = _copy_repos(base, table, base_catalog, catalog, dev, "")
+        writer = _Batches(table)
+        chunks = _copy_repos(base, writer, base_catalog, catalog, dev, "")
         # Then other repositories, smallest first and none that would overshoot the target
         # by more than 5%, then copies of everything (as many as needed).
         for name in sorted((n for n in sizes if n not in dev), key=sizes.get):
             if chunks >= target_chunks:
                 break
             if chunks + sizes[name] <= target_chunks * 1.05:
-                chunks += _copy_repos(base, table, base_catalog, catalog, [name], "")
+                chunks += _copy_repos(base, writer, base_catalog, catalog, [name], "")
         copy = 2
         while chunks < target_chunks:
             for name in sorted(sizes, key=sizes.get):
@@ -250,12 +274,13 @@ def replicate(work: Path, only: tuple[str, ...] = ("100k", "1m")) -> dict[str, A
                     break
                 if chunks + sizes[name] <= target_chunks * 1.05:
                     suffix = f"--copy{copy}"
-                    chunks += _copy_repos(base, table, base_catalog, catalog, [name], suffix)
+                    chunks += _copy_repos(base, writer, base_catalog, catalog, [name], suffix)
             copy += 1
+        writer.flush()
         copied = time.perf_counter() - started
         log(f"{label}: {chunks} chunks copied in {copied:.0f} s; building indexes")
         started = time.perf_counter()
-        table.finish()
+        table.finish(compact=False)  # written in large fragments already
         out[label] = {"chunks": chunks, "rows": table.count_rows(), "repos": len(catalog.repos()),
                       "copy_s": round(copied, 1),
                       "index_build_s": round(time.perf_counter() - started, 1),

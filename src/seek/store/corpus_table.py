@@ -271,8 +271,10 @@ class CorpusTable:
             return {}
         return {idx.columns[0]: str(idx.index_type) for idx in table.list_indices()}
 
-    def finish(self, ann_min_rows: int = ANN_MIN_ROWS) -> None:
-        """Indexes cover every row; compact what the run wrote (see the module docstring)."""
+    def finish(self, ann_min_rows: int = ANN_MIN_ROWS, compact: bool = True) -> None:
+        """Indexes cover every row; compact what the run wrote (see the module docstring).
+        ``compact=False``: a table written in large fragments with no index yet (a bulk
+        copy) skips the compaction pass."""
         table = self.open()
         if table is None:
             return
@@ -288,7 +290,8 @@ class CorpusTable:
             config = FTS(with_position=False, base_tokenizer="simple", language="English",
                          lower_case=True, stem=True, remove_stop_words=True)  # fmt: skip
             table.create_index("keywords", config=config)
-        table.optimize()  # compaction, and new rows into the existing indexes
+        if compact:
+            table.optimize()  # compaction, and new rows into the existing indexes
         rows = table.count_rows()
         if rows >= ann_min_rows and self._vector_index_stale(rows):
             self.build_vector_index(rows)
