@@ -56,6 +56,9 @@ THROUGHPUT_REPOS = ("tokio", "gin", "fastapi", "axum", "cobra", "flask", "reques
 TARGET_1M = 1_000_000
 TARGET_100K = 100_000
 COPY_ROWS = 250_000
+UNFILTERED_EVERY = 3
+"""Latency over the whole corpus is measured on every third question (each question
+filtered to its repository is asked, for NDCG)."""
 
 
 def log(message: str) -> None:
@@ -328,7 +331,8 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     questions = [(repo.name, q) for repo in repos for q in repo.queries]
     for name, q in questions[:5]:  # warm: model, ranker, caches
         searcher.search(q.query, 10, repos=[name])
-    out: dict[str, Any] = {"questions": len(questions)}
+    out: dict[str, Any] = {"questions": len(questions),
+                           "unfiltered_questions": len(questions[::UNFILTERED_EVERY])}  # fmt: skip
     per_repo_scores: dict[str, list[float]] = {}
     modes = [("filtered", True), ("unfiltered", False)]
     if searcher.table.count_rows() <= 200_000:  # where exact search stops being enough
@@ -337,8 +341,9 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
         if label == "unfiltered_exact":
             searcher._exact = lambda where: True  # type: ignore[method-assign]
         latencies = []
+        asked = questions if filtered else questions[::UNFILTERED_EVERY]
         for _ in range(runs):
-            for name, q in questions:
+            for name, q in asked:
                 started = time.perf_counter()
                 result = searcher.search(q.query, 10, repos=[name] if filtered else ())
                 latencies.append((time.perf_counter() - started) * 1000)
