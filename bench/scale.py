@@ -317,7 +317,9 @@ def to_s3(work: Path, uri: str, size: str) -> dict[str, Any]:
 
 
 # -- query (one process per corpus) ------------------------------------------------------------
-def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
+def query_process(
+    uri: str, bench_dir: Path, runs: int, only_modes: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Runs in its own process: latency and peak RSS of a corpus searcher."""
     from bench.quality import load_repos
     from bench.scoring import Hit, score_query
@@ -338,6 +340,7 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     modes = [("filtered", True), ("unfiltered", False)]
     if searcher.table.count_rows() <= 200_000:  # where exact search stops being enough
         modes.append(("unfiltered_exact", False))
+    modes = [m for m in modes if m[0] in only_modes or not only_modes]
     for label, filtered in modes:
         if label == "unfiltered_exact":
             searcher._exact = lambda where: True  # type: ignore[method-assign]
@@ -366,9 +369,9 @@ def query_process(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
     return out
 
 
-def query(uri: str, bench_dir: Path, runs: int) -> dict[str, Any]:
+def query(uri: str, bench_dir: Path, runs: int, modes: str = "") -> dict[str, Any]:
     command = [sys.executable, "-m", "bench.scale", "--query-process", uri,
-               "--bench-dir", str(bench_dir), "--runs", str(runs)]  # fmt: skip
+               "--bench-dir", str(bench_dir), "--runs", str(runs), "--modes", modes]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
     if done.returncode:
         raise RuntimeError(f"query process failed: {done.stderr[-2000:]}")
@@ -407,11 +410,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="100k,1m")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--s3", default="")
+    parser.add_argument(
+        "--modes", default="", help="query: only these (filtered,unfiltered,unfiltered_exact)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--query-process", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.query_process:
-        print(json.dumps(query_process(args.query_process, args.bench_dir, args.runs)))
+        modes = tuple(m for m in args.modes.split(",") if m)
+        print(json.dumps(query_process(args.query_process, args.bench_dir, args.runs, modes)))
         return 0
     results = load(args.out)
     results["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -430,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         elif phase == "query":
             for size in sizes:
                 results.setdefault("query", {})[size] = query(
-                    str(args.work / size), args.bench_dir, args.runs
+                    str(args.work / size), args.bench_dir, args.runs, args.modes
                 )
                 log(f"query {size}: {results['query'][size]}")
         elif phase == "s3":
