@@ -12,6 +12,8 @@ from seek._version import __version__
 from seek.errors import (
     ApiError,
     ChatError,
+    CorpusError,
+    CorpusLockedError,
     DamagedIndexError,
     EmbeddingError,
     IndexLockedError,
@@ -43,6 +45,8 @@ __getattr__, __dir__ = lazy_names("seek", _LAZY, globals())
 __all__ = [
     "ApiError",
     "ChatError",
+    "CorpusError",
+    "CorpusLockedError",
     "DamagedIndexError",
     "EmbeddingError",
     "IndexLockedError",

@@ -17,6 +17,8 @@ error body (HTTP: :class:`ApiError` carries the status; the others map in ``web/
     │                          or corrupt download, a model that does not load
     ├── RerankerUnavailable    the reranker cannot score (no model, or it failed to load or
     │                          run); callers fall back to the unreranked order
+    ├── CorpusError            ``seek corpus``: a bad URI or name, a missing repository
+    │   └── CorpusLockedError  another indexer holds a repository's lock
     └── ApiError               an HTTP request seek serve refuses (status, code, message)
 
 ``tests/test_errors.py`` checks that this drawing names every class here and that each is
@@ -62,6 +64,14 @@ class ModelError(SeekError):
 
 class RerankerUnavailable(SeekError):
     """The reranker cannot score (no model, or it failed to load or run)."""
+
+
+class CorpusError(SeekError):
+    """A corpus cannot be used as asked (bad URI or name, missing repository or index)."""
+
+
+class CorpusLockedError(CorpusError):
+    """Another indexer holds the lock of a corpus repository."""
 
 
 class ApiError(SeekError):

@@ -180,7 +180,7 @@ cli.params.extend(_global_options())
 
 COMMAND_MODULES = {
     "ask": "ask_cmd", "completion": "completion_cmd", "config": "config_cmd",
-    "context": "context_cmd", "index": "index_cmd", "status": "index_cmd",
+    "context": "context_cmd", "corpus": "corpus_cmd", "index": "index_cmd", "status": "index_cmd",
     "install": "install_cmd", "uninstall": "install_cmd", "models": "models_cmd",
     "search": "search_cmd", "related": "search_cmd", "mcp": "serve_cmd", "serve": "serve_cmd",
     "ui": "serve_cmd", "watch": "watch_cmd",

@@ -33,8 +33,16 @@ def mcp_command(obj: Context) -> None:
     type=click.Path(file_okay=False),
     help="A workspace clients may search (repeatable; default: the current one).",
 )
+@click.option(
+    "--corpus",
+    default=None,
+    metavar="URI",
+    help="Serve this corpus (`seek corpus`: a folder or s3:// URI) instead of workspaces.",
+)
 @click.pass_obj
-def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...]) -> None:
+def serve_command(
+    obj: Context, host: str, port: int, workspaces: tuple[str, ...], corpus: str | None
+) -> None:
     """Serve the HTTP JSON API (search, status, index) for editors and teams."""
     bound_native_threads()
     import uvicorn
@@ -44,6 +52,14 @@ def serve_command(obj: Context, host: str, port: int, workspaces: tuple[str, ...
     from seek.serving.guard import address_name
     from seek.web.api import create_app, serve_config
 
+    if corpus is not None:
+        from seek.corpus.serve import create_corpus_app
+
+        app = create_corpus_app(corpus, serve_config(host, (), obj.overrides))
+        click.echo(f"seek: serving the corpus {corpus} on http://{address_name(host)}:{port}",
+                   err=True)  # fmt: skip
+        uvicorn.Server(uvicorn_config(app, host, port)).run()
+        return
     roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
     config = serve_config(host, roots, obj.overrides)
     where = f"http://{address_name(host)}:{port}"

@@ -198,18 +198,35 @@ def focus_paths(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(check_text(f, "focus") for f in focus)
 
 
+async def run(deadline: float, fn, *args: Any) -> Any:
+    """``fn(*args)`` on a worker thread, within the request's time limit (504 after it)."""
+    try:
+        with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+            return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+    except TimeoutError as exc:
+        raise ApiError(
+            504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
+        ) from exc
+
+
+def failure_response(request: Request, exc: Exception) -> JSONResponse:
+    """The JSON error for an exception an endpoint raised (never a traceback)."""
+    if isinstance(exc, ApiError):
+        return error_response(exc.status, exc.code, exc.message)
+    if isinstance(exc, WorkspaceError):
+        return error_response(404, "no_workspace", str(exc))
+    if isinstance(exc, IndexLockedError):
+        return error_response(409, "locked", str(exc))
+    if isinstance(exc, SeekError):
+        return error_response(422, "seek_error", str(exc))
+    log.error("%s %s failed: %s: %s", request.method, request.url.path,
+              type(exc).__name__, exc)  # fmt: skip
+    return error_response(500, "internal", f"internal error ({type(exc).__name__})")
+
+
 def create_app(config: ServeConfig) -> RequestGuard:
     """The API behind the request guard (Host, Origin, content type, token)."""
     service = Service(config)
-
-    async def run(deadline: float, fn, *args: Any) -> Any:
-        try:
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
-                return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
-        except TimeoutError as exc:
-            raise ApiError(
-                504, "timeout", f"the request took longer than {REQUEST_TIMEOUT_S:g} s"
-            ) from exc
 
     def handler(endpoint):
         async def wrapped(request: Request) -> Response:
@@ -217,18 +234,8 @@ def create_app(config: ServeConfig) -> RequestGuard:
             try:
                 answer = await endpoint(request, deadline)
                 return answer if isinstance(answer, Response) else JSONResponse(answer)
-            except ApiError as exc:
-                return error_response(exc.status, exc.code, exc.message)
-            except WorkspaceError as exc:
-                return error_response(404, "no_workspace", str(exc))
-            except IndexLockedError as exc:
-                return error_response(409, "locked", str(exc))
-            except SeekError as exc:
-                return error_response(422, "seek_error", str(exc))
-            except Exception as exc:  # a server never answers with a traceback
-                log.error("%s %s failed: %s: %s", request.method, request.url.path,
-                          type(exc).__name__, exc)  # fmt: skip
-                return error_response(500, "internal", f"internal error ({type(exc).__name__})")
+            except Exception as exc:
+                return failure_response(request, exc)
 
         return wrapped
 

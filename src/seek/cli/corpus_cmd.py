@@ -1,0 +1,170 @@
+"""``seek corpus``: many repositories in one index at a folder or ``s3://`` URI (see
+:mod:`seek.corpus`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from seek.cli import Context, cli
+from seek.settings import load_settings
+
+URI = click.argument("uri", metavar="URI")
+
+
+@cli.group("corpus")
+def corpus_group() -> None:
+    """An organisation's repositories in one index (a folder or s3://bucket/prefix).
+
+    S3 settings come from the AWS_* environment variables (AWS_ENDPOINT_URL for an
+    S3-compatible server); s3:// and Ray need `pip install 'seek[scale]'`."""
+
+
+@corpus_group.command("add")
+@URI
+@click.argument("sources", nargs=-1, required=True, metavar="FOLDER_OR_GIT_URL...")
+@click.option("--name", default=None, help="The repository's name (one source only; "
+              "default: the folder's or URL's last part).")  # fmt: skip
+def add_command(uri: str, sources: tuple[str, ...], name: str | None) -> None:
+    """Add repositories to the corpus (they are indexed by `seek corpus index`)."""
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.location import CorpusError, CorpusLocation
+
+    if name and len(sources) > 1:
+        raise CorpusError("--name names one repository: give one source with it")
+    catalog = Catalog(CorpusLocation(uri))
+    for source in sources:
+        entry = catalog.add(source, name)
+        click.echo(f"{entry.name}\t{entry.source}")
+
+
+@corpus_group.command("remove")
+@URI
+@click.argument("names", nargs=-1, required=True)
+def remove_command(uri: str, names: tuple[str, ...]) -> None:
+    """Remove repositories and their rows from the corpus."""
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.location import CorpusLocation
+    from seek.store.corpus_table import CorpusTable
+
+    location = CorpusLocation(uri)
+    catalog = Catalog(location)
+    for name in names:
+        with location.lock(name, "seek corpus remove"):
+            catalog.remove(name)
+            CorpusTable(location).delete_repo(name)
+            catalog.delete_manifest(name)
+
+
+@corpus_group.command("list")
+@URI
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(uri: str, as_json: bool) -> None:
+    """The repositories: name, files, chunks, source."""
+    from seek.corpus.catalog import Catalog
+    from seek.corpus.location import CorpusLocation
+
+    catalog = Catalog(CorpusLocation(uri))
+    rows = []
+    for name, entry in catalog.repos().items():
+        manifest = catalog.load_manifest(name)
+        chunks = sum(s.chunks for s in manifest.files.values())
+        rows.append({"name": name, "source": entry.source, "files": len(manifest.files),
+                     "chunks": chunks})  # fmt: skip
+    if as_json:
+        click.echo(json.dumps({"repos": rows}, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['name']}\t{row['files']} files\t{row['chunks']} chunks\t{row['source']}")
+
+
+@corpus_group.command("index")
+@URI
+@click.argument("names", nargs=-1)
+@click.option(
+    "--ray",
+    "address",
+    default=None,
+    metavar="ADDRESS",
+    help="Join this Ray cluster (default: start a local one when Ray is installed).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    default=2,
+    show_default=True,
+    help="CPUs of the local Ray (ignored with --ray).",
+)
+@click.option(
+    "--writers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Threads committing rows to LanceDB.",
+)
+@click.option("--in-process", is_flag=True, help="Do not use Ray even when it is installed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def index_command(
+    obj: Context, uri: str, names: tuple[str, ...], address: str | None, workers: int,
+    writers: int, in_process: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Index the corpus's repositories (all, or NAMES): only changed files are embedded."""
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.fanout import make_runner
+    from seek.corpus.location import CorpusLocation
+
+    settings = load_settings(None, overrides=obj.overrides)
+    runner = make_runner(address, workers, in_process)
+    try:
+        report = CorpusIndexer(CorpusLocation(uri), settings, runner, writers=writers).run(names)
+    finally:
+        runner.close()
+    data = report.to_json()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for repo in data["repos"]:
+        click.echo(f"{repo['name']}: {repo['embedded']} files embedded ({repo['chunks']} "
+                   f"chunks), {repo['removed']} removed, {repo['files']} files in all")  # fmt: skip
+    click.echo(f"{data['chunks']} chunks in {data['seconds']} s ({data['runner']}, "
+               f"{data['workers']} workers, {data['tasks']} tasks)")  # fmt: skip
+
+
+@corpus_group.command("search")
+@URI
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--repo", "repos", multiple=True, help="Only this repository (repeatable).")
+@click.option("--under", "prefixes", multiple=True, metavar="PATH",
+              help="Only files under this path prefix (repeatable).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def search_command(
+    obj: Context, uri: str, query: str, k: int, repos: tuple[str, ...],
+    prefixes: tuple[str, ...], as_json: bool,
+) -> None:  # fmt: skip
+    """Search the corpus; each hit names its repository."""
+    from seek.corpus.location import CorpusLocation
+    from seek.corpus.search import CorpusSearcher
+
+    searcher = CorpusSearcher(CorpusLocation(uri), load_settings(None, overrides=obj.overrides))
+    result = searcher.search(query, k, repos=repos, prefixes=prefixes)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for hit in result.hits:
+        click.echo(f"{hit.repo}:{hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.3f}")
+
+
+@corpus_group.command("unlock")
+@URI
+@click.argument("name")
+def unlock_command(uri: str, name: str) -> None:
+    """Remove the lock a killed `seek corpus index` left on a repository."""
+    from seek.corpus.location import CorpusLocation
+
+    CorpusLocation(uri).delete(f"locks/{name}.json")

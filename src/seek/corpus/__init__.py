@@ -1,0 +1,14 @@
+"""A corpus: an organisation's repositories in one index, past one machine (issue 17;
+design "A store addressed by URI", layout ``corpus/``).
+
+- :mod:`.location`: the URI (a folder or ``s3://bucket/prefix``), its JSON objects, the
+  per-repository writer lock, and what object storage guarantees;
+- :mod:`.catalog`: ``corpus.json`` (the repositories) and each repository's manifest;
+- :mod:`.work`: one task, a batch of files scanned -> chunked -> embedded;
+- :mod:`.fanout`: where tasks run (Ray, imported lazily, or this process);
+- :mod:`.build`: a run: locks, scans, tasks, bounded writers, manifests;
+- :mod:`.search`: questions answered from LanceDB's indexes, ranked by seek on the pool;
+- :mod:`.serve`: ``seek serve --corpus``.
+
+The table itself is :mod:`seek.store.corpus_table` (only ``store/`` touches LanceDB).
+"""

@@ -1,0 +1,251 @@
+"""Index a corpus: its repositories' files fanned out as tasks, rows committed by a bounded
+number of writers (issue 17, "Fan-out on Ray").
+
+A run: take each selected repository's lock -> load its manifest (an empty one when the
+model, chunk settings or format changed: the repository is re-indexed and its old rows
+dropped) -> scan it -> after an interrupted run, drop rows of files without a stamp ->
+delete rows of removed files -> cut the stale files of every repository into tasks of
+``files_per_task`` files -> the runner (:mod:`.fanout`) runs :func:`.work.prepare_batch`
+on each -> finished results are buffered and handed to ``writers`` writer threads once they
+hold ``commit_rows`` rows -> a writer commits them (new files: one append; changed files:
+one ``merge_insert``), then records their stamps in the manifests, saved at most every
+``SAVE_EVERY_S`` -> at the end the table's indexes are refreshed (:meth:`CorpusTable.finish`)
+and every manifest is saved with ``runOpen`` cleared.
+
+Nothing is lost or written twice when a worker dies: Ray re-runs its task and the driver
+receives one result per task. When the driver itself dies, stamps saved are exactly the
+rows committed before them; the rows committed after the last save belong to files without
+a stamp (removed by the next run, then re-embedded) or with an older stamp (re-embedded and
+replaced).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from seek.corpus.catalog import Catalog, RepoEntry
+from seek.corpus.fanout import Runner
+from seek.corpus.location import CorpusError, CorpusLocation
+from seek.corpus.work import BatchResult, prepare_batch
+from seek.embed import model_id_for, task_prefixes
+from seek.index.stages import FileSpec
+from seek.indexer import chunking_spec, is_stale, rebuild_reason
+from seek.scan import ScannedFile, scan_workspace
+from seek.settings import Settings
+from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
+from seek.store.manifest import Manifest
+
+log = logging.getLogger(__name__)
+
+FILES_PER_TASK = 64
+COMMIT_ROWS = 20_000
+SAVE_EVERY_S = 5.0
+
+
+@dataclass(slots=True)
+class RepoReport:
+    name: str
+    files: int = 0
+    embedded: int = 0
+    chunks: int = 0
+    rows: int = 0
+    removed: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    rebuild_reason: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "files": self.files, "embedded": self.embedded,
+                "chunks": self.chunks, "rows": self.rows, "removed": self.removed,
+                "unreadable": self.unreadable, "rebuild_reason": self.rebuild_reason}  # fmt: skip
+
+
+@dataclass(slots=True)
+class CorpusReport:
+    uri: str
+    runner: str
+    workers: int
+    repos: list[RepoReport] = field(default_factory=list)
+    seconds: float = 0.0
+    tasks: int = 0
+
+    @property
+    def chunks(self) -> int:
+        return sum(r.chunks for r in self.repos)
+
+    def to_json(self) -> dict[str, object]:
+        rate = self.chunks / self.seconds if self.seconds else 0.0
+        return {"uri": self.uri, "runner": self.runner, "workers": self.workers,
+                "tasks": self.tasks, "seconds": round(self.seconds, 2),
+                "chunks": self.chunks, "chunks_per_s": round(rate, 1),
+                "repos": [r.to_json() for r in self.repos]}  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Repo:
+    entry: RepoEntry
+    root: Path
+    manifest: Manifest
+    report: RepoReport
+    stale: list[ScannedFile]
+    dirty: bool = False
+
+
+class CorpusIndexer:
+    """One run over some repositories of a corpus."""
+
+    def __init__(
+        self,
+        location: CorpusLocation,
+        settings: Settings,
+        runner: Runner,
+        *,
+        writers: int = 1,
+        files_per_task: int = FILES_PER_TASK,
+        commit_rows: int = COMMIT_ROWS,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        task: Callable[..., BatchResult] = prepare_batch,
+    ) -> None:
+        self.location = location
+        self.settings = settings
+        self.runner = runner
+        self.writers = max(1, writers)
+        self.files_per_task = max(1, files_per_task)
+        self.commit_rows = max(1, commit_rows)
+        self.ann_min_rows = ann_min_rows
+        self.task = task
+        """What each task runs (tests swap in one that kills its worker first)."""
+        self.catalog = Catalog(location)
+        self.table = CorpusTable(location)
+        self.model_id = model_id_for(settings)
+        self.chunking = chunking_spec(settings)
+        doc_prefix = task_prefixes(settings.model or self.model_id)[0]
+        self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, doc_prefix)
+        self._manifests = threading.Lock()
+        self._last_save = 0.0
+
+    def run(self, names: list[str] | tuple[str, ...] | None = None) -> CorpusReport:
+        started = time.perf_counter()
+        entries = self.catalog.select(names)
+        if not entries:
+            raise CorpusError(f"the corpus {self.location.uri} has no repositories: "
+                              "add one with `seek corpus add`")  # fmt: skip
+        stored_model = self.catalog.model()
+        if stored_model and stored_model != self.model_id:
+            raise CorpusError(f"the corpus was embedded with {stored_model}, the settings name "
+                              f"{self.model_id}: use the same model")  # fmt: skip
+        if not stored_model:
+            self.catalog.set_model(self.model_id)
+        report = CorpusReport(self.location.uri, self.runner.name, self.runner.workers)
+        with ExitStack() as stack:
+            for entry in entries:  # every lock first: a held one stops the run before work
+                stack.enter_context(self.location.lock(entry.name, "seek corpus index"))
+            repos = [self._prepare_repo(entry) for entry in entries]
+            report.repos = [r.report for r in repos]
+            report.tasks = self._embed(repos)
+            self.table.finish(self.ann_min_rows)
+            for repo in repos:
+                repo.manifest.run_open = False
+                repo.manifest.updated_at = int(time.time() * 1000)
+                repo.report.files = len(repo.manifest.files)
+                self.catalog.save_manifest(repo.entry.name, repo.manifest)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- per repository ------------------------------------------------------------------
+    def _prepare_repo(self, entry: RepoEntry) -> _Repo:
+        root = entry.checkout()
+        manifest = self.catalog.load_manifest(entry.name)
+        report = RepoReport(entry.name)
+        reason = rebuild_reason(manifest, self.model_id, self.chunking)
+        if reason or not manifest.has_index:
+            if reason or manifest.run_open:
+                self.table.delete_repo(entry.name)  # rows of another model or a lost run
+            report.rebuild_reason = reason
+            manifest = Manifest(model=self.model_id, chunking=self.chunking)
+        scan = scan_workspace(root, max_file_bytes=self.settings.max_file_bytes,
+                              ignored_globs=self.settings.ignored_globs)  # fmt: skip
+        scanned = {f.rel: f for f in scan.files}
+        removed = [p for p in manifest.files if p not in scanned]
+        stale = [f for f in scan.files if is_stale(manifest.files.get(f.rel), f)]
+        if manifest.run_open:  # rows written after the last save of an interrupted run
+            orphans = self.table.stored_paths(entry.name) - manifest.files.keys()
+            self.table.delete(entry.name, sorted(orphans - set(removed)))
+        self.table.delete(entry.name, [p for p in removed if manifest.files[p].chunks])
+        for path in removed:
+            del manifest.files[path]
+        report.removed = len(removed)
+        manifest.skipped = {k: v for k, v in scan.skipped.items() if v}
+        if stale or removed:
+            manifest.run_open = True
+            self.catalog.save_manifest(entry.name, manifest)
+        return _Repo(entry, root, manifest, report, stale)
+
+    def _tasks(self, repos: list[_Repo]) -> Iterator[tuple]:
+        for repo in repos:
+            files = [(f, repo.manifest.files.get(f.rel)) for f in repo.stale]
+            for i in range(0, len(files), self.files_per_task):
+                batch = files[i : i + self.files_per_task]
+                yield (repo.entry.name, str(repo.root), batch, self.spec, self.settings,
+                       self.model_id)  # fmt: skip
+
+    # -- the fan-out and the writers -------------------------------------------------------
+    def _embed(self, repos: list[_Repo]) -> int:
+        by_name = {r.entry.name: r for r in repos}
+        tasks = 0
+        buffer: list[BatchResult] = []
+        buffered = 0
+        in_flight: list[Future[None]] = []
+        with ThreadPoolExecutor(self.writers, thread_name_prefix="seek-corpus-writer") as pool:
+
+            def hand_over(batch: list[BatchResult]) -> None:
+                # At most ``writers`` commits queued behind the running ones (a memory bound).
+                while len(in_flight) >= 2 * self.writers:
+                    in_flight.pop(0).result()
+                in_flight.append(pool.submit(self._commit, batch, by_name))
+
+            results = self.runner.map_unordered(
+                self.task, self._tasks(repos), in_flight=2 * self.runner.workers
+            )
+            for result in results:
+                tasks += 1
+                buffer.append(result)
+                buffered += result.row_count
+                if buffered >= self.commit_rows:
+                    hand_over(buffer)
+                    buffer, buffered = [], 0
+            if buffer:
+                hand_over(buffer)
+            for future in in_flight:
+                future.result()
+        return tasks
+
+    def _commit(self, batch: list[BatchResult], repos: dict[str, _Repo]) -> None:
+        """Write a batch of task results (new files in one append, changed files in one
+        merge per repository), then record their stamps."""
+        self.table.commit([(r.repo, r.rows, r.had_rows) for r in batch])
+        with self._manifests:
+            for result in batch:
+                repo = repos[result.repo]
+                repo.manifest.files.update(result.refreshed)
+                repo.manifest.files.update(result.stamps)
+                if result.row_count:
+                    dims = int(result.rows.schema.field("vector").type.list_size)
+                    repo.manifest.dimensions = dims
+                repo.report.embedded += sum(1 for s in result.stamps.values() if not s.skip)
+                repo.report.chunks += result.chunk_count
+                repo.report.rows += result.row_count
+                repo.report.unreadable.extend(result.unreadable)
+                repo.dirty = True
+            if time.monotonic() - self._last_save >= SAVE_EVERY_S:
+                self._last_save = time.monotonic()
+                for repo in repos.values():
+                    if repo.dirty:
+                        self.catalog.save_manifest(repo.entry.name, repo.manifest)
+                        repo.dirty = False

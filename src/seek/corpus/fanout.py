@@ -1,0 +1,130 @@
+"""Where a corpus run's tasks execute: Ray, or this process (issue 17, "Fan-out on Ray").
+
+Both runners have one method, :meth:`map_unordered`: run ``fn`` on each argument tuple and
+yield results as they finish, with at most ``in_flight`` tasks submitted at once (the rows
+of finished tasks wait in memory for a writer, so the bound is a memory bound).
+
+:class:`RayRunner` submits each task with ``max_retries``: when the worker running it dies
+(killed, out of memory, its node lost), Ray runs the task again on another worker; a task
+that raises is not retried (the same files would fail the same way) and stops the run. The
+driver receives one result per task, so a retried task's rows are written once.
+
+:class:`LocalRunner` calls ``fn`` in order in this process: ``seek corpus index`` without
+Ray installed (``pip install 'seek[scale]'`` adds it), or with ``--in-process``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol
+
+from seek.corpus.location import CorpusError
+
+log = logging.getLogger(__name__)
+
+TASK_RETRIES = 3
+
+
+class Runner(Protocol):
+    workers: int
+    name: str
+
+    def map_unordered(
+        self, fn: Callable[..., Any], args: Iterable[tuple], in_flight: int
+    ) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalRunner:
+    """Every task in this process, one after the other."""
+
+    name = "in-process"
+    workers = 1
+
+    def map_unordered(
+        self, fn: Callable[..., Any], args: Iterable[tuple], in_flight: int
+    ) -> Iterator[Any]:
+        for arg in args:
+            yield fn(*arg)
+
+    def close(self) -> None:
+        pass
+
+
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class RayRunner:
+    """Tasks on a Ray cluster: ``address`` joins a running one, else a local one is started
+    with ``workers`` CPUs (and shut down by :meth:`close`)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int = 2) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise CorpusError("Ray is not installed: pip install 'seek[scale]'") from exc
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
+            if address:
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=workers, **options)
+                self._started = True
+        self.workers = int(ray.cluster_resources().get("CPU", workers))
+        self._remotes: dict[Callable[..., Any], Any] = {}
+
+    def _remote(self, fn: Callable[..., Any]) -> Any:
+        remote = self._remotes.get(fn)
+        if remote is None:
+            remote = self._ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(fn)
+            self._remotes[fn] = remote
+        return remote
+
+    def map_unordered(
+        self, fn: Callable[..., Any], args: Iterable[tuple], in_flight: int
+    ) -> Iterator[Any]:
+        ray = self._ray
+        remote = self._remote(fn)
+        pending: list[Any] = []
+        queue = iter(args)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(pending) < max(1, in_flight):
+                    try:
+                        pending.append(remote.remote(*next(queue)))
+                    except StopIteration:
+                        exhausted = True
+                if not pending:
+                    return
+                ready, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(ready[0])
+        finally:
+            for ref in pending:  # a run that stops early does not leave work behind
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+
+def make_runner(address: str | None, workers: int, in_process: bool) -> Runner:
+    """Ray when it is installed (or asked for by ``address``), else this process."""
+    if in_process:
+        return LocalRunner()
+    if address or ray_available():
+        return RayRunner(address, workers)
+    log.info("Ray is not installed: indexing in this process")
+    return LocalRunner()

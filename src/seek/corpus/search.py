@@ -1,0 +1,228 @@
+"""Search a corpus without loading it (issue 17, "Search that does not load the corpus").
+
+A question goes to LanceDB twice, in parallel, both prefiltered to the asked repositories
+and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
+the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
+candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
+they name (at most ``POOL_FILES``) are fetched whole - every window with its vector - and
+become a small in-memory index, :class:`PoolSearcher`,
+on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
+the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
+bounded caches (:mod:`seek.store.corpus_table`), so it does not grow with the corpus.
+
+Differences from a workspace search, by design: keyword scores are BM25 with statistics of
+the whole corpus (not of one repository); signals that look across the index (a symbol's
+definitions elsewhere, older copies of a file) see the pool's files only. The NDCG cost is
+measured in bench/README.md ("Scale").
+
+A pool spanning several repositories names its files ``repo/path`` inside the pool, so two
+repositories' ``README.md`` stay two files; hits carry the repository and the plain path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seek.corpus.catalog import Catalog
+from seek.corpus.location import CorpusError, CorpusLocation
+from seek.embed import Embedder, task_prefixes
+from seek.retrieve.search_cache import SearchData
+from seek.retrieve.searcher import IndexEmbedder, Searcher
+from seek.retrieve.types import Hit, SearchResult
+from seek.settings import Settings
+from seek.store.corpus_table import CorpusTable, repo_filter
+from seek.store.table import sql_quote
+from seek.text import keyword_query
+from seek.untrusted import check_query
+
+VECTOR_WINDOWS = 3
+"""Windows asked of the vector index per wanted chunk (a chunk has ~1.3 windows, and the
+files of the top windows are fetched whole anyway)."""
+POOL_FILES = 80
+FLAT_MAX_ROWS = 60_000
+"""A question whose filter leaves at most this many rows is answered by exact (flat)
+vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
+PATH_VECTORS_KEPT = 20_000
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-corpus-query")
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusHit(Hit):
+    repo: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"repo": self.repo, **Hit.to_json(self)}
+
+
+def corpus_filter(repos: Sequence[str] = (), prefixes: Sequence[str] = ()) -> str | None:
+    """The SQL prefilter of a question (None: the whole corpus)."""
+    parts = []
+    if repos:
+        parts.append(repo_filter(repos))
+    if prefixes:
+        ors = " OR ".join(f"starts_with(path, {sql_quote(p)})" for p in prefixes)
+        parts.append(f"({ors})")
+    return " AND ".join(parts) or None
+
+
+class _Rows:
+    """What :class:`Searcher` asks of its table, for a pool already in memory."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def has_keyword_index(self) -> bool:
+        return True
+
+
+class PoolSearcher(Searcher):
+    """seek's searcher over one question's candidate files."""
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        settings: Settings,
+        embedding: IndexEmbedder,
+        query_vector: np.ndarray | None,
+        keyword_hits: list[tuple[str, int, float]],
+        path_vectors: dict[str, np.ndarray],
+    ) -> None:
+        self.root = Path("/")
+        self.settings = settings
+        self.model_id = embedding.model_id
+        self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
+        self._embedding = embedding
+        self.table = _Rows(data)  # type: ignore[assignment]
+        self._load(SearchData.from_rows(data))
+        self.path_vectors.known = path_vectors  # shared between questions, bounded by caller
+        self._has_keywords = True
+        self._q = query_vector
+        self._keyword_hits = keyword_hits
+
+    def query_vector(self, query: str) -> np.ndarray | None:
+        return self._q if len(self.vectors) else None
+
+    def keyword_scored(
+        self, words: str, n: int, paths: list[str] | None = None
+    ) -> list[tuple[int, float]]:
+        allowed = set(paths) if paths is not None else None
+        out = []
+        for path, chunk, score in self._keyword_hits:
+            chunk_id = self.chunk_of_key.get((path, chunk))
+            if chunk_id is not None and (allowed is None or path in allowed):
+                out.append((chunk_id, float(score)))
+        return out[:n]
+
+
+class CorpusSearcher:
+    """Answers questions over a corpus; cheap to keep open (see the module docstring)."""
+
+    def __init__(
+        self, location: CorpusLocation, settings: Settings, embedder: Embedder | None = None
+    ) -> None:
+        self.location = location
+        self.settings = settings
+        self.table = CorpusTable(location)
+        self.model_id = Catalog(location).model()
+        if not self.model_id or self.table.open() is None:
+            raise CorpusError(f"the corpus {location.uri} has no index yet: "
+                              "run `seek corpus index`")  # fmt: skip
+        self.embedding = IndexEmbedder(settings, self.model_id, embedder)
+        self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
+        self._path_vectors: dict[str, np.ndarray] = {}
+        self._filtered_rows: dict[str, int] = {}
+
+    def refresh(self) -> None:
+        """See the latest committed version of the table."""
+        self.table.refresh()
+        self._filtered_rows.clear()
+
+    def _exact(self, where: str | None) -> bool:
+        """Whether the vector pass over ``where`` is exact (see ``FLAT_MAX_ROWS``)."""
+        if not self.table.has_vector_index():
+            return True
+        if where is None:
+            return False
+        rows = self._filtered_rows.get(where)
+        if rows is None:
+            if len(self._filtered_rows) > 10_000:
+                self._filtered_rows.clear()
+            rows = self._filtered_rows[where] = self.table.count_rows(where)
+        return rows <= FLAT_MAX_ROWS
+
+    def repos(self) -> list[str]:
+        return list(Catalog(self.location).repos())
+
+    # -- search ------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        repos: Sequence[str] = (),
+        prefixes: Sequence[str] = (),
+        disabled: frozenset[str] = frozenset(),
+    ) -> SearchResult:
+        """The ``k`` best chunks for ``query`` among ``repos`` (all when empty) under the
+        path ``prefixes`` (all when empty); hits are :class:`CorpusHit`."""
+        query = check_query(query).strip()
+        words = keyword_query(query)
+        timings: dict[str, float] = {}
+        if not query:
+            return SearchResult(query, words, [])
+        started = time.perf_counter()
+        where = corpus_filter(repos, prefixes)
+        n = max(self.settings.retrieve_k, 5 * k)
+        keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
+        q = self._query_vector(query)
+        vector_files = (
+            self.table.vector_files(q, VECTOR_WINDOWS * n, where, self._exact(where))
+            if q is not None
+            else []
+        )
+        keyword_hits = keyword_job.result()
+        timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
+        files = list(dict.fromkeys(vector_files + [(r, p) for r, p, _, _ in keyword_hits]))
+        files = files[:POOL_FILES]
+        if not files:
+            return SearchResult(query, words, [], (), timings)
+        started = time.perf_counter()
+        data = self.table.fetch_files(files)
+        timings["fetch_ms"] = (time.perf_counter() - started) * 1000
+        several = len({r for r, _ in files}) > 1
+        name = (lambda r, p: f"{r}/{p}") if several else (lambda r, p: p)
+        origin = {name(r, p): (r, p) for r, p in files}
+        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
+        if len(self._path_vectors) > PATH_VECTORS_KEPT:
+            self._path_vectors.clear()
+        pool = PoolSearcher(
+            data, self.settings, self.embedding, q,
+            [(name(r, p), c, s) for r, p, c, s in keyword_hits], self._path_vectors,
+        )  # fmt: skip
+        found = pool.search(query, k, disabled=disabled)
+        timings.update(found.timings_ms)
+
+        def with_repo(hit: Hit) -> CorpusHit:
+            repo, path = origin[hit.path]
+            return CorpusHit(path, hit.start_line, hit.end_line, hit.score, hit.content, repo)
+
+        return replace(
+            found,
+            hits=[with_repo(h) for h in found.hits],
+            context_hits=[with_repo(h) for h in found.context_hits],
+            timings_ms=timings,
+        )
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        embedder = self.embedding.get()
+        if embedder is None:
+            return None
+        q = embedder.embed([self.query_prefix + query])[0].astype(np.float32)
+        return q / max(float(np.linalg.norm(q)), 1e-12)

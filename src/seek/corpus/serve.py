@@ -1,0 +1,152 @@
+"""``seek serve --corpus URI``: the HTTP API over a corpus (issue 17, "Serve it").
+
+The same request checks, limits and error shape as ``seek serve`` of workspaces
+(:mod:`seek.web.api`, :mod:`seek.serving.guard`), with:
+
+- ``POST /v1/search`` ``{"query", "k"?, "repos"?, "paths"?}`` -> the hits of
+  ``seek search --json``, each with its ``repo``; ``repos`` limits the search to those
+  repositories, ``paths`` to files under those path prefixes;
+- ``GET /v1/repos`` -> the repositories with their file and chunk counts;
+- ``GET /v1/status`` -> the corpus's URI, table version and row count.
+
+Several servers can read one corpus while an indexer writes it: each sees the last committed
+table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
+is searchable within that time, without a reopen per request).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from seek.corpus.catalog import Catalog
+from seek.corpus.location import CorpusLocation
+from seek.corpus.search import CorpusSearcher
+from seek.errors import ApiError
+from seek.serving import GuardPolicy, RequestGuard
+from seek.serving.guard import error_response
+from seek.settings import load_settings
+from seek.untrusted import MAX_QUERY_CHARS
+from seek.web.api import (
+    MAX_K,
+    MAX_PATH_CHARS,
+    REQUEST_TIMEOUT_S,
+    ServeConfig,
+    check_text,
+    failure_response,
+    integer,
+    json_body,
+    question_text,
+    run,
+)
+
+REFRESH_S = 5.0
+MAX_REPOS = 1_000
+
+
+def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
+    value = data.get(field)
+    if value is None:
+        return ()
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_REPOS
+        or not all(isinstance(v, str) and 0 < len(v) <= MAX_PATH_CHARS for v in value)
+    ):
+        message = f"{field} must be a list of at most {MAX_REPOS} non-empty strings"
+        raise ApiError(400, "bad_request", message)
+    return tuple(check_text(v, field) for v in value)
+
+
+class CorpusService:
+    def __init__(self, uri: str, overrides: dict[str, object] | None) -> None:
+        self.location = CorpusLocation(uri)
+        self.settings = load_settings(None, overrides=overrides or {})
+        self.searcher = CorpusSearcher(self.location, self.settings)
+        self._refreshed = time.monotonic()
+        self._guard = threading.Lock()
+
+    def _fresh(self) -> None:
+        with self._guard:
+            if time.monotonic() - self._refreshed >= REFRESH_S:
+                self.searcher.refresh()
+                self._refreshed = time.monotonic()
+
+    def search(self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]) -> dict:
+        known = set(self.searcher.repos())
+        unknown = [r for r in repos if r not in known]
+        if unknown:
+            raise ApiError(404, "no_repo", f"the corpus has no repository {', '.join(unknown)}")
+        self._fresh()
+        return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
+
+    def repos(self) -> dict[str, Any]:
+        catalog = Catalog(self.location)
+        out = []
+        for name in catalog.repos():
+            manifest = catalog.load_manifest(name)
+            out.append({"name": name, "files": len(manifest.files),
+                        "chunks": sum(s.chunks for s in manifest.files.values()),
+                        "updated_at": manifest.updated_at})  # fmt: skip
+        return {"repos": out}
+
+    def status(self) -> dict[str, Any]:
+        self._fresh()
+        table = self.searcher.table.open()
+        return {"uri": self.location.uri, "version": int(table.version),
+                "rows": int(table.count_rows()),
+                "vector_index": self.searcher.table.has_vector_index()}  # fmt: skip
+
+
+def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
+    service = CorpusService(uri, config.overrides)
+
+    def handler(endpoint):
+        async def wrapped(request: Request) -> Response:
+            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            try:
+                fn, args = await endpoint(request, deadline)
+                return JSONResponse(await run(deadline, fn, *args))
+            except Exception as exc:
+                return failure_response(request, exc)
+
+        return wrapped
+
+    async def search(request: Request, deadline: float):
+        data = await json_body(request, deadline)
+        query = question_text(data, "query", "queries")
+        k = integer(data, "k", 10, 1, MAX_K)
+        return service.search, (query, k, name_list(data, "repos"), name_list(data, "paths"))
+
+    async def repos(request: Request, deadline: float):
+        return service.repos, ()
+
+    async def status(request: Request, deadline: float):
+        return service.status, ()
+
+    routes = [
+        Route("/v1/search", handler(search), methods=["POST"]),
+        Route("/v1/repos", handler(repos), methods=["GET"]),
+        Route("/v1/status", handler(status), methods=["GET"]),
+    ]
+
+    async def not_found(request: Request, exc: Exception) -> JSONResponse:
+        status = getattr(exc, "status_code", 404)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "bad_request")
+        return error_response(status, code, str(getattr(exc, "detail", "")))
+
+    from starlette.exceptions import HTTPException
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
+    policy = GuardPolicy(token=config.token, extra_hosts=config.hosts,
+                         allowed_origins=config.origins)  # fmt: skip
+    return RequestGuard(app, policy)
+
+
+__all__ = ["MAX_QUERY_CHARS", "create_corpus_app"]

@@ -1,0 +1,338 @@
+"""The corpus table: every repository's rows in one LanceDB table (issue 17, "Corpus";
+design "A store addressed by URI": like every LanceDB user, it lives in ``store/``).
+
+One row per embedding window, as in a workspace's table (:mod:`seek.store.table`), plus
+``repo`` (the repository's name) and ``hash`` (the file's SHA-1, so a row says which version
+of its file it came from). Writes, all atomic LanceDB commits:
+
+- ``add``: rows of files that had none (one append);
+- ``replace``: rows of files that had rows, swapped in one ``merge_insert`` commit (keyed by
+  repo, path, chunk and part; the old rows the new version no longer has are deleted in the
+  same commit), so a reader never sees a changed file half-written;
+- ``delete``: rows of removed files.
+
+A writer that dies between its commit and its manifest save leaves rows the manifest does
+not describe; the next run of that repository removes rows of unstamped files
+(:meth:`stored_paths`), so nothing is lost or kept twice.
+
+``finish`` keeps the indexes: full-text on ``keywords``, scalar indexes on ``repo`` and
+``path`` (the prefilters and the candidate fetch), and, once the table holds
+``ANN_MIN_ROWS`` rows, an IVF-PQ vector index (cosine); later runs add their rows to the
+existing indexes (``optimize``) and retrain the vector index when the table has doubled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from seek.store.table import SQL_IN_BATCH, sql_quote
+
+if TYPE_CHECKING:
+    from seek.corpus.location import CorpusLocation
+
+log = logging.getLogger(__name__)
+
+TABLE = "chunks"
+KEY = ["repo", "path", "chunk", "part"]
+ANN_MIN_ROWS = 100_000
+"""Below this many rows LanceDB's exact (flat) search is fast enough (measured in
+bench/README.md, "Scale") and an IVF-PQ index would only cost recall."""
+INDEX_CACHE_BYTES = 512 << 20
+METADATA_CACHE_BYTES = 64 << 20
+NPROBES = 24
+ROWS_PER_PARTITION = 8_192
+REFINE_FACTOR = 4
+"""Bounds on LanceDB's caches for one search process: the IVF-PQ codes of 1M rows with 48
+sub-vectors are 48 MB, the keyword index of 1M chunks ~400 MB on disk of which the queried
+posting lists are cached. Memory then stays flat as the corpus grows."""
+
+
+def arrow_rows(repo: str, columns: dict[str, list], vectors: np.ndarray) -> Any:
+    """A pyarrow table in the corpus schema (``columns``: path, hash, chunk, start_line,
+    end_line, part, content, keywords)."""
+    import pyarrow as pa
+
+    n = len(columns["path"])
+    dims = vectors.shape[1] if vectors.ndim == 2 else 0
+    flat = pa.array(vectors.astype(np.float32, copy=False).reshape(-1), pa.float32())
+    return pa.table(
+        {
+            "repo": pa.array([repo] * n, pa.string()),
+            "path": pa.array(columns["path"], pa.string()),
+            "hash": pa.array(columns["hash"], pa.string()),
+            "chunk": pa.array(columns["chunk"], pa.int32()),
+            "start_line": pa.array(columns["start_line"], pa.int32()),
+            "end_line": pa.array(columns["end_line"], pa.int32()),
+            "part": pa.array(columns["part"], pa.int32()),
+            "content": pa.array(columns["content"], pa.string()),
+            "keywords": pa.array(columns["keywords"], pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, dims),
+        }
+    )
+
+
+def repo_filter(repos: Iterable[str]) -> str:
+    names = list(repos)
+    if len(names) == 1:
+        return f"repo = {sql_quote(names[0])}"
+    return "repo IN (" + ", ".join(sql_quote(r) for r in names) + ")"
+
+
+def files_filter(repo: str, paths: Sequence[str]) -> str:
+    return f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
+
+
+class CorpusTable:
+    """The ``chunks`` table of a corpus, opened lazily (reading never creates it)."""
+
+    def __init__(self, location: CorpusLocation) -> None:
+        self.location = location
+        self._db: Any = None
+        self._table: Any = None
+
+    def connect(self) -> Any:
+        if self._db is None:
+            os.environ.setdefault("LANCEDB_LOG", "error")
+            import lancedb
+
+            session = lancedb.Session(
+                index_cache_size_bytes=INDEX_CACHE_BYTES,
+                metadata_cache_size_bytes=METADATA_CACHE_BYTES,
+            )
+            if not self.location.is_s3:
+                os.makedirs(self.location.db_uri, exist_ok=True)
+            self._db = lancedb.connect(
+                self.location.db_uri,
+                storage_options=self.location.storage_options() or None,
+                session=session,
+            )
+        return self._db
+
+    def open(self) -> Any | None:
+        if self._table is None:
+            db = self.connect()
+            if TABLE in db.list_tables().tables:
+                self._table = db.open_table(TABLE)
+        return self._table
+
+    def refresh(self) -> None:
+        """Read the latest committed version (a searcher calls this between queries)."""
+        table = self.open()
+        if table is not None:
+            table.checkout_latest()
+
+    def count_rows(self, where: str | None = None) -> int:
+        table = self.open()
+        return 0 if table is None else int(table.count_rows(where))
+
+    # -- writing ---------------------------------------------------------------------
+    def add(self, rows: Any) -> None:
+        if not rows.num_rows:
+            return
+        table = self.open()
+        if table is None:
+            try:
+                self._table = self.connect().create_table(TABLE, rows)
+                return
+            except (ValueError, OSError):  # another writer created it meanwhile
+                table = self.open()
+                if table is None:
+                    raise
+        table.add(rows)
+
+    def replace(self, repo: str, paths: Sequence[str], rows: Any) -> None:
+        """The rows of ``paths`` (files of ``repo`` that had rows) become ``rows``, in one
+        commit per batch of paths."""
+        table = self.open()
+        if table is None:
+            self.add(rows)
+            return
+        import pyarrow.compute as pc
+
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            batch = list(paths[i : i + SQL_IN_BATCH])
+            mask = pc.is_in(rows.column("path"), value_set=_string_array(batch))
+            (
+                table.merge_insert(KEY)
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(files_filter(repo, batch))
+                .execute(rows.filter(mask))
+            )
+
+    def commit(self, batches: Sequence[tuple[str, Any, Sequence[str]]]) -> None:
+        """Write task results: ``(repo, rows or None, files that had rows before)`` each.
+        New files' rows go in one append, changed files' rows in one merge per repository;
+        a changed file that has no rows now loses its old ones."""
+        import pyarrow as pa
+
+        new_rows = []
+        changed: dict[str, tuple[list[str], list[Any]]] = {}
+        for repo, rows, had_rows in batches:
+            had = set(had_rows)
+            if had:
+                paths, tables = changed.setdefault(repo, ([], []))
+                paths.extend(had_rows)
+                if rows is not None:
+                    tables.append(rows)
+            if rows is not None:
+                keep = [p not in had for p in rows.column("path").to_pylist()] if had else None
+                new_rows.append(rows.filter(pa.array(keep)) if keep is not None else rows)
+        for repo, (paths, tables) in changed.items():
+            rows = pa.concat_tables(tables) if tables else None
+            if rows is None or not rows.num_rows:
+                self.delete(repo, paths)
+            else:
+                self.replace(repo, paths, rows)
+        if new_rows:
+            self.add(pa.concat_tables(new_rows))
+
+    def delete(self, repo: str, paths: Sequence[str]) -> None:
+        table = self.open()
+        if table is None:
+            return
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            table.delete(files_filter(repo, paths[i : i + SQL_IN_BATCH]))
+
+    def delete_repo(self, repo: str) -> None:
+        table = self.open()
+        if table is not None:
+            table.delete(repo_filter([repo]))
+
+    def stored_paths(self, repo: str) -> set[str]:
+        table = self.open()
+        if table is None:
+            return set()
+        where = f"{repo_filter([repo])} AND part = 0"
+        rows = table.count_rows(where)
+        if not rows:
+            return set()
+        data = table.search().where(where).select(["path"]).limit(rows).to_arrow()
+        return set(data.column("path").unique().to_pylist())
+
+    # -- searching ----------------------------------------------------------------------
+    def vector_files(
+        self, q: np.ndarray, limit: int, where: str | None, exact: bool
+    ) -> list[tuple[str, str]]:
+        """``(repo, path)`` of the ``limit`` windows nearest ``q`` (cosine), best first:
+        exact over the filtered rows, or the IVF-PQ index with its candidates re-scored."""
+        table = self.open()
+        query = table.search(q, vector_column_name="vector").distance_type("cosine")
+        if exact:
+            query = query.bypass_vector_index()
+        else:
+            query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(["repo", "path"]).limit(limit).to_arrow()
+        return list(zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
+                        strict=True))  # fmt: skip
+
+    def keyword_hits(
+        self, words: str, limit: int, where: str | None
+    ) -> list[tuple[str, str, int, float]]:
+        """``(repo, path, chunk, BM25 score)`` of the best keyword matches."""
+        table = self.open()
+        if not words or table is None:
+            return []
+        query = table.search(words, query_type="fts", fts_columns="keywords")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select(["repo", "path", "chunk"]).limit(limit).to_arrow()
+        columns = [rows.column(c).to_pylist() for c in ("repo", "path", "chunk", "_score")]
+        return list(zip(*columns, strict=True))
+
+    def fetch_files(self, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """Every row of these ``(repo, path)`` files, as :meth:`ChunkTable.load_all` returns
+        them plus ``repo``."""
+        by_repo: dict[str, list[str]] = {}
+        for repo, path in files:
+            by_repo.setdefault(repo, []).append(path)
+        where = " OR ".join(f"({files_filter(repo, paths)})" for repo, paths in by_repo.items())
+        columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
+                   "keywords", "vector"]  # fmt: skip
+        rows = self.open().search().where(where).select(columns).limit(1 << 30).to_arrow()
+        vectors = rows.column("vector").combine_chunks()
+        dims = vectors.type.list_size
+        data = {name: rows.column(name).to_pylist() for name in columns[:-1]}
+        flat = vectors.values.to_numpy(zero_copy_only=False)
+        data["vectors"] = flat.reshape(-1, dims) if dims else np.zeros((0, 0), np.float32)
+        return data
+
+    # -- indexes -----------------------------------------------------------------------
+    def index_names(self) -> dict[str, str]:
+        """Indexed column -> index type."""
+        table = self.open()
+        if table is None:
+            return {}
+        return {idx.columns[0]: str(idx.index_type) for idx in table.list_indices()}
+
+    def finish(self, ann_min_rows: int = ANN_MIN_ROWS, compact: bool = True) -> None:
+        """Indexes cover every row; compact what the run wrote (see the module docstring).
+        ``compact=False``: a table written in large fragments with no index yet (a bulk
+        copy) skips the compaction pass."""
+        table = self.open()
+        if table is None:
+            return
+        from lancedb.index import FTS, Bitmap, BTree
+
+        indexes = self.index_names()
+        if "repo" not in indexes:
+            table.create_index("repo", config=Bitmap())
+        if "path" not in indexes:
+            table.create_index("path", config=BTree())
+        if "keywords" not in indexes:
+            # The same tokenizer as a workspace's keyword index (seek.store.table).
+            config = FTS(with_position=False, base_tokenizer="simple", language="English",
+                         lower_case=True, stem=True, remove_stop_words=True)  # fmt: skip
+            table.create_index("keywords", config=config)
+        if compact:
+            table.optimize()  # compaction, and new rows into the existing indexes
+        rows = table.count_rows()
+        if rows >= ann_min_rows and self._vector_index_stale(rows):
+            self.build_vector_index(rows)
+
+    def _vector_index_stale(self, rows: int) -> bool:
+        table = self.open()
+        for idx in table.list_indices():
+            if idx.columns == ["vector"]:
+                stats = table.index_stats(idx.name)
+                trained = stats.num_indexed_rows if stats is not None else 0
+                return rows > 2 * max(trained, 1)
+        return True
+
+    def build_vector_index(self, rows: int) -> None:
+        from lancedb.index import IvfPq
+
+        table = self.open()
+        dims = table.schema.field("vector").type.list_size
+        # ~8,000 rows a partition: training (k-means on 256 rows a partition) stays minutes,
+        # not tens of minutes, on 2 cores at 2M rows, and a question's 24 probes still read
+        # only a few MB of PQ codes.
+        partitions = max(16, rows // ROWS_PER_PARTITION)
+        config = IvfPq(distance_type="cosine", num_partitions=partitions,
+                       num_sub_vectors=_sub_vectors(dims))  # fmt: skip
+        table.create_index("vector", config=config, replace=True)
+
+    def has_vector_index(self) -> bool:
+        return "vector" in self.index_names()
+
+
+def _sub_vectors(dims: int) -> int:
+    """PQ sub-vectors: 8 dimensions each where that divides evenly (LanceDB's advice is
+    dims/8 to dims/16 for recall)."""
+    for width in (8, 4, 2, 1):
+        if dims % width == 0:
+            return dims // width
+    return dims
+
+
+def _string_array(values: list[str]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())

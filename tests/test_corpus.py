@@ -1,0 +1,190 @@
+"""A corpus in a local folder, indexed in-process: repositories in one table, results that
+name their repository, filters, incremental runs, crash recovery, the lock, the CLI and the
+HTTP API (issue 17)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from corpus_helpers import (
+    REPO_A,
+    REPO_B,
+    add_repos,
+    assert_same_corpus,
+    corpus_rows,
+    index,
+    many_files,
+)
+
+import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
+from seek.cli import cli
+from seek.corpus.catalog import Catalog
+from seek.corpus.location import CorpusError, CorpusLocation, CorpusLockedError
+from seek.corpus.search import CorpusSearcher
+from seek.corpus.work import prepare_batch
+from seek.store.corpus_table import CorpusTable
+
+
+@pytest.fixture
+def two_repos(make_tree):
+    return {"alpha": make_tree(REPO_A, "alpha"), "beta": make_tree(REPO_B, "beta")}
+
+
+def test_one_table_many_repos_and_hits_name_their_repo(tmp_path, settings_for, two_repos):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    report = index(location, settings_for())
+    assert {r.name: r.embedded for r in report.repos} == {"alpha": 4, "beta": 3}
+    rows, _ = corpus_rows(location)
+    assert {r[0] for r in rows} == {"alpha", "beta"}
+    searcher = CorpusSearcher(location, settings_for())
+    hits = searcher.search("Router add_route", 10).hits
+    assert {(h.repo, h.path) for h in hits} >= {
+        ("alpha", "src/router.py"),
+        ("beta", "lib/router.py"),
+    }
+    only_b = searcher.search("Router add_route", 10, repos=["beta"]).hits
+    assert only_b and {h.repo for h in only_b} == {"beta"}
+    assert only_b[0].path == "lib/router.py"
+    under = searcher.search("configure retries", 10, prefixes=["docs/"]).hits
+    assert under and {(h.repo, h.path) for h in under} == {("alpha", "docs/guide.md")}
+    assert searcher.search("configure retries", 3).to_json()["hits"][0]["repo"] == "alpha"
+
+
+def test_a_second_run_embeds_only_what_changed_and_ends_like_a_clean_index(
+    tmp_path, settings_for, two_repos, make_tree
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    alpha = two_repos["alpha"]
+    (alpha / "src/retry.py").write_text("def configure_retries(policy, limit):\n    return 2\n")
+    (alpha / "src/router.py").unlink()
+    (alpha / "src/new_feature.py").write_text("def brand_new_feature():\n    return 42\n")
+    (alpha / "docs/guide.md").write_bytes(b"\x00binary now")  # had rows, now has none
+    report = index(location, settings_for())
+    by_name = {r.name: r for r in report.repos}
+    assert by_name["alpha"].embedded == 2  # retry.py, new_feature.py (guide.md: binary)
+    assert by_name["alpha"].removed == 1 and by_name["beta"].embedded == 0
+    clean = CorpusLocation(str(tmp_path / "clean"))
+    add_repos(clean, two_repos)
+    index(clean, settings_for())
+    assert_same_corpus(location, clean)
+    paths = {r[1] for r in corpus_rows(location)[0] if r[0] == "alpha"}
+    assert paths == {"src/retry.py", "src/http_client.py", "src/new_feature.py"}
+
+
+def test_a_run_that_dies_midway_is_repaired_by_the_next(tmp_path, settings_for, make_tree):
+    big = make_tree(many_files("pkg", 40), "big")
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"big": big})
+    calls = []
+
+    def dies_on_the_third(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("the machine went away")
+        return prepare_batch(*args)
+
+    with pytest.raises(RuntimeError, match="went away"):
+        index(location, settings_for(), files_per_task=5, commit_rows=1, task=dies_on_the_third)
+    partial = Catalog(location).load_manifest("big")
+    assert partial.run_open and 0 < len(partial.files) < 40
+    # A row committed after the last manifest save: a file the manifest does not know.
+    assert len({r[1] for r in corpus_rows(location)[0]}) >= len(partial.files)
+    index(location, settings_for(), files_per_task=5)
+    clean = CorpusLocation(str(tmp_path / "clean"))
+    add_repos(clean, {"big": big})
+    index(clean, settings_for())
+    assert_same_corpus(location, clean)
+
+
+def test_one_writer_per_repository(tmp_path, settings_for, two_repos):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    with location.lock("beta", "another indexer"):
+        with pytest.raises(CorpusLockedError, match="another indexer"):
+            index(location, settings_for())
+    assert CorpusTable(location).count_rows() == 0  # refused before any work
+    index(location, settings_for())  # the lock went with its holder
+    assert CorpusTable(location).count_rows() > 0
+
+
+def test_bad_input_gets_clear_errors(tmp_path, two_repos):
+    with pytest.raises(CorpusError, match="unsupported corpus URI"):
+        CorpusLocation("gs://bucket/x")
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    catalog = Catalog(location)
+    with pytest.raises(CorpusError, match="not a folder"):
+        catalog.add(str(tmp_path / "missing"))
+    with pytest.raises(CorpusError, match="bad repository name"):
+        catalog.add(str(two_repos["alpha"]), "../escape")
+    catalog.add(str(two_repos["alpha"]), "alpha")
+    with pytest.raises(CorpusError, match="already has a repository alpha"):
+        catalog.add(str(two_repos["beta"]), "alpha")
+    with pytest.raises(CorpusError, match="no index yet"):
+        CorpusSearcher(location, None)  # type: ignore[arg-type]
+
+
+def test_cli_add_index_list_search_remove(tmp_path, seek_home, two_repos, monkeypatch):
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    uri = str(tmp_path / "corpus")
+    run = CliRunner().invoke
+    added = run(cli, ["corpus", "add", uri, str(two_repos["alpha"]), str(two_repos["beta"])])
+    assert added.exit_code == 0, added.output
+    done = run(cli, ["corpus", "index", uri, "--in-process", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["runner"] == "in-process"
+    listed = json.loads(run(cli, ["corpus", "list", uri, "--json"]).output)
+    assert {r["name"]: r["files"] for r in listed["repos"]} == {"alpha": 4, "beta": 3}
+    found = run(cli, ["corpus", "search", uri, "parse tokens", "--repo", "beta", "--json"])
+    hits = json.loads(found.output)["hits"]
+    assert hits[0]["repo"] == "beta" and hits[0]["path"] == "lib/parser.py"
+    assert run(cli, ["corpus", "remove", uri, "beta"]).exit_code == 0
+    assert {r[0] for r in corpus_rows(CorpusLocation(uri))[0]} == {"alpha"}
+    missing = run(cli, ["corpus", "search", uri, "x", "--repo", "nope"])
+    assert missing.exit_code == 0 and missing.output == ""  # a filter that matches nothing
+
+
+def test_serve_a_corpus_with_a_repos_filter(tmp_path, settings_for, two_repos):
+    import threading
+    import time
+
+    import uvicorn
+
+    from seek.corpus.serve import create_corpus_app
+    from seek.serving import uvicorn_config
+    from seek.web.api import ServeConfig
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    config = ServeConfig(workspaces=(), overrides={"home": str(tmp_path / "home")})
+    server = uvicorn.Server(
+        uvicorn_config(create_corpus_app(location.uri, config), "127.0.0.1", 0, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started and time.time() < deadline:
+        time.sleep(0.02)
+    base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            hits = client.post("/v1/search", json={"query": "Router", "repos": ["alpha"]}).json()
+            assert hits["hits"] and {h["repo"] for h in hits["hits"]} == {"alpha"}
+            both = client.post("/v1/search", json={"query": "Router add_route"}).json()
+            assert {h["repo"] for h in both["hits"]} == {"alpha", "beta"}
+            repos = client.get("/v1/repos").json()["repos"]
+            assert {r["name"]: r["files"] for r in repos} == {"alpha": 4, "beta": 3}
+            unknown = client.post("/v1/search", json={"query": "x", "repos": ["nope"]})
+            assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_repo"
+            bad = client.post("/v1/search", json={"query": "x", "repos": "alpha"})
+            assert bad.status_code == 400 and "repos must be a list" in bad.text
+            assert client.get("/v1/status").json()["rows"] == CorpusTable(location).count_rows()
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -1,0 +1,112 @@
+"""A corpus on object storage: an S3 server (moto in server mode) on 127.0.0.1, started by
+the tests; LanceDB writes the table there (full text and IVF-PQ indexes included) and boto3
+the manifests and locks (issue 17)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from corpus_helpers import REPO_A, REPO_B, add_repos, assert_same_corpus, index, many_files
+
+from seek.corpus.catalog import Catalog
+from seek.corpus.location import CorpusLocation, CorpusLockedError
+from seek.corpus.search import CorpusSearcher
+from seek.store.corpus_table import CorpusTable
+
+pytestmark = pytest.mark.scale
+ENV = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError("the S3 server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.fixture
+def bucket(s3_endpoint, monkeypatch, request) -> str:
+    for name, value in (ENV | {"AWS_ENDPOINT_URL": s3_endpoint}).items():
+        monkeypatch.setenv(name, value)
+    import boto3
+
+    name = request.node.name.replace("_", "-")[:50].lower()
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    return name
+
+
+def test_index_search_and_update_on_s3(bucket, tmp_path, settings_for, make_tree):
+    repos = {"alpha": make_tree(REPO_A, "alpha"), "beta": make_tree(REPO_B, "beta")}
+    location = CorpusLocation(f"s3://{bucket}/team")
+    assert location.storage_options()["allow_http"] == "true"
+    add_repos(location, repos)
+    index(location, settings_for())
+    reader = CorpusSearcher(CorpusLocation(location.uri), settings_for())  # another process's view
+    hit = reader.search("parse tokens", 5, repos=["beta"]).hits[0]
+    assert (hit.repo, hit.path) == ("beta", "lib/parser.py")
+    # An update while the reader stays open: it sees the new version after a refresh.
+    (repos["beta"] / "lib/limiter.py").write_text("def token_bucket_limiter(rate):\n    pass\n")
+    index(location, settings_for())
+    assert not any(
+        h.path == "lib/limiter.py" for h in reader.search("token bucket limiter", 5).hits
+    )
+    reader.refresh()
+    assert reader.search("token bucket limiter", 5).hits[0].path == "lib/limiter.py"
+    # The same corpus in a local folder holds the same rows and manifests.
+    local = CorpusLocation(str(tmp_path / "local"))
+    add_repos(local, repos)
+    index(local, settings_for())
+    assert_same_corpus(location, local)
+
+
+def test_conditional_put_keeps_one_writer_per_repository(bucket, settings_for, make_tree):
+    location = CorpusLocation(f"s3://{bucket}/team")
+    add_repos(location, {"alpha": make_tree(REPO_A, "alpha")})
+    with location.lock("alpha", "indexer on host-1"):
+        with pytest.raises(CorpusLockedError, match="indexer on host-1"):
+            index(location, settings_for())
+        assert not location.create("locks/alpha.json", b"{}")
+    assert location.read("locks/alpha.json") is None  # released
+
+
+def test_vector_and_full_text_indexes_on_s3(bucket, settings_for, make_tree):
+    location = CorpusLocation(f"s3://{bucket}/big")
+    add_repos(location, {"many": make_tree(many_files("pkg", 300), "many")})
+    index(location, settings_for(), ann_min_rows=256, files_per_task=100)
+    table = CorpusTable(location)
+    kinds = table.index_names()
+    assert table.has_vector_index() and "IVF" in kinds["vector"].upper()
+    assert {"keywords", "repo", "path"} <= kinds.keys()
+    searcher = CorpusSearcher(location, settings_for())
+    hits = searcher.search("handler_42 backoff 294", 5, repos=["many"], prefixes=["pkg/"]).hits
+    assert hits[0].path == "pkg/mod_042.py"
+    assert Catalog(location).load_manifest("many").files.keys() == {
+        f"pkg/mod_{i:03d}.py" for i in range(300)
+    }
