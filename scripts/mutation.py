@@ -61,11 +61,24 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "store": (
         ("src/seek/store/*",),
-        ("tests/test_store.py", "tests/test_indexer.py", "tests/test_indexer_rules.py"),
+        (
+            "tests/test_store.py",
+            "tests/test_store_upkeep.py",
+            "tests/test_indexer.py",
+            "tests/test_indexer_rules.py",
+        ),
     ),
     "indexer": (
         ("src/seek/indexer.py",),
-        ("tests/test_indexer.py", "tests/test_indexer_rules.py", "tests/test_store.py"),
+        (
+            "tests/test_indexer.py",
+            "tests/test_indexer_rules.py",
+            "tests/test_indexer_upkeep.py",
+            "tests/test_index_damage.py",
+            "tests/test_store.py",
+            "--deselect",
+            "tests/test_index_damage.py::test_cli_status_names_the_damage_and_index_repairs_it",
+        ),
     ),
     "server": (
         ("src/seek/web/api.py",),
@@ -92,7 +105,7 @@ def prepare(work: Path, name: str) -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_tests(work)
     globs, tests = MODULES[name]
     config = "\n".join(
         [
@@ -113,14 +126,44 @@ def prepare(work: Path, name: str) -> None:
     (work / "pyproject.toml").write_text(pyproject + config, encoding="utf-8")
 
 
-def run_mutmut(work: Path, budget_s: float) -> tuple[bool, float]:
-    """Run mutmut with one worker until done or out of budget; (finished, seconds)."""
+# Importing LanceDB takes seconds; the fork server imports it once instead of every mutant's
+# process. Only imported: its runtime is reset in a forked child (lancedb warns that fork
+# support is experimental; a deadlock would show as a timeout, and there were none).
+PRELOAD = "\nimport lancedb  # noqa: E402,F401  (scripts/mutation.py: preloaded before forks)\n"
+
+
+def copy_tests(work: Path) -> None:
+    if (work / "tests").exists():
+        shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    with (work / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
+        conftest.write(PRELOAD)
+
+
+def refresh_tests(work: Path) -> int:
+    """Copy the current tests into an earlier run's scratch copy and mark its survivors for
+    judging again (killed verdicts stand: tests are added, not taken away); how many."""
+    copy_tests(work)
+    again = 0
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data.get("exit_code_by_key", {})
+        for mutant, code in codes.items():
+            if code in SURVIVED:
+                codes[mutant] = None
+                again += 1
+        meta.write_text(json.dumps(data), encoding="utf-8")
+    return again
+
+
+def run_mutmut(work: Path, budget_s: float, children: int = 1) -> tuple[bool, float]:
+    """Run mutmut with ``children`` workers until done or out of budget; (finished, seconds)."""
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
-    log = (work / "mutmut.log").open("w")
+    log = (work / "mutmut.log").open("a")
     proc = subprocess.Popen(
-        [str(mutmut), "run", "--max-children", "1"],
+        [str(mutmut), "run", "--max-children", str(children)],
         cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:
@@ -190,6 +233,13 @@ def main() -> int:
     parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)}")
     parser.add_argument("--budget", type=float, default=1200, help="seconds per module")
     parser.add_argument("--work", type=Path, default=Path("/tmp/seek-mutation"))
+    parser.add_argument("--max-children", type=int, default=1, help="mutmut workers")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an earlier run in --work: its unjudged mutants and its survivors are "
+        "judged (against the current tests), its killed verdicts stand",
+    )
     parser.add_argument("--list", action="store_true", help="list modules and tests, then stop")
     args = parser.parse_args()
     unknown = set(args.modules) - set(MODULES)
@@ -205,8 +255,11 @@ def main() -> int:
     SURVIVORS.mkdir(parents=True, exist_ok=True)
     for name in names:
         work = args.work / name
-        prepare(work, name)
-        finished, seconds = run_mutmut(work, args.budget)
+        if args.resume and (work / "mutants").is_dir():
+            print(f"{name}: {refresh_tests(work)} survivors to judge again", flush=True)
+        else:
+            prepare(work, name)
+        finished, seconds = run_mutmut(work, args.budget, args.max_children)
         counts, survivors = collect(work, name)
         value = score(counts)
         (SURVIVORS / f"{name}.txt").write_text(diffs(work, survivors), encoding="utf-8")

@@ -1,0 +1,63 @@
+"""The tables a rebuild leaves behind (README, "How it works": a rebuild fills a new table
+beside the index and switches to it when complete; the indexer's docstring: a cancelled
+rebuild keeps the old index in place and its half-built table is dropped by the next run).
+Written for the mutation run of ``indexer.py`` (issue 19); checked through the public
+``index_workspace`` and the store's table list, not the indexer's internals."""
+
+import threading
+
+from conftest import SMALL_PROJECT, HashEmbedder
+
+from seek.indexer import REBUILD, index_workspace
+from seek.store import ChunkTable, index_dir_for, load_manifest
+
+
+class CancelAfterFirstBatch(HashEmbedder):
+    """Embeds, then asks the run to stop: the files in hand are written, the rest are not."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        super().__init__()
+        self.cancel = cancel
+
+    def embed(self, texts):
+        self.cancel.set()
+        return super().embed(texts)
+
+
+def tables(root, settings):
+    return sorted(ChunkTable(index_dir_for(root, settings)).table_names())
+
+
+def test_a_cancelled_rebuilds_half_built_table_is_dropped_by_the_next_run(make_tree, settings_for):
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root, flush_every_files=1, embed_batch_size=1)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    current = load_manifest(index_dir_for(root, settings)).table
+    cancel = threading.Event()
+    embedder = CancelAfterFirstBatch(cancel)
+    report = index_workspace(root, settings, mode=REBUILD, embedder=embedder, cancel=cancel)
+    assert report.cancelled and report.kept_previous
+    assert load_manifest(index_dir_for(root, settings)).table == current
+    half_built = set(tables(root, settings)) - {current}
+    assert len(half_built) == 1  # the rows it wrote sit in their own table, beside the index
+    again = HashEmbedder()
+    index_workspace(root, settings, embedder=again)  # an ordinary update
+    assert tables(root, settings) == [current]
+    assert not again.texts  # nothing changed: the update embedded nothing
+
+
+def test_a_finished_rebuild_switches_tables_and_keeps_the_old_one_for_readers(
+    make_tree, settings_for
+):
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    old = load_manifest(index_dir_for(root, settings)).table
+    index_workspace(root, settings, mode=REBUILD, embedder=HashEmbedder())
+    new = load_manifest(index_dir_for(root, settings)).table
+    assert new != old
+    # A search that opened the old table a moment ago can still read it.
+    assert tables(root, settings) == sorted([old, new])
+    assert ChunkTable(index_dir_for(root, settings), old).count_chunks() > 0
+    index_workspace(root, settings, embedder=HashEmbedder())  # within the grace period
+    assert tables(root, settings) == sorted([old, new])

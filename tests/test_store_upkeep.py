@@ -1,0 +1,141 @@
+"""The store's upkeep, through its public API (real LanceDB in temp dirs): dropping tables,
+the index size ``seek status`` shows, the writer-lock probe, the manifest token live indexes
+poll, and the one-line damage reports. Written for the mutation run of ``store/`` (issue 19):
+each test pins a promise of a docstring or of the README, not the code's own constants."""
+
+import os
+import threading
+
+import numpy as np
+
+from seek.store import ChunkTable, Manifest, RowBatch, WriterLock, is_locked
+from seek.store.protocol import NO_MANIFEST, LocalIndexStore
+from seek.store.table import folder_size, one_line
+
+
+def rows(paths, dims=4):
+    batch = RowBatch.empty(dims)
+    for number, path in enumerate(paths):
+        batch.append_row(path, number, 0, 3, 0, f"def f{number}(): pass", f"f{number}")
+    batch.vectors = np.eye(dims, dtype=np.float32)[[i % dims for i in range(len(paths))]]
+    return batch
+
+
+def filled(index_dir, name, paths):
+    table = ChunkTable(index_dir, name)
+    table.replace_files([], rows(paths))
+    return table
+
+
+def test_drop_removes_this_table_and_it_can_be_written_again(tmp_path):
+    table = filled(tmp_path, "current", ["a.py", "b.py"])
+    other = filled(tmp_path, "other", ["c.py"])
+    assert sorted(table.table_names()) == ["current", "other"]
+    table.drop()  # the default: this table
+    assert not table.exists() and table.table_names() == ["other"]
+    assert table.stored_paths() == set() and table.count_chunks() == 0
+    assert not (tmp_path / "lancedb" / "current.lance").exists()
+    assert other.stored_paths() == {"c.py"}  # the other table keeps every row
+    table.replace_files([], rows(["d.py"]))  # a dropped table is created again on write
+    assert table.stored_paths() == {"d.py"}
+
+
+def test_drop_by_name_leaves_this_table_open(tmp_path):
+    table = filled(tmp_path, "current", ["a.py"])
+    filled(tmp_path, "old", ["b.py"])
+    assert table.stored_paths() == {"a.py"}  # opened before the other is dropped
+    table.drop("old")
+    assert table.table_names() == ["current"]
+    assert not (tmp_path / "lancedb" / "old.lance").exists()
+    assert table.stored_paths() == {"a.py"}
+    table.replace_files(["a.py"], rows(["a.py", "e.py"]))
+    assert table.stored_paths() == {"a.py", "e.py"}
+
+
+def test_dropping_a_missing_table_is_fine_and_clears_its_leftovers(tmp_path):
+    table = filled(tmp_path, "current", ["a.py"])
+    table.drop("never-written")  # nothing to drop: no error
+    # A killed writer's leftovers: a folder that is not a readable table.
+    leftovers = tmp_path / "lancedb" / "broken.lance"
+    (leftovers / "data").mkdir(parents=True)
+    (leftovers / "data" / "part.lance").write_bytes(b"\0" * 64)
+    table.drop("broken")
+    assert not leftovers.exists()
+    assert table.stored_paths() == {"a.py"}
+    ChunkTable(tmp_path / "elsewhere", "x").drop()  # no database at all: fine too
+
+
+def test_folder_size_counts_every_file_below_it_and_not_what_links_point_to(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 100)
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "sub" / "b").write_bytes(b"x" * 250)
+    (tmp_path / "sub" / "deeper" / "c").write_bytes(b"x" * 7)
+    (tmp_path / "empty").mkdir()
+    assert folder_size(tmp_path) == 357
+    outside = tmp_path.parent / f"{tmp_path.name}-big"
+    outside.write_bytes(b"x" * 10_000)
+    os.symlink(outside, tmp_path / "link")
+    assert folder_size(tmp_path) == 357 + os.lstat(tmp_path / "link").st_size
+    assert folder_size(tmp_path / "missing") == 0
+
+
+def test_a_tables_size_is_its_database_folder(tmp_path):
+    table = filled(tmp_path, "current", ["a.py", "b.py"])
+    assert table.size_bytes() == folder_size(tmp_path / "lancedb") > 0
+
+
+def test_is_locked_while_another_holder_has_the_writer_lock(tmp_path):
+    store = LocalIndexStore(tmp_path)
+    assert not store.is_locked() and not is_locked(tmp_path)  # no lock file yet
+    held, release = threading.Event(), threading.Event()
+
+    def writer():
+        with store.writer_lock("seek index"):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert held.wait(30)
+        assert store.is_locked() and is_locked(tmp_path)
+    finally:
+        release.set()
+        thread.join(30)
+    assert (tmp_path / "writer.lock").exists()  # the file stays; nobody holds it
+    assert not store.is_locked()
+    with WriterLock(tmp_path, "seek index"):  # the probe did not keep the lock
+        pass
+
+
+def test_the_manifest_token_moves_on_every_save(tmp_path):
+    store = LocalIndexStore(tmp_path)
+    assert store.manifest_token() == NO_MANIFEST
+    manifest = Manifest()
+    store.save_manifest(manifest)
+    first = store.manifest_token()
+    assert first != NO_MANIFEST and store.manifest_token() == first  # stable until a save
+    store.save_manifest(manifest)  # the same content, a new save
+    second = store.manifest_token()
+    assert second != first
+    store.save_manifest(manifest, "manifest.next.json")  # another file: not the manifest
+    assert store.manifest_token() == second
+
+
+def test_damage_is_reported_on_one_short_line():
+    assert one_line(ValueError("bad\n  data\tfile  here ")) == "bad data file here"
+    assert one_line(KeyError()) == "KeyError"  # no message: its kind
+    assert one_line(OSError("x" * 160)) == "x" * 160
+    long = one_line(OSError("word " * 100))
+    assert len(long) == 160 and long.endswith("...") and long.startswith("word word")
+    assert long[:157] == ("word " * 100)[:157]
+
+
+def test_check_reports_a_damaged_table_on_one_line(tmp_path):
+    table = filled(tmp_path, "current", [f"f{i}.py" for i in range(20)])
+    for data in (tmp_path / "lancedb" / "current.lance" / "data").iterdir():
+        data.write_bytes(b"damaged\n" * 3)
+    problem = ChunkTable(tmp_path, "current").check(None)
+    assert problem.startswith("the table cannot be read (") and problem.endswith(")")
+    assert "\n" not in problem and len(problem) <= len("the table cannot be read ()") + 160
+    assert table.check(None) != ""
