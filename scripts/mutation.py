@@ -80,6 +80,11 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_index_damage.py::test_cli_status_names_the_damage_and_index_repairs_it",
         ),
     ),
+    "guard": (
+        # the request checks in front of every route of `seek serve` (Host, Origin, token)
+        ("src/seek/serving/guard.py",),
+        ("tests/test_server_hardening.py",),
+    ),
     "server": (
         ("src/seek/web/api.py",),
         # the tests that start `seek` in a subprocess cannot see a mutant: left out

@@ -8,7 +8,7 @@ import threading
 
 from conftest import SMALL_PROJECT, HashEmbedder
 
-from seek.indexer import REBUILD, index_workspace
+from seek.indexer import REBUILD, Indexer, index_workspace
 from seek.store import ChunkTable, index_dir_for, load_manifest
 
 
@@ -61,3 +61,15 @@ def test_a_finished_rebuild_switches_tables_and_keeps_the_old_one_for_readers(
     assert ChunkTable(index_dir_for(root, settings), old).count_chunks() > 0
     index_workspace(root, settings, embedder=HashEmbedder())  # within the grace period
     assert tables(root, settings) == sorted([old, new])
+
+
+def test_a_single_file_update_reports_how_long_it_took(make_tree, settings_for):
+    """The index report's ``seconds`` (README, "JSON output") for watch's single-file runs."""
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    (root / "src/retry.py").write_text("def configure_retries(policy, count):\n    return 2\n")
+    report = Indexer(root, settings, embedder=HashEmbedder()).run_paths(["src/retry.py"])
+    assert report.embedded == 1
+    seconds = report.to_json()["seconds"]
+    assert isinstance(seconds, float) and 0 < seconds < 60

@@ -3,6 +3,7 @@ the index size ``seek status`` shows, the writer-lock probe, the manifest token 
 poll, and the one-line damage reports. Written for the mutation run of ``store/`` (issue 19):
 each test pins a promise of a docstring or of the README, not the code's own constants."""
 
+import logging
 import os
 import threading
 
@@ -29,6 +30,7 @@ def filled(index_dir, name, paths):
 
 def test_drop_removes_this_table_and_it_can_be_written_again(tmp_path):
     table = filled(tmp_path, "current", ["a.py", "b.py"])
+    table.finish()  # with its keyword index
     other = filled(tmp_path, "other", ["c.py"])
     assert sorted(table.table_names()) == ["current", "other"]
     table.drop()  # the default: this table
@@ -38,6 +40,9 @@ def test_drop_removes_this_table_and_it_can_be_written_again(tmp_path):
     assert other.stored_paths() == {"c.py"}  # the other table keeps every row
     table.replace_files([], rows(["d.py"]))  # a dropped table is created again on write
     assert table.stored_paths() == {"d.py"}
+    table.finish()  # and gets a keyword index of its own: the old one went with the table
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=1) == ""
+    assert [hit.path for hit in table.keyword_search("f0", 5)] == ["d.py"]
 
 
 def test_drop_by_name_leaves_this_table_open(tmp_path):
@@ -52,9 +57,11 @@ def test_drop_by_name_leaves_this_table_open(tmp_path):
     assert table.stored_paths() == {"a.py", "e.py"}
 
 
-def test_dropping_a_missing_table_is_fine_and_clears_its_leftovers(tmp_path):
+def test_dropping_a_missing_table_is_fine_and_clears_its_leftovers(tmp_path, caplog):
     table = filled(tmp_path, "current", ["a.py"])
-    table.drop("never-written")  # nothing to drop: no error
+    with caplog.at_level(logging.WARNING):
+        table.drop("never-written")  # nothing to drop: no error, nothing to warn about
+    assert not caplog.records
     # A killed writer's leftovers: a folder that is not a readable table.
     leftovers = tmp_path / "lancedb" / "broken.lance"
     (leftovers / "data").mkdir(parents=True)
@@ -77,6 +84,23 @@ def test_folder_size_counts_every_file_below_it_and_not_what_links_point_to(tmp_
     os.symlink(outside, tmp_path / "link")
     assert folder_size(tmp_path) == 357 + os.lstat(tmp_path / "link").st_size
     assert folder_size(tmp_path / "missing") == 0
+
+
+def test_folder_size_goes_on_past_a_file_that_vanishes_while_it_is_walked(tmp_path, monkeypatch):
+    """The docstring's case: a writer's lock note or a compacted fragment disappears between
+    the listing of a folder and the size of its file; the other files still count."""
+    for name, size in (("a", 10), ("b", 20), ("c", 40)):
+        (tmp_path / name).write_bytes(b"x" * size)
+    walk = os.walk
+
+    def walk_then_vanish(folder):
+        for parent, dirs, names in walk(folder):
+            gone = sorted(names)[0]  # "a": listed, then removed before it is measured
+            os.unlink(os.path.join(parent, gone))
+            yield parent, dirs, [gone, *(n for n in names if n != gone)]
+
+    monkeypatch.setattr(os, "walk", walk_then_vanish)
+    assert folder_size(tmp_path) == 60
 
 
 def test_a_tables_size_is_its_database_folder(tmp_path):
@@ -126,6 +150,7 @@ def test_damage_is_reported_on_one_short_line():
     assert one_line(ValueError("bad\n  data\tfile  here ")) == "bad data file here"
     assert one_line(KeyError()) == "KeyError"  # no message: its kind
     assert one_line(OSError("x" * 160)) == "x" * 160
+    assert one_line(OSError("y" * 161)) == "y" * 157 + "..."
     long = one_line(OSError("word " * 100))
     assert len(long) == 160 and long.endswith("...") and long.startswith("word word")
     assert long[:157] == ("word " * 100)[:157]
