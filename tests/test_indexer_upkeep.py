@@ -6,6 +6,7 @@ Written for the mutation run of ``indexer.py`` (issue 19); checked through the p
 
 import threading
 
+import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.indexer import REBUILD, Indexer, index_workspace
@@ -73,3 +74,24 @@ def test_a_single_file_update_reports_how_long_it_took(make_tree, settings_for):
     assert report.embedded == 1
     seconds = report.to_json()["seconds"]
     assert isinstance(seconds, float) and 0 < seconds < 60
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "reason"),
+    [
+        ("chunk_max_chars", 500, "max 1000 -> 500"),
+        ("chunk_min_chars", 50, "min 100 -> 50"),
+        ("chunk_overlap_chars", 40, "overlap 100 -> 40"),
+        ("window_chars", 400, "window 600 -> 400"),
+        ("window_overlap_chars", 30, "window_overlap 80 -> 30"),
+    ],
+)
+def test_every_chunk_setting_change_rebuilds(make_tree, settings_for, setting, value, reason):
+    """README, "Configuration": changing the chunk settings makes the next `seek index`
+    rebuild the index; each of the five counts (from the defaults `seek config` lists)."""
+    root = make_tree(SMALL_PROJECT)
+    index_workspace(root, settings_for(root), embedder=HashEmbedder())
+    embedder = HashEmbedder()
+    report = index_workspace(root, settings_for(root, **{setting: value}), embedder=embedder)
+    assert report.rebuild_reason == f"chunk settings changed ({reason})"
+    assert embedder.files_embedded() == set(SMALL_PROJECT)

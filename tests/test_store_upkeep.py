@@ -164,3 +164,20 @@ def test_check_reports_a_damaged_table_on_one_line(tmp_path):
     assert problem.startswith("the table cannot be read (") and problem.endswith(")")
     assert "\n" not in problem and len(problem) <= len("the table cannot be read ()") + 160
     assert table.check(None) != ""
+
+
+def test_load_all_gives_every_row_and_a_float32_matrix(tmp_path):
+    """``load_all``'s docstring: plain lists and a float32 ``vectors`` matrix (rows x dims),
+    also for a table with nothing in it; every row, however many (searches in memory read it
+    whole)."""
+    empty = ChunkTable(tmp_path / "none", "current").load_all()
+    assert empty["path"] == [] and empty["vectors"].shape == (0, 0)
+    assert empty["vectors"].dtype == np.float32
+    paths = [f"src/m{i:02d}.py" for i in range(37)]
+    table = filled(tmp_path, "current", paths)
+    data = ChunkTable(tmp_path, "current").load_all()
+    assert sorted(data["path"]) == paths
+    assert data["vectors"].shape == (37, 4) and data["vectors"].dtype == np.float32
+    by_path = dict(zip(data["path"], data["vectors"], strict=True))
+    assert by_path["src/m05.py"].tolist() == np.eye(4)[5 % 4].tolist()
+    assert table.count_rows() == 37
