@@ -5,11 +5,14 @@ each test pins a promise of a docstring or of the README, not the code's own con
 
 import logging
 import os
+import re
+import socket
 import threading
+import time
 
 import numpy as np
 
-from seek.store import ChunkTable, Manifest, RowBatch, WriterLock, is_locked
+from seek.store import ChunkTable, Manifest, RowBatch, WriterLock, describe_holder, is_locked
 from seek.store.protocol import NO_MANIFEST, LocalIndexStore
 from seek.store.table import folder_size, one_line
 
@@ -181,3 +184,41 @@ def test_load_all_gives_every_row_and_a_float32_matrix(tmp_path):
     by_path = dict(zip(data["path"], data["vectors"], strict=True))
     assert by_path["src/m05.py"].tolist() == np.eye(4)[5 % 4].tolist()
     assert table.count_rows() == 37
+    assert table.stored_paths() == set(paths)  # every file, not a first page of them
+
+
+def test_the_writer_is_named_with_its_pid_command_host_and_start_time(tmp_path):
+    """What ``seek status`` shows as the writer (README: "who is writing it") and what a
+    second writer is told; without the holder's note it is "another process"."""
+    assert describe_holder(tmp_path) == "another process"
+    before = time.time()
+    with WriterLock(tmp_path, "seek index /work/project"):
+        named = describe_holder(tmp_path)
+    prefix = f"pid {os.getpid()} (seek index /work/project) on {socket.gethostname()} since "
+    assert named.startswith(prefix)
+    since = named[len(prefix) :]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", since)
+    started = time.mktime(time.strptime(since, "%Y-%m-%d %H:%M:%S"))  # local time
+    assert before - 1 <= started <= time.time() + 1
+    assert describe_holder(tmp_path) == "another process"  # the note goes with the lock
+
+
+def test_keyword_scores_filter_by_path_before_they_limit(tmp_path):
+    """The searcher's keyword candidates: ``limit`` best BM25 matches among ``paths`` only
+    (a search limited to a folder must not lose its matches to files outside it)."""
+    paths = [f"vendor/v{i:02d}.py" for i in range(30)] + ["src/mine.py"]
+    batch = RowBatch.empty(4)
+    for number, path in enumerate(paths):
+        text = "retry retry retry policy" if path.startswith("vendor") else "retry policy"
+        batch.append_row(path, number, 0, 3, 0, text, text)
+    batch.vectors = np.ones((len(paths), 4), dtype=np.float32)
+    table = ChunkTable(tmp_path, "current")
+    table.replace_files([], batch)
+    table.finish()
+    assert len(table.keyword_scores("retry", 1)) == 1
+    assert len(table.keyword_scores("retry", 5)) == 5
+    assert table.keyword_scores("retry", 0) == []
+    [(path, chunk, score)] = table.keyword_scores("retry", 1, paths=["src/mine.py"])
+    assert (path, chunk) == ("src/mine.py", 30) and score > 0
+    inside = table.keyword_scores("retry", 3, paths=["src/mine.py", "vendor/v07.py"])
+    assert sorted(p for p, _, _ in inside) == ["src/mine.py", "vendor/v07.py"]
