@@ -10,7 +10,7 @@ import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.indexer import REBUILD, Indexer, index_workspace
-from seek.store import ChunkTable, index_dir_for, load_manifest
+from seek.store import ChunkTable, index_dir_for, load_manifest, save_manifest
 
 
 class CancelAfterFirstBatch(HashEmbedder):
@@ -60,8 +60,18 @@ def test_a_finished_rebuild_switches_tables_and_keeps_the_old_one_for_readers(
     # A search that opened the old table a moment ago can still read it.
     assert tables(root, settings) == sorted([old, new])
     assert ChunkTable(index_dir_for(root, settings), old).count_chunks() > 0
-    index_workspace(root, settings, embedder=HashEmbedder())  # within the grace period
-    assert tables(root, settings) == sorted([old, new])
+    for _ in range(2):  # later runs within the grace period keep it too
+        index_workspace(root, settings, embedder=HashEmbedder())
+        assert tables(root, settings) == sorted([old, new])
+    # Once the grace period is over (the retirement dated back 10 minutes), it goes.
+    index_dir = index_dir_for(root, settings)
+    manifest = load_manifest(index_dir)
+    assert set(manifest.retired) == {old}
+    manifest.retired[old] -= 10 * 60 * 1000
+    save_manifest(index_dir, manifest)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    assert tables(root, settings) == [new]
+    assert load_manifest(index_dir).retired == {}
 
 
 def test_a_single_file_update_reports_how_long_it_took(make_tree, settings_for):
@@ -95,3 +105,24 @@ def test_every_chunk_setting_change_rebuilds(make_tree, settings_for, setting, v
     report = index_workspace(root, settings_for(root, **{setting: value}), embedder=embedder)
     assert report.rebuild_reason == f"chunk settings changed ({reason})"
     assert embedder.files_embedded() == set(SMALL_PROJECT)
+
+
+def test_index_reports_name_the_workspace_the_index_the_mode_and_the_time(make_tree, settings_for):
+    """The index report's fields (README, "JSON output": `workspace`, `index`, `mode`,
+    `rebuild_reason`, `seconds`): a first index is an update with nothing to rebuild; a
+    requested rebuild and a change of vector size are rebuilds that say why."""
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    first = index_workspace(root, settings, embedder=HashEmbedder()).to_json()
+    assert first["workspace"] == str(root)
+    assert first["index"] == str(index_dir_for(root, settings))
+    assert (first["mode"], first["rebuild_reason"]) == ("update", "")
+    assert isinstance(first["seconds"], float) and 0 < first["seconds"] < 60
+    again = index_workspace(root, settings, mode=REBUILD, embedder=HashEmbedder()).to_json()
+    assert (again["mode"], again["rebuild_reason"]) == ("rebuild", "rebuild requested")
+    (root / "src/retry.py").write_text("def configure_retries(policy, count):\n    return 2\n")
+    wider = HashEmbedder(dims=HashEmbedder().dims * 2)  # the same model name, other vectors
+    changed = index_workspace(root, settings, embedder=wider).to_json()
+    assert changed["mode"] == "rebuild"
+    assert changed["rebuild_reason"].startswith("vector dimensions changed")
+    assert 0 < changed["seconds"] < 60
