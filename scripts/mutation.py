@@ -48,7 +48,13 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "chunk": (("src/seek/chunk/*",), ("tests/test_chunking.py",)),
     "scan": (
         ("src/seek/scan/*",),
-        ("tests/test_scan.py", "tests/test_allowlist.py", "tests/test_documented_values.py"),
+        (
+            "tests/test_scan.py",
+            "tests/test_allowlist.py",
+            "tests/test_read_beneath.py",
+            "tests/test_context_symlinks.py",
+            "tests/test_documented_values.py",
+        ),
     ),
     "embed_http": (
         ("src/seek/embed/http.py",),
