@@ -1,6 +1,7 @@
 """Reading a workspace file without leaving the workspace (``seek.scan.beneath``; README,
-"Security": a file or folder swapped for a symlink after indexing is never followed): what
-``read_beneath``'s docstring promises, path by path, with real links and FIFOs."""
+"What gets indexed": symbolic links are never followed, FIFOs never opened - also when a
+file or folder is swapped for one after the scan): what ``read_beneath``'s docstring
+promises, path by path, with real links and FIFOs."""
 
 import errno
 import os
