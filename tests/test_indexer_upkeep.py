@@ -126,3 +126,37 @@ def test_index_reports_name_the_workspace_the_index_the_mode_and_the_time(make_t
     assert changed["mode"] == "rebuild"
     assert changed["rebuild_reason"].startswith("vector dimensions changed")
     assert 0 < changed["seconds"] < 60
+
+
+def test_two_rebuilds_in_a_row_keep_both_retired_tables_for_readers(make_tree, settings_for):
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    names = [load_manifest(index_dir_for(root, settings)).table]
+    for _ in range(2):
+        index_workspace(root, settings, mode=REBUILD, embedder=HashEmbedder())
+        names.append(load_manifest(index_dir_for(root, settings)).table)
+    assert len(set(names)) == 3 and tables(root, settings) == sorted(names)
+    index_workspace(root, settings, embedder=HashEmbedder())  # within the grace period
+    assert tables(root, settings) == sorted(names)
+
+
+def test_files_left_out_by_the_scan_are_counted_by_reason(make_tree, settings_for):
+    """README, "What gets indexed": the `ignored_globs` setting leaves files out, and every
+    file left out is counted by reason (what `seek status` shows); an ignored folder once."""
+    root = make_tree(
+        {
+            **SMALL_PROJECT,
+            "vendor/lib.py": "def vendored():\n    pass\n",
+            "vendor/more.py": "def more():\n    pass\n",
+            "src/huge.py": "x = 1\n" * 100,
+            "src/empty.py": "",
+        }
+    )
+    settings = settings_for(root, ignored_globs=["vendor/"], max_file_bytes=400)
+    report = index_workspace(root, settings, embedder=HashEmbedder())
+    stored = ChunkTable(index_dir_for(root, settings)).stored_paths()
+    assert stored == set(SMALL_PROJECT)
+    skipped = {"ignored": 1, "too_big": 1, "empty": 1}  # "An ignored folder counts once."
+    assert load_manifest(index_dir_for(root, settings)).skipped == skipped
+    assert report.to_json()["skipped"] == skipped
