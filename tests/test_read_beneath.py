@@ -27,6 +27,9 @@ def tree(tmp_path):
 def refused(root, rel):
     with pytest.raises(OSError) as caught:
         read_beneath(root, rel)
+    assert caught.value.filename is not None  # an error names what it is about
+    if caught.value.errno in (errno.EXDEV, errno.EINVAL):  # its own refusals: the path asked
+        assert caught.value.filename == rel
     return caught.value.errno
 
 

@@ -231,6 +231,19 @@ def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
     assert "malformed.ignore line 3: ignoring the malformed pattern 'foo\\\\'" in caplog.messages
 
 
+def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
+    # README "What gets indexed": "one warning naming its file and line"; servers re-read the
+    # rules on every update, so the same line read again stays quiet.
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            rules_from_lines(["[z-a]", "ok.txt"], "", source="once.ignore")
+        rules_from_lines(["[z-a]"], "", source="other.ignore")
+    assert caplog.messages == [
+        "once.ignore line 1: ignoring the malformed pattern '[z-a]'",
+        "other.ignore line 1: ignoring the malformed pattern '[z-a]'",
+    ]
+
+
 def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
     # The permission itself cannot be tested as root; the scan's handling can.
     root = make_tree({"locked/a.py": "x", "b.py": "x"})
