@@ -4,12 +4,16 @@ rebuild keeps the old index in place and its half-built table is dropped by the 
 Written for the mutation run of ``indexer.py`` (issue 19); checked through the public
 ``index_workspace`` and the store's table list, not the indexer's internals."""
 
+import os
 import threading
+import time
 
 import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
+import seek.index.stages
 from seek.indexer import REBUILD, Indexer, index_workspace
+from seek.scan.walk import EXAMPLES_PER_REASON
 from seek.store import ChunkTable, index_dir_for, load_manifest, save_manifest
 
 
@@ -160,3 +164,45 @@ def test_files_left_out_by_the_scan_are_counted_by_reason(make_tree, settings_fo
     skipped = {"ignored": 1, "too_big": 1, "empty": 1}  # "An ignored folder counts once."
     assert load_manifest(index_dir_for(root, settings)).skipped == skipped
     assert report.to_json()["skipped"] == skipped
+
+
+def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together(
+    make_tree, settings_for, monkeypatch
+):
+    """README, "What gets indexed": every file left out is counted by reason and `seek status`
+    names unreadable files. A folder the scan cannot list and files that fail when read are
+    one count, named as examples like every other reason (as many as the scan keeps)."""
+    files = {f"src/locked{i}.py": f"def locked{i}():\n    pass\n" for i in range(6)}
+    root = make_tree({**SMALL_PROJECT, **files, "sealed/inner.py": "x = 1\n"})
+    real_read, real_scandir = seek.index.stages.read_regular_file, os.scandir
+    sealed = str(root / "sealed")
+
+    def read(path):
+        if path.name.startswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path)
+
+    def scandir(path="."):
+        if isinstance(path, str) and path == sealed:
+            raise PermissionError(13, "Permission denied", sealed)
+        return real_scandir(path)
+
+    monkeypatch.setattr(seek.index.stages, "read_regular_file", read)
+    monkeypatch.setattr(os, "scandir", scandir)
+    settings = settings_for(root)
+    report = index_workspace(root, settings, embedder=HashEmbedder())
+    assert sorted(report.unreadable) == sorted(files)
+    assert report.skipped == {"unreadable": 7}
+    named = load_manifest(index_dir_for(root, settings)).skipped_examples["unreadable"]
+    assert named[0] == "sealed/" and len(named) == EXAMPLES_PER_REASON
+    assert set(named[1:]) <= set(files)
+
+
+def test_the_index_records_when_it_was_updated(make_tree, settings_for):
+    """`updated_at` (README, "JSON output": ms since the epoch) is the end of the last run."""
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root)
+    before = time.time() * 1000
+    index_workspace(root, settings, embedder=HashEmbedder())
+    updated = load_manifest(index_dir_for(root, settings)).updated_at
+    assert before - 1000 <= updated <= time.time() * 1000 + 1000
