@@ -196,6 +196,12 @@ def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together
     named = load_manifest(index_dir_for(root, settings)).skipped_examples["unreadable"]
     assert named[0] == "sealed/" and len(named) == EXAMPLES_PER_REASON
     assert set(named[1:]) <= set(files)
+    monkeypatch.setattr(os, "scandir", real_scandir)  # the folder can be listed again
+    again = index_workspace(root, settings, embedder=HashEmbedder())
+    assert sorted(again.unreadable) == sorted(files)  # tried again, still unreadable
+    assert again.skipped == {"unreadable": 6}
+    named = load_manifest(index_dir_for(root, settings)).skipped_examples["unreadable"]
+    assert len(named) == EXAMPLES_PER_REASON and set(named) <= set(files)
 
 
 def test_the_index_records_when_it_was_updated(make_tree, settings_for):
