@@ -98,6 +98,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_server.py",
             "tests/test_serve_errors.py",
             "tests/test_serve_requests.py",
+            "tests/test_server_hardening.py",
             "-k",
             "not seek_serve_with and not refuses_to_bind and not status_names",
         ),
