@@ -231,6 +231,16 @@ def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
     assert "malformed.ignore line 3: ignoring the malformed pattern 'foo\\\\'" in caplog.messages
 
 
+def test_a_malformed_line_in_an_ignore_file_is_warned_about_naming_that_file(make_tree, caplog):
+    # README "What gets indexed": a malformed pattern matches nothing, "with one warning naming
+    # its file and line"; the other lines of the file still apply.
+    root = make_tree({"pkg/.gitignore": "*.log\n[z-a]\n", "pkg/a.py": "x", "pkg/b.log": "x"})
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root)) == ["pkg/a.py"]  # b.log ignored by the valid line
+    gitignore = root / "pkg" / ".gitignore"
+    assert caplog.messages == [f"{gitignore} line 2: ignoring the malformed pattern '[z-a]'"]
+
+
 def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
     # README "What gets indexed": "one warning naming its file and line"; servers re-read the
     # rules on every update, so the same line read again stays quiet.
