@@ -212,3 +212,30 @@ def test_the_index_records_when_it_was_updated(make_tree, settings_for):
     index_workspace(root, settings, embedder=HashEmbedder())
     updated = load_manifest(index_dir_for(root, settings)).updated_at
     assert before - 1000 <= updated <= time.time() * 1000 + 1000
+
+
+def test_a_cancelled_run_keeps_every_file_it_had_in_hand(make_tree, settings_for):
+    """README, `seek index`: "Ctrl-C stops after the files in hand and keeps them; the next
+    run continues". Every file the progress named before the stop is kept, not only the
+    ones already written in an earlier batch."""
+    files = {f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(40)}
+    root = make_tree(files)
+    settings = settings_for(root, flush_every_files=10)
+    cancel = threading.Event()
+    named: set[str] = set()
+
+    def progress(event):
+        if event.phase == "embedding" and not cancel.is_set():
+            named.update(event.current)
+            if len(named) >= 15:
+                cancel.set()
+
+    report = index_workspace(
+        root, settings, embedder=HashEmbedder(), progress=progress, cancel=cancel
+    )
+    stored = ChunkTable(index_dir_for(root, settings)).stored_paths()
+    assert report.cancelled and len(named) >= 15 and named <= stored
+    assert report.embedded == len(stored) < 40
+    rest = HashEmbedder()
+    resumed = index_workspace(root, settings, embedder=rest)
+    assert rest.files_embedded() == set(files) - stored and resumed.embedded == 40 - len(stored)
