@@ -4,6 +4,7 @@ rebuild keeps the old index in place and its half-built table is dropped by the 
 Written for the mutation run of ``indexer.py`` (issue 19); checked through the public
 ``index_workspace`` and the store's table list, not the indexer's internals."""
 
+import logging
 import os
 import threading
 import time
@@ -167,7 +168,7 @@ def test_files_left_out_by_the_scan_are_counted_by_reason(make_tree, settings_fo
 
 
 def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together(
-    make_tree, settings_for, monkeypatch
+    make_tree, settings_for, monkeypatch, caplog
 ):
     """README, "What gets indexed": every file left out is counted by reason and `seek status`
     names unreadable files. A folder the scan cannot list and files that fail when read are
@@ -190,8 +191,11 @@ def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together
     monkeypatch.setattr(seek.index.stages, "read_regular_file", read)
     monkeypatch.setattr(os, "scandir", scandir)
     settings = settings_for(root)
-    report = index_workspace(root, settings, embedder=HashEmbedder())
+    with caplog.at_level(logging.WARNING, logger="seek"):
+        report = index_workspace(root, settings, embedder=HashEmbedder())
     assert sorted(report.unreadable) == sorted(files)
+    # Each one is also said as it happens (stderr of `seek index`), with the reason.
+    assert "cannot read src/locked3.py: Permission denied" in caplog.messages
     assert report.skipped == {"unreadable": 7}
     named = load_manifest(index_dir_for(root, settings)).skipped_examples["unreadable"]
     assert named[0] == "sealed/" and len(named) == EXAMPLES_PER_REASON

@@ -254,6 +254,41 @@ def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
     ]
 
 
+def test_an_entry_whose_type_cannot_be_read_is_counted_and_the_rest_scanned(make_tree, monkeypatch):
+    # A folder's listing names an entry that vanishes (or cannot be examined) before its
+    # type is read: it is counted unreadable, and the entries after it are still scanned.
+    root = make_tree({"a.py": "x", "b.py": "x", "c.py": "x", "pkg/d.py": "x"})
+    real_scandir = os.scandir
+
+    class Vanished:
+        def __init__(self, entry):
+            self.name, self.path = entry.name, entry.path
+
+        def is_symlink(self):
+            raise FileNotFoundError(2, "No such file or directory", self.path)
+
+        is_dir = is_file = is_symlink
+
+    class Listing:
+        def __init__(self, path):
+            self.inner = real_scandir(path)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.inner.close()
+
+        def __iter__(self):
+            entries = sorted(self.inner, key=lambda e: e.name)
+            return iter([Vanished(e) if e.name == "a.py" else e for e in entries])
+
+    monkeypatch.setattr(os, "scandir", Listing)
+    result = scan(root)
+    assert paths(result) == ["b.py", "c.py", "pkg/d.py"]
+    assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
+
+
 def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
     # The permission itself cannot be tested as root; the scan's handling can.
     root = make_tree({"locked/a.py": "x", "b.py": "x"})
