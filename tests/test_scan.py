@@ -2,6 +2,7 @@
 symlinks, size limits and skip reasons."""
 
 import os
+import socket
 
 import pytest
 from hypothesis import given
@@ -254,11 +255,31 @@ def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
     ]
 
 
+class SortedListing:
+    """``os.scandir`` in name order (a fixed order makes "the entries after it" definite),
+    with the entries named in ``swap`` replaced by ``swap[name](entry)``."""
+
+    real_scandir = os.scandir
+    swap: dict = {}
+
+    def __init__(self, path):
+        self.inner = SortedListing.real_scandir(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.inner.close()
+
+    def __iter__(self):
+        entries = sorted(self.inner, key=lambda e: e.name)
+        return iter([self.swap[e.name](e) if e.name in self.swap else e for e in entries])
+
+
 def test_an_entry_whose_type_cannot_be_read_is_counted_and_the_rest_scanned(make_tree, monkeypatch):
     # A folder's listing names an entry that vanishes (or cannot be examined) before its
     # type is read: it is counted unreadable, and the entries after it are still scanned.
     root = make_tree({"a.py": "x", "b.py": "x", "c.py": "x", "pkg/d.py": "x"})
-    real_scandir = os.scandir
 
     class Vanished:
         def __init__(self, entry):
@@ -269,24 +290,28 @@ def test_an_entry_whose_type_cannot_be_read_is_counted_and_the_rest_scanned(make
 
         is_dir = is_file = is_symlink
 
-    class Listing:
-        def __init__(self, path):
-            self.inner = real_scandir(path)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.inner.close()
-
-        def __iter__(self):
-            entries = sorted(self.inner, key=lambda e: e.name)
-            return iter([Vanished(e) if e.name == "a.py" else e for e in entries])
-
-    monkeypatch.setattr(os, "scandir", Listing)
+    monkeypatch.setattr(SortedListing, "swap", {"a.py": Vanished})
+    monkeypatch.setattr(os, "scandir", SortedListing)
     result = scan(root)
     assert paths(result) == ["b.py", "c.py", "pkg/d.py"]
     assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_and_sockets_are_counted_not_opened_and_the_rest_scanned(make_tree, monkeypatch):
+    # README "What gets indexed": `not_a_file` (FIFOs, sockets, devices: never opened).
+    root = make_tree({"b.py": "x", "z.py": "x", "pkg/d.py": "x"})
+    os.mkfifo(root / "a_pipe.py")
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(root / "pkg" / "a.sock"))
+        monkeypatch.setattr(os, "scandir", SortedListing)  # the pipe comes first
+        result = scan(root)
+    finally:
+        server.close()
+    assert paths(result) == ["b.py", "pkg/d.py", "z.py"]
+    assert result.skipped == {"not_a_file": 2}
+    assert sorted(result.examples["not_a_file"]) == ["a_pipe.py", "pkg/a.sock"]
 
 
 def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
