@@ -297,6 +297,44 @@ def test_an_entry_whose_type_cannot_be_read_is_counted_and_the_rest_scanned(make
     assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
 
 
+def test_a_file_that_cannot_be_measured_is_unreadable_and_one_that_vanished_is_gone(
+    make_tree, monkeypatch
+):
+    # Between the listing and the stat of a file: gone (deleted meanwhile) means not there,
+    # an error means unreadable; either way the entries after it are still scanned.
+    root = make_tree({"a.py": "x", "b.py": "x", "c.py": "xyz", "d.py": "x"})
+
+    def failing(error):
+        class Entry:
+            def __init__(self, entry):
+                self.entry = entry
+
+            def __getattr__(self, name):
+                return getattr(self.entry, name)
+
+            def stat(self, **kw):
+                raise error
+
+        return Entry
+
+    swap = {"a.py": failing(PermissionError(13, "Permission denied")),
+            "b.py": failing(FileNotFoundError(2, "No such file or directory"))}  # fmt: skip
+    monkeypatch.setattr(SortedListing, "swap", swap)
+    monkeypatch.setattr(os, "scandir", SortedListing)
+    result = scan(root)
+    assert paths(result) == ["c.py", "d.py"]
+    assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
+
+
+def test_scanned_files_carry_their_size_and_modification_time(make_tree):
+    # The stamp an update compares (README, `seek index`: "only files whose size or
+    # modification time changed are read").
+    root = make_tree({"a.py": "x = 1\n", "pkg/b.py": "y = 22\n"})
+    for file in scan(root).files:
+        st = os.stat(root / file.rel)
+        assert (file.size, file.mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_fifos_and_sockets_are_counted_not_opened_and_the_rest_scanned(make_tree, monkeypatch):
     # README "What gets indexed": `not_a_file` (FIFOs, sockets, devices: never opened).
