@@ -222,3 +222,40 @@ def test_keyword_scores_filter_by_path_before_they_limit(tmp_path):
     assert (path, chunk) == ("src/mine.py", 30) and score > 0
     inside = table.keyword_scores("retry", 3, paths=["src/mine.py", "vendor/v07.py"])
     assert sorted(p for p, _, _ in inside) == ["src/mine.py", "vendor/v07.py"]
+
+
+def test_vector_and_keyword_search_follow_the_tables_contract(tmp_path):
+    """The contract in ``seek.store.table``'s docstring: ``vector_search`` returns the
+    nearest chunks, one hit per chunk at the rank of its nearest window, optionally only
+    within ``paths``; ``keyword_search`` gives one hit per chunk with its lines and content."""
+    batch = RowBatch.empty(4)
+    vectors = []
+    # Two-window chunks of ten files: the windows of a chunk sit side by side in distance.
+    # (With three windows or more a chunk can take more than two of the 2 x limit rows it
+    # fetches, and fewer than `limit` chunks come back: noted in bench/mutation-survivors.md.)
+    for number in range(10):
+        path = f"src/f{number}.py"
+        for part in range(2):
+            keywords = f"alpha{number}" if part == 0 else ""
+            batch.append_row(path, 0, 10 * number, 10 * number + 5, part, f"body {number}",
+                             keywords)  # fmt: skip
+            vectors.append([1.0, number + part / 10, 0.0, 0.0])
+    batch.vectors = np.array(vectors, dtype=np.float32)
+    table = ChunkTable(tmp_path, "current")
+    table.replace_files([], batch)
+    table.finish()
+    query = np.array([1.0, 0.0, 0.0, 0.0])
+    hits = table.vector_search(query, 3)
+    assert [h.path for h in hits] == ["src/f0.py", "src/f1.py", "src/f2.py"]  # one per chunk
+    assert [(h.chunk, h.start_line, h.end_line, h.content) for h in hits][1] == (
+        0, 10, 15, "body 1",
+    )  # fmt: skip
+    assert hits[0].score == 0.0 and hits[0].score < hits[1].score < hits[2].score
+    inside = table.vector_search(query, 2, paths=["src/f8.py", "src/f9.py"])
+    assert [h.path for h in inside] == ["src/f8.py", "src/f9.py"]
+    [hit] = table.keyword_search("alpha7", 5)
+    assert (hit.path, hit.chunk, hit.start_line, hit.end_line, hit.content) == (
+        "src/f7.py", 0, 70, 75, "body 7",
+    )  # fmt: skip
+    assert hit.score > 0
+    assert table.keyword_search("alpha7", 5, paths=["src/f1.py"]) == []
