@@ -260,3 +260,21 @@ def test_vector_and_keyword_search_follow_the_tables_contract(tmp_path):
     )  # fmt: skip
     assert hit.score > 0
     assert table.keyword_search("alpha7", 5, paths=["src/f1.py"]) == []
+
+
+def test_check_says_what_is_wrong_with_the_stored_table(tmp_path):
+    """``ChunkTable.check``'s docstring: the table must exist (unless the index is empty),
+    hold the chunks the manifest counts and have a keyword index; after an interrupted run
+    (``expected_chunks=None``) only existence and readability count. "" when all is well."""
+    missing = ChunkTable(tmp_path, "current")
+    assert missing.check(expected_chunks=None) == ""
+    assert missing.check(expected_chunks=0) == ""  # an index of no files has no table
+    assert missing.check(expected_chunks=1) == "table current is missing"
+    table = filled(tmp_path, "current", ["a.py", "b.py"])
+    assert table.check(expected_chunks=None) == ""  # no keyword index yet: fine mid-run
+    assert table.check(expected_chunks=2) == "the keyword index is missing"
+    table.finish()
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""
+    assert table.check(expected_chunks=3) == "the table holds 2 chunks, the manifest 3"
+    table.delete_files(["a.py", "b.py"])  # every row gone, the table still there
+    assert table.check(expected_chunks=0) == "" and table.check(expected_chunks=None) == ""
