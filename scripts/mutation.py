@@ -6,14 +6,20 @@ Usage (from the repository root, with ``pip install -e '.[test,mutation]'``)::
     .venv/bin/python scripts/mutation.py                     # every module, 20 min each
     .venv/bin/python scripts/mutation.py text fusion --budget 600
     .venv/bin/python scripts/mutation.py --list              # modules and their tests
+    .venv/bin/python scripts/mutation.py store --resume      # go on where a run stopped
+    .venv/bin/python scripts/mutation.py store --resume --rejudge   # ... and after new tests
 
 Each module is mutated in a scratch copy of the project (``--work``, default
 ``/tmp/seek-mutation/<module>``) whose ``pyproject.toml`` gets that module's ``only_mutate``
 and test selection: only the fast, in-process test files that exercise it, so a mutant is
 judged in seconds (mutants are run in forked workers; tests that drive seek in a subprocess
-cannot see a mutant and are left out). One worker (``--max-children 1``) keeps the machine
-usable. When the budget runs out the run stops and the mutants not yet checked are reported
-as such, never counted as killed.
+cannot see a mutant and are left out). mutmut maps each test to the functions it runs and
+judges a mutant by those tests only, fastest first, stopping at the first failure. One
+worker (``--max-children 1``, the default) keeps the machine usable. When the budget runs
+out the run stops and the mutants not yet checked are reported as such, never counted as
+killed; ``--resume`` goes on from there (``--rejudge``: the survivors are judged again too,
+against the tests added since). Changing a module's test selection below makes mutmut judge
+all its mutants again.
 
 The score is killed / (killed + survived + no tests + timeout), where a mutant that no
 selected test executes ("no tests") counts as surviving. Results go to
@@ -152,10 +158,13 @@ def copy_tests(work: Path) -> None:
         conftest.write(PRELOAD)
 
 
-def refresh_tests(work: Path) -> int:
-    """Copy the current tests into an earlier run's scratch copy and mark its survivors for
-    judging again (killed verdicts stand: tests are added, not taken away); how many."""
+def refresh_tests(work: Path, rejudge: bool) -> int:
+    """Copy the current tests into an earlier run's scratch copy; with ``rejudge``, mark its
+    survivors for judging again (killed verdicts stand: tests are added, not taken away).
+    Returns how many were marked."""
     copy_tests(work)
+    if not rejudge:
+        return 0
     again = 0
     for meta in (work / "mutants").rglob("*.py.meta"):
         data = json.loads(meta.read_text(encoding="utf-8"))
@@ -249,8 +258,13 @@ def main() -> int:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue an earlier run in --work: its unjudged mutants and its survivors are "
-        "judged (against the current tests), its killed verdicts stand",
+        help="continue an earlier run in --work: its unjudged mutants are judged (against "
+        "the current tests), its verdicts stand",
+    )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="with --resume: judge the earlier run's survivors again too (after new tests)",
     )
     parser.add_argument("--list", action="store_true", help="list modules and tests, then stop")
     args = parser.parse_args()
@@ -268,7 +282,8 @@ def main() -> int:
     for name in names:
         work = args.work / name
         if args.resume and (work / "mutants").is_dir():
-            print(f"{name}: {refresh_tests(work)} survivors to judge again", flush=True)
+            again = refresh_tests(work, args.rejudge)
+            print(f"{name}: {again} survivors to judge again", flush=True)
         else:
             prepare(work, name)
         finished, seconds = run_mutmut(work, args.budget, args.max_children)
