@@ -397,3 +397,20 @@ def test_submodule_paths_from_gitmodules(make_tree):
         ".gitmodules": b'[submodule "x"]\n\tpath = vendor/libX/\n  path=third\xff \n',
     })  # fmt: skip
     assert submodule_paths(root) == ("vendor/libX", "third\ufffd")
+
+
+def test_an_ignored_folder_counts_once_and_is_not_entered(make_tree):
+    # README "What gets indexed": "An ignored folder counts once."
+    root = make_tree(
+        {
+            ".gitignore": "build/\n",
+            "build/a.py": "x",
+            "build/deep/b.py": "x",
+            "src/build.py": "x",  # a file: the folder-only pattern does not touch it
+        }
+    )
+    result = scan(root)
+    assert paths(result) == ["src/build.py"]
+    # The folder once (not its two files); the ignore file itself is left out too.
+    assert result.skipped == {"ignored": 2}
+    assert sorted(result.examples["ignored"]) == [".gitignore", "build/"]
