@@ -119,6 +119,7 @@ def test_index_reports_name_the_workspace_the_index_the_mode_and_the_time(make_t
     root = make_tree(SMALL_PROJECT)
     settings = settings_for(root)
     first = index_workspace(root, settings, embedder=HashEmbedder()).to_json()
+    assert first["chunks"] == ChunkTable(index_dir_for(root, settings)).count_chunks() >= 5
     assert first["workspace"] == str(root)
     assert first["index"] == str(index_dir_for(root, settings))
     assert (first["mode"], first["rebuild_reason"]) == ("update", "")
@@ -243,3 +244,20 @@ def test_a_cancelled_run_keeps_every_file_it_had_in_hand(make_tree, settings_for
     rest = HashEmbedder()
     resumed = index_workspace(root, settings, embedder=rest)
     assert rest.files_embedded() == set(files) - stored and resumed.embedded == 40 - len(stored)
+
+
+def test_each_row_carries_its_chunks_number_in_the_file(make_tree, settings_for):
+    """The table's rows (``seek.store.table``: ``chunk``, its number in the file; every
+    window of a chunk carries it): a file of several definitions has chunks 0, 1, 2, ..."""
+    body = "".join(f"def step_{i}(value):\n" + "    value += 1\n" * 30 + "    return value\n\n"
+                   for i in range(4))  # fmt: skip
+    root = make_tree({"pkg/steps.py": body})
+    settings = settings_for(root, chunk_max_chars=600)
+    index_workspace(root, settings, embedder=HashEmbedder())
+    data = ChunkTable(index_dir_for(root, settings)).load_all()
+    numbers = sorted({c for c, part in zip(data["chunk"], data["part"], strict=True) if part == 0})
+    assert len(numbers) >= 3 and numbers == list(range(len(numbers)))
+    by_chunk = {}
+    for chunk, start in zip(data["chunk"], data["start_line"], strict=True):
+        by_chunk.setdefault(chunk, set()).add(start)
+    assert all(len(starts) == 1 for starts in by_chunk.values())  # windows share their chunk
