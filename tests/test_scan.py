@@ -414,3 +414,20 @@ def test_an_ignored_folder_counts_once_and_is_not_entered(make_tree):
     # The folder once (not its two files); the ignore file itself is left out too.
     assert result.skipped == {"ignored": 2}
     assert sorted(result.examples["ignored"]) == [".gitignore", "build/"]
+
+
+def test_a_malformed_ignored_globs_pattern_is_warned_about_as_the_setting(make_tree, caplog):
+    # README "What gets indexed": the warning names where the pattern came from; for the
+    # `ignored_globs` setting that is the setting's name.
+    root = make_tree({"a.py": "x", "b.log.py": "x"})
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root, ignored_globs=("[y-b]", "b.log.py"))) == ["a.py"]
+    assert caplog.messages == ["ignored_globs line 1: ignoring the malformed pattern '[y-b]'"]
+
+
+def test_ignore_patterns_keep_their_last_character(make_tree):
+    # gitignore: trailing spaces are dropped unless escaped with a backslash; nothing else at
+    # the end of a pattern is ever dropped (here an upper-case X and an escaped space).
+    root = make_tree({"cacheX/a.py": "x", "cache/b.py": "x", "tmp /c.py": "x", "tmp/d.py": "x"})
+    (root / ".gitignore").write_text("cacheX\ntmp\\ \n")
+    assert paths(scan(root)) == ["cache/b.py", "tmp/d.py"]
