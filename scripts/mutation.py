@@ -266,6 +266,11 @@ def main() -> int:
         action="store_true",
         help="with --resume: judge the earlier run's survivors again too (after new tests)",
     )
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: write the results of the runs already in --work",
+    )
     parser.add_argument("--list", action="store_true", help="list modules and tests, then stop")
     args = parser.parse_args()
     unknown = set(args.modules) - set(MODULES)
@@ -277,29 +282,38 @@ def main() -> int:
             globs, tests = MODULES[name]
             print(f"{name}: {' '.join(globs)}  <-  {' '.join(tests)}")
         return 0
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     SURVIVORS.mkdir(parents=True, exist_ok=True)
     for name in names:
         work = args.work / name
-        if args.resume and (work / "mutants").is_dir():
+        seconds: float | None = None
+        if args.collect:
+            if not (work / "mutants").is_dir():
+                parser.error(f"no run of {name} in {work}")
+        elif args.resume and (work / "mutants").is_dir():
             again = refresh_tests(work, args.rejudge)
             print(f"{name}: {again} survivors to judge again", flush=True)
         else:
             prepare(work, name)
-        finished, seconds = run_mutmut(work, args.budget, args.max_children)
+        if not args.collect:
+            _, seconds = run_mutmut(work, args.budget, args.max_children)
         counts, survivors = collect(work, name)
         value = score(counts)
         (SURVIVORS / f"{name}.txt").write_text(diffs(work, survivors), encoding="utf-8")
+        # Read again just before writing: runs of other modules may have written meanwhile.
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        earlier = results.get(name, {})
         results[name] = {
             "files": list(MODULES[name][0]),
             "tests": list(MODULES[name][1]),
             "counts": dict(sorted(counts.items())),
             "score": None if value is None else round(value, 3),
-            "finished": finished,
-            "seconds": round(seconds),
+            "finished": not counts["not checked"],
+            "seconds": earlier.get("seconds") if seconds is None else round(seconds),
             "date": time.strftime("%Y-%m-%d"),
         }
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        seconds = seconds or 0.0
+        finished = results[name]["finished"]
         shown = "-" if value is None else f"{value:.1%}"
         state = "" if finished else f" (stopped at the budget: {counts['not checked']} unchecked)"
         print(f"{name:<11} {shown:>6}  {dict(counts)}  {seconds:.0f} s{state}", flush=True)
