@@ -190,8 +190,11 @@ def ask(
     model: str | None = None,
     session: str | None = None,
     on_piece: Callable[[str], None] = lambda piece: None,
+    on_context: Callable[[ContextResult], None] = lambda context: None,
 ) -> Answer:
-    """Answer ``question`` from the workspace's code with the chat model, streaming pieces."""
+    """Answer ``question`` from the workspace's code with the chat model, streaming pieces;
+    ``on_context`` gets the blocks sent before the model's first word (so a page can list
+    the sources while the answer streams)."""
     question = question.strip()
     if not question:
         raise SettingsError("the question is empty")
@@ -200,6 +203,7 @@ def ask(
     previous, focus = (turns[-1].question, turns[-1].files) if turns else (None, ())
     searched = search_text(question, previous)
     context = workspace_context(root, searched, settings, focus=focus)
+    on_context(context)
     prompt = prompt_template().format(blocks=context.prompt(), question=question)
     pieces = []
     history = history_messages(turns)

@@ -38,6 +38,7 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError, WorkspaceError
+from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.stages import FileSpec, prepare_file
 from seek.scan import ScannedFile, scan_workspace
@@ -352,7 +353,7 @@ class Indexer:
                         report.cancelled = True
                         break
                     recent = (recent + [scanned.rel])[-3:]
-                    self.progress(Progress("embedding", done, total, tuple(recent)))
+                    self.progress(Progress("embedding", done, total, tuple(recent), report.chunks))
                     self._prepare(manifest, scanned, pending, report)
                     if len(pending) >= self.settings.flush_every_files:
                         if in_flight is not None:
@@ -367,7 +368,7 @@ class Indexer:
                     in_flight.result()
         if len(pending):
             self._flush(manifest, pending, report)
-        self.progress(Progress("embedding", done, total))
+        self.progress(Progress("embedding", done, total, chunks=report.chunks))
 
     def _prepare(
         self, manifest: Manifest, scanned: ScannedFile, pending: _Pending, report: IndexReport
@@ -457,8 +458,9 @@ def index_workspace(
     if mode not in (UPDATE, REBUILD):
         raise ValueError(f"mode must be {UPDATE!r} or {REBUILD!r}")
     root = resolve_workspace(path)
-    indexer = Indexer(root, settings, embedder=embedder, progress=progress, cancel=cancel)
-    return indexer.run(mode)
+    with ProgressFile(index_dir_for(root, settings), progress) as published:
+        indexer = Indexer(root, settings, embedder=embedder, progress=published, cancel=cancel)
+        return indexer.run(mode)
 
 
 __all__ = [

@@ -12,12 +12,14 @@ REBUILD = "rebuild"
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A progress event: ``phase`` is scanning, embedding or finishing."""
+    """A progress event: ``phase`` is scanning, embedding or finishing; ``chunks``: the
+    chunks this run has stored so far."""
 
     phase: str
     done: int = 0
     total: int = 0
     current: tuple[str, ...] = ()
+    chunks: int = 0
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ import numpy as np
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
 from seek.errors import DamagedIndexError, SeekError
 from seek.retrieve import chunks as chunk_stage
+from seek.retrieve import lead_in
 from seek.retrieve import signals as sig
 from seek.retrieve.fusion import fuse
 from seek.retrieve.ranker import (
@@ -263,6 +264,7 @@ class Searcher:
         )
         if ranker_note:
             result = result.with_notes_first([ranker_note])
+        chunker = None
         if ranker is not None and pool:
             started = time.perf_counter()
             files, rows = features(query, pool, retrieval, self.corpus)
@@ -281,8 +283,28 @@ class Searcher:
                 context_hits = [self.hit(i, score) for i, score in for_context[:k]]
                 result = replace(result, context_hits=context_hits)
                 result.timings_ms["chunks_ms"] = (time.perf_counter() - started) * 1000
-        hits = [self.hit(i, score) for i, score in pool[:k]]
+        if chunker is not None and sig.LEAD_IN not in disabled:
+            hits = self.lead_in_hits(pool, k)
+        else:
+            hits = [self.hit(i, score) for i, score in pool[:k]]
         return replace(result, hits=hits, calibrated=ranker is not None and bool(pool))
+
+    def lead_in_hits(self, order: list[tuple[int, float]], k: int) -> list[Hit]:
+        """The first ``k`` hits of ``order``, a hit that ends with the doc comment of the next
+        definition running on through it (:mod:`.lead_in`)."""
+        hits = []
+        chosen = lead_in.with_lead_ins(
+            order, self.paths, self.starts, self.ends, self.contents, self.chunks_of_path, k
+        )
+        for chunk_id, score, joined in chosen:
+            hit = self.hit(chunk_id, score)
+            if joined is not None:
+                content = lead_in.joined_content(
+                    hit.content, self.ends[chunk_id], self.contents[joined], self.starts[joined]
+                )
+                hit = replace(hit, end_line=self.ends[joined] + 1, content=content)
+            hits.append(hit)
+        return hits
 
     def _rank_chunks(
         self,

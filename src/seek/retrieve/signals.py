@@ -27,6 +27,7 @@ QUERY_TYPE_WEIGHTING = "query_type_weighting"
 LEARNED_RANKER = "learned_ranker"
 CHUNK_RANKER = "chunk_ranker"
 OLDER_COPIES = "older_copies"
+LEAD_IN = "lead_in"
 
 SIGNALS: tuple[str, ...] = (
     QUERY_TYPE_WEIGHTING,
@@ -40,6 +41,7 @@ SIGNALS: tuple[str, ...] = (
     LEARNED_RANKER,
     CHUNK_RANKER,
     OLDER_COPIES,
+    LEAD_IN,
 )
 
 # -- query type ------------------------------------------------------------------------

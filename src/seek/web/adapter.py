@@ -17,11 +17,12 @@ from typing import Any
 
 from seek.chat import ask
 from seek.errors import IndexLockedError
+from seek.index.progress_file import read_progress, with_counts
 from seek.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
 from seek.retrieve.context import build_context
 from seek.settings import Settings
 from seek.status import workspace_status
-from seek.store import index_dir_for, is_locked
+from seek.store import describe_holder, index_dir_for, is_locked
 from seek.web.highlight import highlight
 from seek.workspace import Workspaces as Facade
 
@@ -45,7 +46,8 @@ class Run:
         data: dict[str, Any] = {
             "mode": self.mode, "running": self.finished is None, "phase": self.progress.phase,
             "done": self.progress.done, "total": self.progress.total,
-            "current": list(self.progress.current), "elapsed": round(end - self.started, 1),
+            "current": list(self.progress.current), "chunks": self.progress.chunks,
+            "elapsed": round(end - self.started, 1),
             "cancelling": self.cancel.is_set() and self.finished is None, "error": self.error,
         }  # fmt: skip
         if self.report is not None:
@@ -89,10 +91,7 @@ class Workspaces(Facade):
 
     def _run(self, root: Path, settings: Settings, run: Run) -> None:
         def progress(event: Progress) -> None:
-            last = run.progress  # "finishing" carries no counts: keep the last ones shown
-            if not event.total and last.total:
-                event = Progress(event.phase, last.done, last.total, event.current)
-            run.progress = event
+            run.progress = with_counts(run.progress, event)
 
         try:
             run.report = index_workspace(
@@ -123,17 +122,24 @@ class Workspaces(Facade):
 
     def foreign_writer(self, root: Path) -> dict[str, Any]:
         """A writer this page did not start; the lock is probed first (cheap, once a
-        second while the page is open), the status read only while one holds it."""
-        if not is_locked(index_dir_for(root, self.settings(root))):
+        second while the page is open). While one holds it, the progress it publishes
+        (:mod:`seek.index.progress_file`), else the files its manifest holds so far."""
+        index_dir = index_dir_for(root, self.settings(root))
+        if not is_locked(index_dir):
             return {"source": "none", "running": False}
         run = self.runs.get(root)
         if run is not None and run.finished is not None:
             del self.runs[root]  # its outcome is older than this run's: stop showing it
+        published = read_progress(index_dir)
+        if published is not None:
+            return {"source": "other", "running": True, "writer": describe_holder(index_dir),
+                    **{k: published[k] for k in ("phase", "done", "total", "current",
+                                                 "chunks", "elapsed")}}  # fmt: skip
         status = self.status_json(root)
         if not status["writer"]:
             return {"source": "none", "running": False}
         return {"source": "other", "running": True, "writer": status["writer"],
-                "files": status["files"], "chunks": status["chunks"]}  # fmt: skip
+                "files": status["files"], "indexed_chunks": status["chunks"]}  # fmt: skip
 
     # -- search and ask -----------------------------------------------------------------
 
@@ -147,6 +153,8 @@ class Workspaces(Facade):
 
         def widened(hit: Any) -> Any:
             for b in blocks:
+                if (b.start + 1, b.end + 1) == (hit.start_line, hit.end_line):
+                    continue  # no wider than the hit: nothing more to expand to
                 if b.path == hit.path and b.start + 1 <= hit.start_line <= b.end + 1:
                     return {"start_line": b.start + 1, "end_line": b.end + 1,
                             "html": highlight(b.path, b.content)}  # fmt: skip
@@ -160,13 +168,20 @@ class Workspaces(Facade):
         return {"hits": hits, "near_misses": near, "context_line": context.context_line(),
                 "notes": list(found.notes)}  # fmt: skip
 
-    def ask(self, root: Path, question: str, session: str, on_piece: Any) -> dict[str, Any]:
+    def ask(
+        self, root: Path, question: str, session: str, on_piece: Any, on_sources: Any
+    ) -> dict[str, Any]:
+        """The answer streamed to ``on_piece``; its labelled sources go to ``on_sources``
+        as soon as they are chosen, before the model's first word."""
         settings = self.settings(root)
-        answer = ask(root, question, settings, session=session or None, on_piece=on_piece)
-        sources = [
-            {"label": f"{b.path} (lines {b.start + 1}-{b.end + 1})", "path": b.path,
-             "score": round(b.score, 4), "kind": b.kind, "html": highlight(b.path, b.content)}
-            for b in answer.context.blocks
-        ]  # fmt: skip
-        return {"sources": sources, "context_line": answer.context.context_line(),
-                "snippets": settings.snippets, "threshold": settings.rerank_threshold}  # fmt: skip
+
+        def sources(context: Any) -> None:
+            on_sources({"sources": [
+                {"label": f"{b.path} (lines {b.start + 1}-{b.end + 1})", "path": b.path,
+                 "score": round(b.score, 4), "kind": b.kind, "html": highlight(b.path, b.content)}
+                for b in context.blocks
+            ], "context_line": context.context_line()})  # fmt: skip
+
+        ask(root, question, settings, session=session or None, on_piece=on_piece,
+            on_context=sources)  # fmt: skip
+        return {"snippets": settings.snippets, "threshold": settings.rerank_threshold}

@@ -141,7 +141,8 @@ def ui_routes(
                         f"{user_config.user_config_path()}), e.g. llama3 with Ollama running"
                     )
                 done = spaces.ask(root, question, session,
-                                  lambda piece: lines.put({"piece": piece}))  # fmt: skip
+                                  lambda piece: lines.put({"piece": piece}),
+                                  lambda sources: lines.put(sources))  # fmt: skip
                 lines.put({"done": True, **done})
             except ChatError as exc:
                 s = spaces.settings(root)

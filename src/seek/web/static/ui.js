@@ -9,6 +9,7 @@ let workspace = "";
 let session = newSession();
 let progressAbort = null;
 let wasRunning = false;
+const UNREACHABLE = "cannot reach seek ui (is it still running?)";
 
 function newSession() {
   return "ui-" + Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 8);
@@ -52,7 +53,7 @@ async function api(path, body) {
       ? { headers: headers(false) }
       : { method: "POST", headers: headers(true), body: JSON.stringify(body) });
   } catch (e) {
-    throw new Error("cannot reach seek ui (is it still running?)");
+    throw new Error(UNREACHABLE);
   }
   if (!response.ok) throw await errorOf(response);
   return response.json();
@@ -60,15 +61,28 @@ async function api(path, body) {
 
 // Newline-delimited JSON, one object per line, as the server sends it.
 async function stream(path, body, onItem, signal) {
-  const response = await fetch(path, body === undefined
-    ? { headers: headers(false), signal }
-    : { method: "POST", headers: headers(true), body: JSON.stringify(body), signal });
+  let response;
+  try {
+    response = await fetch(path, body === undefined
+      ? { headers: headers(false), signal }
+      : { method: "POST", headers: headers(true), body: JSON.stringify(body), signal });
+  } catch (e) {
+    if (signal && signal.aborted) throw e;
+    throw new Error(UNREACHABLE);
+  }
   if (!response.ok) throw await errorOf(response);
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
-    const { value, done } = await reader.read();
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      if (signal && signal.aborted) throw e;
+      throw new Error("the connection to seek ui broke (is it still running?)");
+    }
+    const { value, done } = chunk;
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
     let cut;
@@ -150,8 +164,18 @@ async function loadStatus() {
     }
     showError("");
   } catch (e) {
+    $("status-fields").replaceChildren(el("dd", { textContent: "Status unavailable: " + e.message }));
     showError("Status: " + e.message);
   }
+}
+
+// "embedding: 12 / 60 files · m12.py · 24 chunks · 3.1 s", from this page's run or from
+// what another writer publishes beside the lock.
+function progressLine(p) {
+  if (!p.total) return p.phase + "… · " + p.elapsed + " s";
+  const current = p.current && p.current.length ? " · " + p.current[p.current.length - 1] : "";
+  const chunks = p.chunks ? " · " + p.chunks + " chunks" : "";
+  return p.phase + ": " + p.done + " / " + p.total + " files" + current + chunks + " · " + p.elapsed + " s";
 }
 
 function showProgress(p) {
@@ -161,21 +185,21 @@ function showProgress(p) {
   $("rebuild").disabled = running;
   $("settings-rebuild").disabled = running;
   $("cancel").disabled = !(running && p.source === "page") || p.cancelling;
-  if (p.source === "other") {
-    bar.hidden = false;
-    bar.removeAttribute("value");
-    text.textContent = "Indexing by " + p.writer + ": " + p.files + " files, " + p.chunks +
-      " chunks saved so far (cancel it where it runs).";
-  } else if (running) {
-    bar.hidden = false;
+  bar.hidden = !running;
+  if (running && p.total) {
     bar.max = Math.max(1, p.total);
     bar.value = p.done;
-    const current = p.current && p.current.length ? " · " + p.current[p.current.length - 1] : "";
-    text.textContent = (p.cancelling ? "Cancelling… " : "") + p.phase + ": " + p.done + " / " +
-      p.total + " files" + current + " · " + p.elapsed + " s";
+  } else {
+    bar.removeAttribute("value"); // indeterminate until the run knows its total
+  }
+  if (p.source === "other") {
+    text.textContent = "Indexing by " + p.writer + " — " + (p.phase ? progressLine(p)
+      : p.files + " files, " + p.indexed_chunks + " chunks saved so far") +
+      " (cancel it where it runs).";
+  } else if (running) {
+    text.textContent = (p.cancelling ? "Cancelling… " : "") + progressLine(p);
     $("run-result").textContent = "";
   } else {
-    bar.hidden = true;
     text.textContent = "";
   }
   if (!running && p.source === "page") {
@@ -192,14 +216,26 @@ function showProgress(p) {
   wasRunning = running;
 }
 
-function watchProgress() {
+function watchProgress(retrying) {
   if (progressAbort) progressAbort.abort();
   const abort = new AbortController();
   progressAbort = abort;
-  stream(q("/ui/api/progress"), undefined, showProgress, abort.signal).catch((e) => {
+  const shown = (p) => { // back after a break: the errors it caused are over
+    if (retrying) {
+      retrying = false;
+      showError("");
+      showError("", $("search-error"));
+      loadStatus();
+    }
+    showProgress(p);
+  };
+  stream(q("/ui/api/progress"), undefined, shown, abort.signal).then(() => {
+    throw new Error("the connection to seek ui ended (is it still running?)");
+  }).catch((e) => {
     if (abort.signal.aborted) return;
-    showError("Progress: " + e.message + " (retrying)");
-    setTimeout(() => { if (progressAbort === abort) watchProgress(); }, 2000);
+    // A retry that fails again leaves what the outage already said (another panel's error).
+    if (!retrying || $("error").hidden) showError("Progress: " + e.message + " (retrying every 2 s)");
+    setTimeout(() => { if (progressAbort === abort) watchProgress(true); }, 2000);
   });
 }
 
@@ -297,15 +333,31 @@ function codeBlock(html) {
   return pre;
 }
 
+// The clipboard API exists only in secure contexts (https, localhost); elsewhere a
+// selected hidden textarea and the copy command do the same.
+async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = el("textarea", { value: text, className: "visually-hidden", readOnly: true });
+  document.body.append(area);
+  area.select();
+  const copied = document.execCommand("copy");
+  area.remove();
+  if (!copied) throw new Error("the copy command was refused");
+}
+
 function copyButton(text) {
   const button = el("button", { type: "button", textContent: "Copy path" });
   button.setAttribute("aria-label", "Copy " + text);
   button.addEventListener("click", async () => {
+    const focus = document.activeElement;
     try {
-      await navigator.clipboard.writeText(text);
+      await copyText(text);
       button.textContent = "Copied";
+      setTimeout(() => { button.textContent = "Copy path"; }, 2000);
     } catch (e) {
-      showError("Copy: the browser refused the clipboard (" + e.message + ")");
+      showError("Copy: the browser refused the clipboard (" + e.message + "); the path is " + text);
+    } finally {
+      if (focus) focus.focus(); // the hidden textarea took the focus: give it back
     }
   });
   return button;
@@ -415,26 +467,34 @@ async function ask(event) {
   $("chat").append(turn);
   $("ask").disabled = true;
   let text = "";
-  answerBox.append(el("p", { className: "hint", textContent: "Searching and asking the chat model…" }));
+  const hint = (message) => answerBox.replaceChildren(el("p", { className: "hint", textContent: message }));
+  hint("Searching the code…");
   try {
     await stream("/ui/api/ask", { path: workspace, question, session }, (item) => {
       if (item.piece !== undefined) {
         text += item.piece;
         answerBox.replaceChildren(markdown(text));
-      } else if (item.error) {
-        turn.append(el("p", { className: "error", role: "alert", textContent: item.error }));
-        if (!text) answerBox.replaceChildren();
-      } else if (item.done) {
+      } else if (item.sources !== undefined) {
+        // The sources come before the answer's first word: shown while it streams.
         const sources = el("div", { className: "sources" }, el("h3", { textContent: "Sources" }));
         for (const s of item.sources) {
           sources.append(el("details", {}, el("summary", { textContent: s.label + " · score " + s.score }),
             codeBlock(s.html)));
         }
+        if (!item.sources.length) sources.append(el("p", { className: "hint", textContent: "No code matched the question." }));
         turn.append(sources, el("p", { className: "context-line", textContent: item.context_line }));
+        if (!text) hint("Asking the chat model…");
+      } else if (item.error) {
+        turn.append(el("p", { className: "error", role: "alert", textContent: item.error }));
+        if (!text) answerBox.replaceChildren();
       }
+      if (item.done || item.error) turn.dataset.state = item.error ? "error" : "done";
+      if (item.done && !text) hint("The chat model returned an empty answer.");
     });
+    if (!turn.dataset.state) throw new Error("the answer stopped before its end (is seek ui still running?)");
     $("question").value = "";
   } catch (e) {
+    turn.dataset.state = "error";
     turn.append(el("p", { className: "error", role: "alert", textContent: "Ask: " + e.message }));
   } finally {
     $("ask").disabled = false;
@@ -486,4 +546,7 @@ async function start() {
   }
 }
 
+// Whatever slips through is still shown, never a silent or blank panel.
+window.addEventListener("error", (e) => showError("Page error: " + e.message));
+window.addEventListener("unhandledrejection", (e) => showError("Page error: " + (e.reason && e.reason.message || e.reason)));
 document.addEventListener("DOMContentLoaded", start);
