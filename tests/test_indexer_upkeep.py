@@ -6,6 +6,7 @@ Written for the mutation run of ``indexer.py`` (issue 19); checked through the p
 
 import logging
 import os
+import re
 import threading
 import time
 
@@ -13,6 +14,7 @@ import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 import seek.index.stages
+from seek.errors import EmbeddingError
 from seek.indexer import REBUILD, Indexer, index_workspace
 from seek.scan.walk import EXAMPLES_PER_REASON
 from seek.store import ChunkTable, index_dir_for, load_manifest, save_manifest
@@ -261,3 +263,21 @@ def test_each_row_carries_its_chunks_number_in_the_file(make_tree, settings_for)
     for chunk, start in zip(data["chunk"], data["start_line"], strict=True):
         by_chunk.setdefault(chunk, set()).add(start)
     assert all(len(starts) == 1 for starts in by_chunk.values())  # windows share their chunk
+
+
+def test_an_embedder_that_loses_vectors_is_a_clear_error(make_tree, settings_for):
+    """Bad input gets a clear error: an embedder answering fewer vectors than texts is named
+    with both counts, and nothing is stored for those files."""
+
+    class Short(HashEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)[:-1]
+
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for(root, embed_batch_size=64, flush_every_files=64)
+    with pytest.raises(
+        EmbeddingError, match=r"^the embedder returned \d+ vectors for \d+ texts$"
+    ) as caught:
+        index_workspace(root, settings, embedder=Short())
+    got, asked = map(int, re.findall(r"\d+", str(caught.value)))
+    assert got == asked - 1 >= len(SMALL_PROJECT) - 1
