@@ -60,15 +60,15 @@ MUTATIONS = (
     Mutation(
         "writer lock removed from single-file updates (watch)",
         "indexer.py",
-        'with WriterLock(self.index_dir, f"seek watch {self.root}"):',
-        "with open(os.devnull):",
+        'with self.store.writer_lock(f"seek watch {self.root}"):',
+        "with open(__file__):",  # a context manager that locks nothing
         ("tests/test_watch.py::test_single_file_updates_take_the_writer_lock",),
     ),
     Mutation(
         "session's previous-answer files not passed as focus",
         "chat.py",
-        "k=settings.rerank_top, focus=focus)",
-        "k=settings.rerank_top, focus=())",
+        "context = workspace_context(root, searched, settings, focus=focus)",
+        "context = workspace_context(root, searched, settings, focus=())",
         ("tests/test_chat.py::test_a_follow_up_focuses_on_the_previous_answers_files",),
     ),
     Mutation(
@@ -96,7 +96,7 @@ MUTATIONS = (
     ),
     Mutation(
         "30 s request limit -> 3000 s",
-        "server.py",
+        "web/api.py",
         "REQUEST_TIMEOUT_S = 30.0",
         "REQUEST_TIMEOUT_S = 3000.0",
         ("tests/test_serve_errors.py::test_the_request_time_limit_is_thirty_seconds_as_documented",),
@@ -158,7 +158,7 @@ MUTATIONS = (
     ),
     Mutation(
         "a FIFO is opened without O_NONBLOCK",
-        "indexer.py",
+        "index/stages.py",
         ' | getattr(os, "O_NONBLOCK", 0)',
         "",
         ("tests/test_hostile_input.py::test_file_swapped_for_a_fifo_before_read_does_not_block",),
@@ -177,7 +177,7 @@ def scratch_copy() -> Path:
 
 def run(work: Path, mutation: Mutation) -> tuple[str, float]:
     path = work / "src" / "seek" / mutation.file
-    original = path.read_text(encoding="utf-8")
+    original = path.read_text(encoding="utf-8") if path.is_file() else ""
     if original.count(mutation.old) != 1:
         return "NOT APPLICABLE (code moved: update the mutation)", 0.0
     env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -6,14 +6,20 @@ Usage (from the repository root, with ``pip install -e '.[test,mutation]'``)::
     .venv/bin/python scripts/mutation.py                     # every module, 20 min each
     .venv/bin/python scripts/mutation.py text fusion --budget 600
     .venv/bin/python scripts/mutation.py --list              # modules and their tests
+    .venv/bin/python scripts/mutation.py store --resume      # go on where a run stopped
+    .venv/bin/python scripts/mutation.py store --resume --rejudge   # ... and after new tests
 
 Each module is mutated in a scratch copy of the project (``--work``, default
 ``/tmp/seek-mutation/<module>``) whose ``pyproject.toml`` gets that module's ``only_mutate``
 and test selection: only the fast, in-process test files that exercise it, so a mutant is
 judged in seconds (mutants are run in forked workers; tests that drive seek in a subprocess
-cannot see a mutant and are left out). One worker (``--max-children 1``) keeps the machine
-usable. When the budget runs out the run stops and the mutants not yet checked are reported
-as such, never counted as killed.
+cannot see a mutant and are left out). mutmut maps each test to the functions it runs and
+judges a mutant by those tests only, fastest first, stopping at the first failure. One
+worker (``--max-children 1``, the default) keeps the machine usable. When the budget runs
+out the run stops and the mutants not yet checked are reported as such, never counted as
+killed; ``--resume`` goes on from there (``--rejudge``: the survivors are judged again too,
+against the tests added since). Changing a module's test selection below makes mutmut judge
+all its mutants again.
 
 The score is killed / (killed + survived + no tests + timeout), where a mutant that no
 selected test executes ("no tests") counts as surviving. Results go to
@@ -48,7 +54,13 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "chunk": (("src/seek/chunk/*",), ("tests/test_chunking.py",)),
     "scan": (
         ("src/seek/scan/*",),
-        ("tests/test_scan.py", "tests/test_allowlist.py", "tests/test_documented_values.py"),
+        (
+            "tests/test_scan.py",
+            "tests/test_allowlist.py",
+            "tests/test_read_beneath.py",
+            "tests/test_context_symlinks.py",
+            "tests/test_documented_values.py",
+        ),
     ),
     "embed_http": (
         ("src/seek/embed/http.py",),
@@ -61,11 +73,29 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "store": (
         ("src/seek/store/*",),
-        ("tests/test_store.py", "tests/test_indexer.py", "tests/test_indexer_rules.py"),
+        (
+            "tests/test_store.py",
+            "tests/test_store_upkeep.py",
+            "tests/test_indexer.py",
+            "tests/test_indexer_rules.py",
+        ),
     ),
     "indexer": (
         ("src/seek/indexer.py",),
-        ("tests/test_indexer.py", "tests/test_indexer_rules.py", "tests/test_store.py"),
+        (
+            "tests/test_indexer.py",
+            "tests/test_indexer_rules.py",
+            "tests/test_indexer_upkeep.py",
+            "tests/test_index_damage.py",
+            "tests/test_store.py",
+            "--deselect",
+            "tests/test_index_damage.py::test_cli_status_names_the_damage_and_index_repairs_it",
+        ),
+    ),
+    "guard": (
+        # the request checks in front of every route of `seek serve` (Host, Origin, token)
+        ("src/seek/serving/guard.py",),
+        ("tests/test_server_hardening.py",),
     ),
     "server": (
         ("src/seek/web/api.py",),
@@ -74,6 +104,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_server.py",
             "tests/test_serve_errors.py",
             "tests/test_serve_requests.py",
+            "tests/test_server_hardening.py",
             "-k",
             "not seek_serve_with and not refuses_to_bind and not status_names",
         ),
@@ -92,7 +123,7 @@ def prepare(work: Path, name: str) -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_tests(work)
     globs, tests = MODULES[name]
     config = "\n".join(
         [
@@ -113,14 +144,47 @@ def prepare(work: Path, name: str) -> None:
     (work / "pyproject.toml").write_text(pyproject + config, encoding="utf-8")
 
 
-def run_mutmut(work: Path, budget_s: float) -> tuple[bool, float]:
-    """Run mutmut with one worker until done or out of budget; (finished, seconds)."""
+# Importing LanceDB takes seconds; the fork server imports it once instead of every mutant's
+# process. Only imported: its runtime is reset in a forked child (lancedb warns that fork
+# support is experimental; a deadlock would show as a timeout, and there were none).
+PRELOAD = "\nimport lancedb  # noqa: E402,F401  (scripts/mutation.py: preloaded before forks)\n"
+
+
+def copy_tests(work: Path) -> None:
+    if (work / "tests").exists():
+        shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    with (work / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
+        conftest.write(PRELOAD)
+
+
+def refresh_tests(work: Path, rejudge: bool) -> int:
+    """Copy the current tests into an earlier run's scratch copy; with ``rejudge``, mark its
+    survivors for judging again (killed verdicts stand: tests are added, not taken away).
+    Returns how many were marked."""
+    copy_tests(work)
+    if not rejudge:
+        return 0
+    again = 0
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data.get("exit_code_by_key", {})
+        for mutant, code in codes.items():
+            if code in SURVIVED:
+                codes[mutant] = None
+                again += 1
+        meta.write_text(json.dumps(data), encoding="utf-8")
+    return again
+
+
+def run_mutmut(work: Path, budget_s: float, children: int = 1) -> tuple[bool, float]:
+    """Run mutmut with ``children`` workers until done or out of budget; (finished, seconds)."""
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
-    log = (work / "mutmut.log").open("w")
+    log = (work / "mutmut.log").open("a")
     proc = subprocess.Popen(
-        [str(mutmut), "run", "--max-children", "1"],
+        [str(mutmut), "run", "--max-children", str(children)],
         cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:
@@ -190,6 +254,23 @@ def main() -> int:
     parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)}")
     parser.add_argument("--budget", type=float, default=1200, help="seconds per module")
     parser.add_argument("--work", type=Path, default=Path("/tmp/seek-mutation"))
+    parser.add_argument("--max-children", type=int, default=1, help="mutmut workers")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an earlier run in --work: its unjudged mutants are judged (against "
+        "the current tests), its verdicts stand",
+    )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="with --resume: judge the earlier run's survivors again too (after new tests)",
+    )
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: write the results of the runs already in --work",
+    )
     parser.add_argument("--list", action="store_true", help="list modules and tests, then stop")
     args = parser.parse_args()
     unknown = set(args.modules) - set(MODULES)
@@ -201,25 +282,38 @@ def main() -> int:
             globs, tests = MODULES[name]
             print(f"{name}: {' '.join(globs)}  <-  {' '.join(tests)}")
         return 0
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     SURVIVORS.mkdir(parents=True, exist_ok=True)
     for name in names:
         work = args.work / name
-        prepare(work, name)
-        finished, seconds = run_mutmut(work, args.budget)
+        seconds: float | None = None
+        if args.collect:
+            if not (work / "mutants").is_dir():
+                parser.error(f"no run of {name} in {work}")
+        elif args.resume and (work / "mutants").is_dir():
+            again = refresh_tests(work, args.rejudge)
+            print(f"{name}: {again} survivors to judge again", flush=True)
+        else:
+            prepare(work, name)
+        if not args.collect:
+            _, seconds = run_mutmut(work, args.budget, args.max_children)
         counts, survivors = collect(work, name)
         value = score(counts)
         (SURVIVORS / f"{name}.txt").write_text(diffs(work, survivors), encoding="utf-8")
+        # Read again just before writing: runs of other modules may have written meanwhile.
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        earlier = results.get(name, {})
         results[name] = {
             "files": list(MODULES[name][0]),
             "tests": list(MODULES[name][1]),
             "counts": dict(sorted(counts.items())),
             "score": None if value is None else round(value, 3),
-            "finished": finished,
-            "seconds": round(seconds),
+            "finished": not counts["not checked"],
+            "seconds": earlier.get("seconds") if seconds is None else round(seconds),
             "date": time.strftime("%Y-%m-%d"),
         }
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        seconds = seconds or 0.0
+        finished = results[name]["finished"]
         shown = "-" if value is None else f"{value:.1%}"
         state = "" if finished else f" (stopped at the budget: {counts['not checked']} unchecked)"
         print(f"{name:<11} {shown:>6}  {dict(counts)}  {seconds:.0f} s{state}", flush=True)

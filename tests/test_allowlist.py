@@ -60,3 +60,22 @@ def test_indexed_names(name):
 @pytest.mark.parametrize("name", SKIPPED)
 def test_skipped_names(name):
     assert not is_indexable_name(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "indexed"),
+    [
+        # reference-workspace-index.md §2, rule 4: a dotfile with no further dot takes the
+        # name without its leading dot as its extension ...
+        (".py", True),
+        (".toml", True),
+        (".bashrc", False),  # "bashrc" is not an allowlisted extension
+        # ... otherwise the last extension, so a leading-dot name such as `.env` has none.
+        (".env", False),
+        (".eslintrc.json", True),
+        (".hidden.py", True),
+        (".env.local", False),
+    ],
+)
+def test_dotfiles_follow_the_references_extension_rule(name, indexed):
+    assert is_indexable_name(name) is indexed

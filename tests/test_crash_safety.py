@@ -87,14 +87,23 @@ def test_kills_mid_run_are_repaired_without_re_embedding_what_was_saved(make_tre
                     (root / f"pkg/mod{i:03d}.py").write_text(f"def g{i}_{attempt}(v):\n{body}\n")
             # A run of 15 files sends about 12 requests (48 texts, 4 per request): killing at
             # request 1-8 is always mid-run. A delay of 0 kills before the answer; a short
-            # one lets the answer through, so the kill lands in the write that follows.
+            # one lets the answer through, so the kill lands in the write that follows, and
+            # the next request is held until the kill has landed.
             target, delay = rng.randint(1, 8), rng.choice([0.0, rng.uniform(0.0, 0.05)])
             before = unstamped(home, root)
             proc = seek_index(home, root, url)
 
-            def kill(number, proc=proc, target=target, delay=delay):
+            killed = threading.Event()
+
+            def fire(proc=proc, killed=killed):
+                proc.send_signal(signal.SIGKILL)
+                killed.set()
+
+            def kill(number, target=target, delay=delay, killed=killed, fire=fire):
                 if number == target:
-                    threading.Timer(delay, proc.send_signal, (signal.SIGKILL,)).start()
+                    threading.Timer(delay, fire).start()
+                elif number > target:  # however fast the machine, the run waits for its kill
+                    killed.wait(timeout=30)
 
             server.requests.clear()
             server.on_request = kill

@@ -352,3 +352,17 @@ def test_a_5xx_to_a_list_is_not_taken_for_a_refusal_of_lists():
         with pytest.raises(EmbeddingError, match="HTTP 500"):
             embedder.embed(["a", "b"])
     assert not embedder.single_only and len(b.requests) == 1  # no retry one text at a time
+
+
+def test_setup_errors_hints_and_the_model_name_an_index_records():
+    # Bad settings are named; an unreachable server says what to start; the model name
+    # (`provider/model`) is what the index records and compares (README: changing the model
+    # rebuilds the index).
+    with pytest.raises(SettingsError, match=r"^unknown embedding server kind 'nope'$"):
+        HttpEmbedder("nope", "m", base_url="http://127.0.0.1:9")
+    with pytest.raises(SettingsError, match=r"^provider openai needs a model name \(--model"):
+        HttpEmbedder("openai", "", base_url="http://127.0.0.1:9")
+    assert HttpEmbedder("ollama", "nomic", base_url="http://127.0.0.1:9").model_id == "ollama/nomic"
+    with pytest.raises(EmbeddingError) as unreachable:
+        HttpEmbedder("openai", "m", base_url="http://127.0.0.1:9", timeout_s=5).embed(["x"])
+    assert str(unreachable.value).endswith(" — is the embeddings server running?")

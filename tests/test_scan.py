@@ -2,6 +2,7 @@
 symlinks, size limits and skip reasons."""
 
 import os
+import socket
 
 import pytest
 from hypothesis import given
@@ -231,6 +232,126 @@ def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
     assert "malformed.ignore line 3: ignoring the malformed pattern 'foo\\\\'" in caplog.messages
 
 
+def test_a_malformed_line_in_an_ignore_file_is_warned_about_naming_that_file(make_tree, caplog):
+    # README "What gets indexed": a malformed pattern matches nothing, "with one warning naming
+    # its file and line"; the other lines of the file still apply.
+    root = make_tree({"pkg/.gitignore": "*.log\n[z-a]\n", "pkg/a.py": "x", "pkg/b.log": "x"})
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root)) == ["pkg/a.py"]  # b.log ignored by the valid line
+    gitignore = root / "pkg" / ".gitignore"
+    assert caplog.messages == [f"{gitignore} line 2: ignoring the malformed pattern '[z-a]'"]
+
+
+def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
+    # README "What gets indexed": "one warning naming its file and line"; servers re-read the
+    # rules on every update, so the same line read again stays quiet.
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            rules_from_lines(["[z-a]", "ok.txt"], "", source="once.ignore")
+        rules_from_lines(["[z-a]"], "", source="other.ignore")
+    assert caplog.messages == [
+        "once.ignore line 1: ignoring the malformed pattern '[z-a]'",
+        "other.ignore line 1: ignoring the malformed pattern '[z-a]'",
+    ]
+
+
+class SortedListing:
+    """``os.scandir`` in name order (a fixed order makes "the entries after it" definite),
+    with the entries named in ``swap`` replaced by ``swap[name](entry)``."""
+
+    real_scandir = os.scandir
+    swap: dict = {}
+
+    def __init__(self, path):
+        self.inner = SortedListing.real_scandir(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.inner.close()
+
+    def __iter__(self):
+        entries = sorted(self.inner, key=lambda e: e.name)
+        return iter([self.swap[e.name](e) if e.name in self.swap else e for e in entries])
+
+
+def test_an_entry_whose_type_cannot_be_read_is_counted_and_the_rest_scanned(make_tree, monkeypatch):
+    # A folder's listing names an entry that vanishes (or cannot be examined) before its
+    # type is read: it is counted unreadable, and the entries after it are still scanned.
+    root = make_tree({"a.py": "x", "b.py": "x", "c.py": "x", "pkg/d.py": "x"})
+
+    class Vanished:
+        def __init__(self, entry):
+            self.name, self.path = entry.name, entry.path
+
+        def is_symlink(self):
+            raise FileNotFoundError(2, "No such file or directory", self.path)
+
+        is_dir = is_file = is_symlink
+
+    monkeypatch.setattr(SortedListing, "swap", {"a.py": Vanished})
+    monkeypatch.setattr(os, "scandir", SortedListing)
+    result = scan(root)
+    assert paths(result) == ["b.py", "c.py", "pkg/d.py"]
+    assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
+
+
+def test_a_file_that_cannot_be_measured_is_unreadable_and_one_that_vanished_is_gone(
+    make_tree, monkeypatch
+):
+    # Between the listing and the stat of a file: gone (deleted meanwhile) means not there,
+    # an error means unreadable; either way the entries after it are still scanned.
+    root = make_tree({"a.py": "x", "b.py": "x", "c.py": "xyz", "d.py": "x"})
+
+    def failing(error):
+        class Entry:
+            def __init__(self, entry):
+                self.entry = entry
+
+            def __getattr__(self, name):
+                return getattr(self.entry, name)
+
+            def stat(self, **kw):
+                raise error
+
+        return Entry
+
+    swap = {"a.py": failing(PermissionError(13, "Permission denied")),
+            "b.py": failing(FileNotFoundError(2, "No such file or directory"))}  # fmt: skip
+    monkeypatch.setattr(SortedListing, "swap", swap)
+    monkeypatch.setattr(os, "scandir", SortedListing)
+    result = scan(root)
+    assert paths(result) == ["c.py", "d.py"]
+    assert result.skipped == {"unreadable": 1} and result.examples == {"unreadable": ["a.py"]}
+
+
+def test_scanned_files_carry_their_size_and_modification_time(make_tree):
+    # The stamp an update compares (README, `seek index`: "only files whose size or
+    # modification time changed are read").
+    root = make_tree({"a.py": "x = 1\n", "pkg/b.py": "y = 22\n"})
+    for file in scan(root).files:
+        st = os.stat(root / file.rel)
+        assert (file.size, file.mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_and_sockets_are_counted_not_opened_and_the_rest_scanned(make_tree, monkeypatch):
+    # README "What gets indexed": `not_a_file` (FIFOs, sockets, devices: never opened).
+    root = make_tree({"b.py": "x", "z.py": "x", "pkg/d.py": "x"})
+    os.mkfifo(root / "a_pipe.py")
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(root / "pkg" / "a.sock"))
+        monkeypatch.setattr(os, "scandir", SortedListing)  # the pipe comes first
+        result = scan(root)
+    finally:
+        server.close()
+    assert paths(result) == ["b.py", "pkg/d.py", "z.py"]
+    assert result.skipped == {"not_a_file": 2}
+    assert sorted(result.examples["not_a_file"]) == ["a_pipe.py", "pkg/a.sock"]
+
+
 def test_an_unreadable_folder_is_counted_and_named(make_tree, monkeypatch):
     # The permission itself cannot be tested as root; the scan's handling can.
     root = make_tree({"locked/a.py": "x", "b.py": "x"})
@@ -276,3 +397,37 @@ def test_submodule_paths_from_gitmodules(make_tree):
         ".gitmodules": b'[submodule "x"]\n\tpath = vendor/libX/\n  path=third\xff \n',
     })  # fmt: skip
     assert submodule_paths(root) == ("vendor/libX", "third\ufffd")
+
+
+def test_an_ignored_folder_counts_once_and_is_not_entered(make_tree):
+    # README "What gets indexed": "An ignored folder counts once."
+    root = make_tree(
+        {
+            ".gitignore": "build/\n",
+            "build/a.py": "x",
+            "build/deep/b.py": "x",
+            "src/build.py": "x",  # a file: the folder-only pattern does not touch it
+        }
+    )
+    result = scan(root)
+    assert paths(result) == ["src/build.py"]
+    # The folder once (not its two files); the ignore file itself is left out too.
+    assert result.skipped == {"ignored": 2}
+    assert sorted(result.examples["ignored"]) == [".gitignore", "build/"]
+
+
+def test_a_malformed_ignored_globs_pattern_is_warned_about_as_the_setting(make_tree, caplog):
+    # README "What gets indexed": the warning names where the pattern came from; for the
+    # `ignored_globs` setting that is the setting's name.
+    root = make_tree({"a.py": "x", "b.log.py": "x"})
+    with caplog.at_level("WARNING"):
+        assert paths(scan(root, ignored_globs=("[y-b]", "b.log.py"))) == ["a.py"]
+    assert caplog.messages == ["ignored_globs line 1: ignoring the malformed pattern '[y-b]'"]
+
+
+def test_ignore_patterns_keep_their_last_character(make_tree):
+    # gitignore: trailing spaces are dropped unless escaped with a backslash; nothing else at
+    # the end of a pattern is ever dropped (here an upper-case X and an escaped space).
+    root = make_tree({"cacheX/a.py": "x", "cache/b.py": "x", "tmp /c.py": "x", "tmp/d.py": "x"})
+    (root / ".gitignore").write_text("cacheX\ntmp\\ \n")
+    assert paths(scan(root)) == ["cache/b.py", "tmp/d.py"]

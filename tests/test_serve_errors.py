@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 import httpx
@@ -34,24 +35,32 @@ def error_of(answer: httpx.Response) -> str:
     return body["error"]["message"]
 
 
-def test_the_request_time_limit_is_thirty_seconds_as_documented():
-    assert server_module.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
-
-
-def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, monkeypatch):
-    root = make_tree(SMALL_PROJECT)
+@contextmanager
+def served_through_an_embedding_server(root, seek_home):
+    """`seek serve` of ``root`` whose embeddings come from the test embedding server:
+    yields the API's URL and the embedding server's :class:`Behaviour` (to slow it down)."""
     with serve() as (embed_url, behaviour):
         overrides = {
             "home": str(seek_home), "provider": "ollama", "model": "test-embed",
             "base_url": embed_url,
         }  # fmt: skip
         with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
-            assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
-            behaviour.hang_s = 3.0  # the query's embedding now takes 3 s
-            monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.5)
-            started = time.monotonic()
-            answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
-            elapsed = time.monotonic() - started
+            yield url, behaviour
+
+
+def test_the_request_time_limit_is_thirty_seconds_as_documented():
+    assert server_module.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
+
+
+def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, monkeypatch):
+    root = make_tree(SMALL_PROJECT)
+    with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
+        assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
+        behaviour.hang_s = 3.0  # the query's embedding now takes 3 s
+        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.5)
+        started = time.monotonic()
+        answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
+        elapsed = time.monotonic() - started
     assert answer.status_code == 504
     assert "0.5 s" in error_of(answer)
     assert elapsed < 2.5  # answered at the limit, not when the work finished
@@ -210,3 +219,54 @@ def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
         "binding 10.0.0.1 exposes your code to the network: set SEEK_TOKEN to a secret token "
         "first (clients send `Authorization: Bearer <token>`)"
     )
+
+
+# -- an index run longer than the request limit, and team searches that do not loop ------------
+def test_an_index_run_over_the_time_limit_is_202_and_goes_on(make_tree, seek_home, monkeypatch):
+    # README "HTTP API": `POST /v1/index` answers 202 when its run outlasts the request
+    # limit; it goes on, and `/v1/status` shows when it is done.
+    root = make_tree(SMALL_PROJECT)
+    with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
+        behaviour.hang_s = 1.0  # each embedding request takes a second
+        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.3)
+        answer = httpx.post(f"{url}/v1/index", json={}, timeout=30)
+        assert answer.status_code == 202, answer.text
+        assert answer.json()["running"] is True
+        assert "/v1/status" in answer.json()["summary"]
+        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 30.0)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = httpx.get(f"{url}/v1/status", timeout=30).json()
+            if status["files"] == len(SMALL_PROJECT) and not status["writer"]:
+                break
+            time.sleep(0.2)
+        assert status["files"] == len(SMALL_PROJECT), status
+
+
+def test_a_team_search_does_not_ask_the_servers_own_team(make_tree, seek_home):
+    # README "Team context": a team search carries `X-Seek-Team: 1`; a server answering it
+    # does not ask its own team server in turn (no loops). Its own users' searches do.
+    asked = []
+
+    class Team(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # stdlib name
+            asked.append(self.headers.get("X-Seek-Team"))
+            data = b'{"workspace": "shared", "hits": []}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    root = make_tree(SMALL_PROJECT)
+    with serving(Team) as team_url:
+        overrides = {"home": str(seek_home), "team_url": team_url}
+        with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
+            hop = {"X-Seek-Team": "1"}
+            relayed = httpx.post(f"{url}/v1/search", json={"query": "retries"}, headers=hop,
+                                 timeout=60)  # fmt: skip
+            assert relayed.status_code == 200 and asked == []
+            own = httpx.post(f"{url}/v1/search", json={"query": "retries"}, timeout=60)
+            assert own.status_code == 200 and asked == ["1"]
