@@ -32,10 +32,13 @@ import os
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from seek.threads import reads_lance, writes_lance
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,18 @@ that runs for weeks). They hold the keyword index's posting lists and the table'
 Measured (both together) after 2,000 distinct questions, when they had levelled off: 1.8 MiB
 for tokio (4,000 chunks, keyword index 1.2 MB on disk), 8.9 MiB for abseil-cpp (12,300
 chunks, 4.7 MB); so 64 MiB keeps the whole keyword index of a repository of ~80,000 chunks
-in memory. A connection's caches go with it when its searcher is replaced."""
+in memory. A connection's caches go with it when its searcher is replaced (one session per
+index folder for the whole process was considered and not adopted: every update makes new
+index files, so a shared cache would fill with entries no search asks for again, up to the
+cap, instead of being freed with the replaced searcher)."""
+
+OLD_VERSIONS_KEPT = timedelta(minutes=1)
+"""How long the table versions an update replaced stay on disk. LanceDB keeps every version
+for 7 days by default, each with the fragments a compaction rewrote, so a server whose
+workspace is edited all day grew its index without end (gin's: 3 -> 57 MB over 155 edits).
+seek never reads an old version on purpose; a search that still holds the table of a version
+removed under it fails once and is retried on the current one (``seek.live``). A minute
+covers any search in flight."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,15 +158,18 @@ class ChunkTable:
                 self._table = db.open_table(self.name)
         return self._table
 
+    @reads_lance
     def table_names(self) -> list[str]:
         """Every table in the database (this one, a rebuild's, retired ones)."""
         if not self.db_dir.is_dir():
             return []
         return list(self._connect().list_tables().tables)
 
+    @reads_lance
     def exists(self) -> bool:
         return self.name in self.table_names()
 
+    @writes_lance
     def drop(self, name: str | None = None) -> None:
         """Remove a table (default: this one) with every row; a missing one is fine."""
         name = name or self.name
@@ -187,6 +204,7 @@ class ChunkTable:
             }
         )
 
+    @writes_lance
     def delete_files(self, paths: Sequence[str]) -> None:
         table = self._open()
         if table is None or not paths:
@@ -194,6 +212,7 @@ class ChunkTable:
         for i in range(0, len(paths), SQL_IN_BATCH):
             table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
 
+    @writes_lance
     def replace_files(self, paths: Sequence[str], rows: RowBatch) -> None:
         """Delete the rows of ``paths`` (files that had rows before) and add ``rows``."""
         self.delete_files(paths)
@@ -206,6 +225,7 @@ class ChunkTable:
         else:
             table.add(data)
 
+    @reads_lance
     def has_keyword_index(self) -> bool:
         if self._has_keyword_index:
             return True  # indexes are never dropped while a table object is open
@@ -215,6 +235,7 @@ class ChunkTable:
         self._has_keyword_index = any(KEYWORD_COLUMN in idx.columns for idx in table.list_indices())
         return self._has_keyword_index
 
+    @writes_lance
     def build_keyword_index(self) -> None:
         table = self._open()
         if table is None:
@@ -233,23 +254,27 @@ class ChunkTable:
         )
         table.create_index(KEYWORD_COLUMN, config=config, replace=True)
 
+    @writes_lance
     def finish(self) -> None:
         """Make the keyword index cover every row and compact what the run wrote."""
         if self._open() is None:
             return
         if not self.has_keyword_index():
             self.build_keyword_index()
-        self._table.optimize()
+        self._table.optimize(cleanup_older_than=OLD_VERSIONS_KEPT)
 
     # -- reading --------------------------------------------------------------
+    @reads_lance
     def count_chunks(self) -> int:
         table = self._open()
         return 0 if table is None else int(table.count_rows("part = 0"))
 
+    @reads_lance
     def count_rows(self) -> int:
         table = self._open()
         return 0 if table is None else int(table.count_rows())
 
+    @reads_lance
     def stored_paths(self) -> set[str]:
         table = self._open()
         if table is None:
@@ -262,6 +287,7 @@ class ChunkTable:
         )
         return set(column.unique().to_pylist())
 
+    @reads_lance
     def load_all(self) -> dict[str, Any]:
         """Every row's path, lines, part, content and vector, for in-memory search.
 
@@ -299,6 +325,7 @@ class ChunkTable:
             "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
         }
 
+    @reads_lance
     def vector_search(
         self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
@@ -343,6 +370,7 @@ class ChunkTable:
         rows = self._keyword_rows(query_text, limit, paths, ["path", "chunk"])
         return [(r["path"], r["chunk"], r["_score"]) for r in rows]
 
+    @reads_lance
     def _keyword_rows(
         self, query_text: str, limit: int, paths: Sequence[str] | None, columns: list[str]
     ) -> list[dict]:
@@ -356,6 +384,7 @@ class ChunkTable:
             query = query.where(paths_filter(paths), prefilter=True)
         return query.select(columns).limit(limit).to_list()
 
+    @reads_lance
     def check(self, expected_chunks: int | None) -> str:
         """What is wrong with the stored table ("" when nothing is): it must exist, be
         readable (every data file's ``part`` column is read, so a truncated or missing file
