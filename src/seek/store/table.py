@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -158,14 +159,19 @@ class ChunkTable:
                 self._table = db.open_table(self.name)
         return self._table
 
-    @reads_lance
     def table_names(self) -> list[str]:
-        """Every table in the database (this one, a rebuild's, retired ones)."""
-        if not self.db_dir.is_dir():
+        """Every table in the database (this one, a rebuild's, retired ones), read from the
+        folder (a local LanceDB keeps table ``t`` in ``t.lance``) rather than through a new
+        connection: every update check lists them, once a second in a busy server."""
+        try:
+            entries = list(os.scandir(self.db_dir))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return list(self._connect().list_tables().tables)
+        suffix = ".lance"
+        return sorted(
+            e.name[: -len(suffix)] for e in entries if e.name.endswith(suffix) and e.is_dir()
+        )
 
-    @reads_lance
     def exists(self) -> bool:
         return self.name in self.table_names()
 
@@ -384,8 +390,32 @@ class ChunkTable:
             query = query.where(paths_filter(paths), prefilter=True)
         return query.select(columns).limit(limit).to_list()
 
-    @reads_lance
     def check(self, expected_chunks: int | None) -> str:
+        """What is wrong with the stored table ("" when nothing is); see :meth:`_check`.
+
+        Every update check and ``status`` asks, once a second per workspace in a busy server,
+        and the full check reads every data file. A table found sound is not read again while
+        its files (names, sizes, modification times) stay as they were: reading it once a
+        second was most of the LanceDB work of an idle server, a new connection each time, and
+        the steady file operations that kept LanceDB's blocking threads from ever ending
+        (issue 20). Damage that keeps a file's size and time is not seen until the next change.
+        """
+        key = (self.db_dir, self.name)
+        files = files_state(self.db_dir / f"{self.name}.lance")
+        if files and _SOUND.get(key) == (expected_chunks, files):
+            return ""
+        problem = self._check(expected_chunks)
+        with _SOUND_GUARD:
+            if problem or not files:
+                _SOUND.pop(key, None)
+            else:
+                if len(_SOUND) >= SOUND_TABLES_KEPT:  # tables replaced by rebuilds
+                    _SOUND.clear()
+                _SOUND[key] = (expected_chunks, files)
+        return problem
+
+    @reads_lance
+    def _check(self, expected_chunks: int | None) -> str:
         """What is wrong with the stored table ("" when nothing is): it must exist, be
         readable (every data file's ``part`` column is read, so a truncated or missing file
         shows), hold the chunks the manifest counts and have a readable keyword index. With
@@ -413,6 +443,26 @@ class ChunkTable:
 
     def size_bytes(self) -> int:
         return folder_size(self.db_dir)
+
+
+SOUND_TABLES_KEPT = 256
+_SOUND: dict[tuple[Path, str], tuple[int | None, frozenset]] = {}
+"""Per table, the files it had when :meth:`ChunkTable.check` last found it sound."""
+_SOUND_GUARD = threading.Lock()
+
+
+def files_state(folder: Path) -> frozenset[tuple[str, int, int]]:
+    """(path, size, modification time) of every file under ``folder``; empty when none."""
+    state = set()
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(parent, name)
+            try:
+                info = os.stat(path, follow_symlinks=False)
+            except OSError:  # removed while listed (a cleanup)
+                continue
+            state.add((path, info.st_size, info.st_mtime_ns))
+    return frozenset(state)
 
 
 def one_line(exc: BaseException) -> str:
