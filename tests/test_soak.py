@@ -151,24 +151,14 @@ def small_workspace(root: Path, files: int = 6) -> Path:
     return workspace
 
 
-def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
-    """LanceDB's blocking-thread pool grows to the most file operations ever in flight and a
-    busy server never shrinks it: an update (delete, add, compact, keyword index, cleanup)
-    overlapping searches made it grow to their sum, at random coincidences, for weeks.
-    `seek.threads.LANCE_GATE` runs updates alone in the process."""
+def watch_lance(monkeypatch) -> dict[str, int]:
+    """Count LanceDB's reads, writes and connections from now on, and reads that ran while a
+    write was in flight (``overlaps``)."""
+    import lancedb
     import lancedb.query
     import lancedb.table
 
-    from seek.indexer import index_workspace
-    from seek.settings import load_settings
-    from seek.store import ChunkTable, index_dir_for
-
-    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
-    workspace = small_workspace(tmp_path)
-    settings = load_settings(workspace)
-    index_workspace(workspace, settings)
-
-    state = {"writing": 0, "reading": 0, "overlaps": 0, "reads": 0}
+    state = {"writing": 0, "reading": 0, "overlaps": 0, "reads": 0, "writes": 0, "connects": 0}
     guard = threading.Lock()
     held = threading.local()
 
@@ -187,7 +177,7 @@ def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
                 held.depth = 0
                 with guard:
                     state[kind] -= 1
-                    state["reads"] += kind == "reading"
+                    state["reads" if kind == "reading" else "writes"] += 1
 
         return call
 
@@ -199,6 +189,32 @@ def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
         monkeypatch.setattr(
             lancedb.query.LanceQueryBuilder, name, instrumented(original, "reading")
         )
+    original = lancedb.table.LanceTable.count_rows
+    monkeypatch.setattr(lancedb.table.LanceTable, "count_rows", instrumented(original, "reading"))
+    connect = lancedb.connect
+
+    def counted_connect(*args, **kwargs):
+        state["connects"] += 1
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(lancedb, "connect", counted_connect)
+    return state
+
+
+def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
+    """LanceDB's blocking-thread pool grows to the most file operations ever in flight and a
+    busy server never shrinks it: an update (delete, add, compact, keyword index, cleanup)
+    overlapping searches made it grow to their sum, at random coincidences, for weeks.
+    `seek.threads.LANCE_GATE` runs updates alone in the process."""
+    from seek.indexer import index_workspace
+    from seek.settings import load_settings
+    from seek.store import ChunkTable, index_dir_for
+
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    workspace = small_workspace(tmp_path)
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings)
+    state = watch_lance(monkeypatch)
 
     table = ChunkTable(index_dir_for(workspace, settings))
     stop = threading.Event()
@@ -255,3 +271,23 @@ def test_updates_do_not_grow_the_index_on_disk(tmp_path, monkeypatch):
         sizes.append(folder_size(index_dir / "lancedb"))
     # Measured: 35.3-35.5 KB from the 2nd edit to the 12th; before, 59 -> 234 KB (+16 KB an edit).
     assert max(sizes[6:]) <= 1.1 * sizes[1], sizes
+
+
+def test_update_checks_with_nothing_changed_leave_lancedb_alone(tmp_path, monkeypatch):
+    """A server checks each busy workspace for changes once a second. Each check read every
+    data file of the table (the damage check) through a new LanceDB connection: steady file
+    operations that kept LanceDB's blocking threads from ever ending, and work for nothing."""
+    from seek.indexer import index_workspace
+    from seek.settings import load_settings
+
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    workspace = small_workspace(tmp_path)
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings)
+    index_workspace(workspace, settings)  # the first check after the run reads the table
+    state = watch_lance(monkeypatch)
+    for _ in range(5):
+        report = index_workspace(workspace, settings)
+        assert not report.rebuild_reason
+    # Before: 10 connections (2 a check) and 15 reads (rows counted, the table read, a search).
+    assert state["connects"] == state["reads"] == state["writes"] == 0, state

@@ -1,23 +1,30 @@
 """Bounding LanceDB's native threads in long-running processes (issue 20).
 
-Lance reads and writes local files through one process-wide tokio runtime whose
-blocking-thread pool (``lancedb-tokio-worker``) grows to the most file operations ever in
-flight at once, and in a busy server never shrinks: steady searches wake each idle thread
-before tokio's 10 s keep-alive ends it. ``seek serve`` went from 27 to 61 threads over a
-100,000-request soak with 99 edits. Two bounds:
+Every thread the servers added over a soak was a ``lancedb-tokio-worker``: the blocking-thread
+pool of LanceDB's one tokio runtime, which local file reads and writes go through. It grows
+whenever an operation starts and no thread is idle (so to the most operations ever in flight,
+plus threads that had finished one and were not yet idle again: many on a busy machine), and
+a thread ends only after 10 s without work; steady LanceDB traffic wakes the idle threads in
+turn, so in a busy server the pool only grew (``seek serve``: 27 -> 61 threads over 100,000
+requests with 99 edits). What bounds it here:
 
-- ``LANCE_IO_THREADS=2`` (lance's IO parallelism, 8 by default for local files) bounds how
-  many operations one update or search has in flight. Measured in-process
-  (``bench/lance_threads.py``), LanceDB's worker threads ended at 31-67 with the default,
-  24 with 4 and 8-11 with 2; single-thread search latency 4.0 vs 4.3 ms median, update time
-  unchanged. 1 deadlocks the first update (measured): never use it. Only the long-running
-  commands set it (``seek index`` keeps lance's default), and only when the user has not: an
-  explicit ``LANCE_IO_THREADS`` wins.
+- ``LANCE_IO_THREADS=2`` (lance's IO parallelism, 8 by default for local files): fewer
+  operations in flight per update or search. In-process (``bench/lance_threads.py``),
+  LanceDB's workers ended at 31-67 with the default, 24 with 4, 8-11 with 2; search latency
+  4.0 vs 4.3 ms median. 1 deadlocks the first update (measured): never use it. Only the
+  long-running commands set it, and an explicit ``LANCE_IO_THREADS`` wins.
 - :data:`LANCE_GATE`: an index update (delete, add, compact, keyword index, cleanup) runs
-  alone, never beside searches. The pool's size is then the larger of the two bursts, not
-  the sum of whatever happened to overlap; with overlaps the count kept ratcheting up at
-  random coincidences (+2 to +6 threads over 30 edits even with the IO bound above; measured
-  numbers in bench/README.md, "Soak"). Searches wait for an update (tens of ms).
+  alone in the process, so the pool needs the larger of an update's and the searches' bursts,
+  not their sum. Before, 155 of 391 reads in ``tests/test_soak.py`` ran beside a write.
+- no LanceDB work when nothing changed: the update check a server runs once a second per
+  busy workspace read every data file of the table through a new connection; a table found
+  sound is now not read again while its files are unchanged (``ChunkTable.check``).
+
+Measured in-process (3 threads searching without pause, an edit every 11 s): with searches
+that do not touch LanceDB (vector only) its threads were back at 2 before every edit; with
+LanceDB's full-text search in every search they stayed at 6-8, never ending. The pool's size
+is then what one update needs once searches keep LanceDB out of the steady path; until then
+it can still creep at rare coincidences (bench/README.md, "Soak").
 """
 
 from __future__ import annotations
