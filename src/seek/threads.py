@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -58,49 +58,48 @@ class SharedExclusiveGate:
         self._writers_waiting = 0
         self._held = threading.local()
 
-    def _depth(self) -> int:
-        return getattr(self._held, "depth", 0)
+    def shared(self) -> AbstractContextManager[None]:
+        return self._holding(self._enter_shared, self._leave_shared)
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        return self._holding(self._enter_exclusive, self._leave_exclusive)
 
     @contextmanager
-    def shared(self) -> Iterator[None]:
-        if self._depth():
+    def _holding(self, enter: Callable[[], None], leave: Callable[[], None]) -> Iterator[None]:
+        if getattr(self._held, "depth", 0):
             yield
             return
         with self._cond:
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
+            enter()
         self._held.depth = 1
         try:
             yield
         finally:
             self._held.depth = 0
             with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def exclusive(self) -> Iterator[None]:
-        if self._depth():
-            yield
-            return
-        with self._cond:
-            self._writers_waiting += 1
-            try:
-                while self._writer or self._readers:
-                    self._cond.wait()
-            finally:
-                self._writers_waiting -= 1
-            self._writer = True
-        self._held.depth = 1
-        try:
-            yield
-        finally:
-            self._held.depth = 0
-            with self._cond:
-                self._writer = False
+                leave()
                 self._cond.notify_all()
+
+    # The four below run with ``self._cond`` held.
+    def _enter_shared(self) -> None:
+        while self._writer or self._writers_waiting:
+            self._cond.wait()
+        self._readers += 1
+
+    def _leave_shared(self) -> None:
+        self._readers -= 1
+
+    def _enter_exclusive(self) -> None:
+        self._writers_waiting += 1
+        try:
+            while self._writer or self._readers:
+                self._cond.wait()
+        finally:
+            self._writers_waiting -= 1
+        self._writer = True
+
+    def _leave_exclusive(self) -> None:
+        self._writer = False
 
 
 LANCE_GATE = SharedExclusiveGate()
@@ -108,21 +107,18 @@ LANCE_GATE = SharedExclusiveGate()
 
 def reads_lance(method: F) -> F:
     """Run ``method`` beside other reads, never beside a write (:data:`LANCE_GATE`)."""
-
-    @wraps(method)
-    def gated(*args: Any, **kwargs: Any) -> Any:
-        with LANCE_GATE.shared():
-            return method(*args, **kwargs)
-
-    return gated  # type: ignore[return-value]
+    return _gated(method, LANCE_GATE.shared)
 
 
 def writes_lance(method: F) -> F:
     """Run ``method`` alone in this process (:data:`LANCE_GATE`)."""
+    return _gated(method, LANCE_GATE.exclusive)
 
+
+def _gated(method: F, mode: Callable[[], AbstractContextManager[None]]) -> F:
     @wraps(method)
     def gated(*args: Any, **kwargs: Any) -> Any:
-        with LANCE_GATE.exclusive():
+        with mode():
             return method(*args, **kwargs)
 
     return gated  # type: ignore[return-value]
