@@ -69,7 +69,21 @@ def proc_sample(pid: int) -> dict[str, float]:
         "file_mib": fields.get("RssFile", 0) / 1024,
         "threads": fields["Threads"],
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "lance_threads": lance_threads(pid),
     }
+
+
+def lance_threads(pid: int) -> int:
+    """Threads of LanceDB's tokio runtime (``lancedb-tokio-worker``, 15 characters in
+    ``comm``): where every thread the servers added came from (issue 20)."""
+    count = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm", encoding="utf-8") as comm:
+                count += comm.read().startswith("lancedb-tokio")
+        except OSError:  # the thread ended while the list was read
+            continue
+    return count
 
 
 PROBES = {

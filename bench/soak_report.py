@@ -107,6 +107,9 @@ def write_plot(runs: list[dict], path: Path) -> None:
         top.legend(loc="lower right")
         bottom.plot(x, [s["fds"] for s in samples], label="open fds")
         bottom.plot(x, [s["threads"] for s in samples], label="threads")
+        if all("lance_threads" in s for s in samples):  # runs from before had no such count
+            lance = [s["lance_threads"] for s in samples]
+            bottom.plot(x, lance, label="of which LanceDB's", linestyle="--")
         bottom.set_ylim(bottom=0)
         bottom.set_xlabel("requests" if run["server"] == "serve" else "tool calls")
         bottom.legend(loc="lower right")

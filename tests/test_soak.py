@@ -140,3 +140,154 @@ def test_index_updates_under_steady_searches_keep_threads(tmp_path):
     assert not failures, failures[:3]
     # The first updates open the pool's few threads; after that it must not keep growing.
     assert max(threads[4:]) - threads[3] <= MAX_THREADS_ADDED, threads
+
+
+def small_workspace(root: Path, files: int = 6) -> Path:
+    workspace = root / "ws"
+    workspace.mkdir()
+    for n in range(files):
+        body = "\n\n".join(f"def step_{n}_{i}(value):\n    return value + {i}\n" for i in range(8))
+        (workspace / f"mod{n}.py").write_text(body, encoding="utf-8")
+    return workspace
+
+
+def watch_lance(monkeypatch) -> dict[str, int]:
+    """Count LanceDB's reads, writes and connections from now on, and reads that ran while a
+    write was in flight (``overlaps``)."""
+    import lancedb
+    import lancedb.query
+    import lancedb.table
+
+    state = {"writing": 0, "reading": 0, "overlaps": 0, "reads": 0, "writes": 0, "connects": 0}
+    guard = threading.Lock()
+    held = threading.local()
+
+    def instrumented(method, kind):
+        def call(*args, **kwargs):
+            if getattr(held, "depth", 0):  # a call inside an instrumented call
+                return method(*args, **kwargs)
+            with guard:
+                state[kind] += 1
+                if state["writing"] and state["reading"]:
+                    state["overlaps"] += 1
+            held.depth = 1
+            try:
+                return method(*args, **kwargs)
+            finally:
+                held.depth = 0
+                with guard:
+                    state[kind] -= 1
+                    state["reads" if kind == "reading" else "writes"] += 1
+
+        return call
+
+    for name in ("delete", "add", "optimize", "create_index"):
+        original = getattr(lancedb.table.LanceTable, name)
+        monkeypatch.setattr(lancedb.table.LanceTable, name, instrumented(original, "writing"))
+    for name in ("to_list", "to_arrow"):
+        original = getattr(lancedb.query.LanceQueryBuilder, name)
+        monkeypatch.setattr(
+            lancedb.query.LanceQueryBuilder, name, instrumented(original, "reading")
+        )
+    original = lancedb.table.LanceTable.count_rows
+    monkeypatch.setattr(lancedb.table.LanceTable, "count_rows", instrumented(original, "reading"))
+    connect = lancedb.connect
+
+    def counted_connect(*args, **kwargs):
+        state["connects"] += 1
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(lancedb, "connect", counted_connect)
+    return state
+
+
+def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
+    """LanceDB's blocking-thread pool grows to the most file operations ever in flight and a
+    busy server never shrinks it: an update (delete, add, compact, keyword index, cleanup)
+    overlapping searches made it grow to their sum, at random coincidences, for weeks.
+    `seek.threads.LANCE_GATE` runs updates alone in the process."""
+    from seek.indexer import index_workspace
+    from seek.settings import load_settings
+    from seek.store import ChunkTable, index_dir_for
+
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    workspace = small_workspace(tmp_path)
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings)
+    state = watch_lance(monkeypatch)
+
+    table = ChunkTable(index_dir_for(workspace, settings))
+    stop = threading.Event()
+
+    def search_steadily() -> None:
+        words = ["step value", "return", "mod value step", "value"]
+        n = 0
+        while not stop.is_set():
+            table.keyword_scores(words[n % len(words)], 5)
+            n += 1
+
+    searchers = [threading.Thread(target=search_steadily) for _ in range(3)]
+    for searcher in searchers:
+        searcher.start()
+    target = workspace / "mod0.py"
+    original_text = target.read_text(encoding="utf-8")
+    try:
+        for edit in range(6):
+            target.write_text(original_text + f"\n\ndef probe_{edit}():\n    return 0\n")
+            index_workspace(workspace, settings)
+    finally:
+        stop.set()
+        for searcher in searchers:
+            searcher.join(60)
+    assert state["reads"] > 20, state  # the searches really ran beside the updates
+    assert state["overlaps"] == 0, state  # before: 155 of 391 reads ran beside a write
+
+
+def test_updates_do_not_grow_the_index_on_disk(tmp_path, monkeypatch):
+    """LanceDB keeps every table version (and the fragments a compaction replaced) for 7 days
+    by default: an index edited all day grew without end. Updates now remove versions older
+    than `OLD_VERSIONS_KEPT` (a minute; here a millisecond, and a pause between edits)."""
+    from datetime import timedelta
+
+    from seek.indexer import index_workspace
+    from seek.settings import load_settings
+    from seek.store import index_dir_for
+    from seek.store import table as store_table
+    from seek.store.table import folder_size
+
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(store_table, "OLD_VERSIONS_KEPT", timedelta(milliseconds=1))
+    workspace = small_workspace(tmp_path)
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings)
+    index_dir = index_dir_for(workspace, settings)
+    target = workspace / "mod0.py"
+    original = target.read_text(encoding="utf-8")
+    sizes = []
+    for edit in range(12):
+        time.sleep(0.01)
+        target.write_text(original + f"\n\ndef probe_{edit}():\n    return {edit}\n")
+        index_workspace(workspace, settings)
+        sizes.append(folder_size(index_dir / "lancedb"))
+    # Measured: 35.3-35.5 KB from the 2nd edit to the 12th; before, 59 -> 234 KB (+16 KB an edit).
+    assert max(sizes[6:]) <= 1.1 * sizes[1], sizes
+
+
+def test_update_checks_with_nothing_changed_leave_lancedb_alone(tmp_path, monkeypatch):
+    """A server checks each busy workspace for changes once a second. Each check read every
+    data file of the table (the damage check) through a new LanceDB connection: steady file
+    operations that kept LanceDB's blocking threads from ever ending, and work for nothing."""
+    from seek.indexer import index_workspace
+    from seek.settings import load_settings
+
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    workspace = small_workspace(tmp_path)
+    settings = load_settings(workspace)
+    index_workspace(workspace, settings)
+    index_workspace(workspace, settings)  # the first check after the run reads the table
+    state = watch_lance(monkeypatch)
+    for _ in range(5):
+        report = index_workspace(workspace, settings)
+        assert not report.rebuild_reason
+    # Before: 10 connections (2 a check) and 15 reads (rows counted, the table read, a search).
+    assert state["connects"] == state["reads"] == state["writes"] == 0, state

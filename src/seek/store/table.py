@@ -31,12 +31,16 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from seek.threads import reads_lance, writes_lance
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,18 @@ that runs for weeks). They hold the keyword index's posting lists and the table'
 Measured (both together) after 2,000 distinct questions, when they had levelled off: 1.8 MiB
 for tokio (4,000 chunks, keyword index 1.2 MB on disk), 8.9 MiB for abseil-cpp (12,300
 chunks, 4.7 MB); so 64 MiB keeps the whole keyword index of a repository of ~80,000 chunks
-in memory. A connection's caches go with it when its searcher is replaced."""
+in memory. A connection's caches go with it when its searcher is replaced (one session per
+index folder for the whole process was considered and not adopted: every update makes new
+index files, so a shared cache would fill with entries no search asks for again, up to the
+cap, instead of being freed with the replaced searcher)."""
+
+OLD_VERSIONS_KEPT = timedelta(minutes=1)
+"""How long the table versions an update replaced stay on disk. LanceDB keeps every version
+for 7 days by default, each with the fragments a compaction rewrote, so a server whose
+workspace is edited all day grew its index without end (gin's: 3 -> 57 MB over 155 edits).
+seek never reads an old version on purpose; a search that still holds the table of a version
+removed under it fails once and is retried on the current one (``seek.live``). A minute
+covers any search in flight."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +171,22 @@ class ChunkTable:
         return self._table
 
     def table_names(self) -> list[str]:
-        """Every table in the database (this one, a rebuild's, retired ones)."""
-        if not self.db_dir.is_dir():
+        """Every table in the database (this one, a rebuild's, retired ones), read from the
+        folder (a local LanceDB keeps table ``t`` in ``t.lance``) rather than through a new
+        connection: every update check lists them, once a second in a busy server."""
+        try:
+            entries = list(os.scandir(self.db_dir))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return list(self._connect().list_tables().tables)
+        suffix = ".lance"
+        return sorted(
+            e.name[: -len(suffix)] for e in entries if e.name.endswith(suffix) and e.is_dir()
+        )
 
     def exists(self) -> bool:
         return self.name in self.table_names()
 
+    @writes_lance
     def drop(self, name: str | None = None) -> None:
         """Remove a table (default: this one) with every row; a missing one is fine."""
         name = name or self.name
@@ -201,6 +224,7 @@ class ChunkTable:
             }
         )
 
+    @writes_lance
     def delete_files(self, paths: Sequence[str]) -> None:
         table = self._open()
         if table is None or not paths:
@@ -208,6 +232,7 @@ class ChunkTable:
         for i in range(0, len(paths), SQL_IN_BATCH):
             table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
 
+    @writes_lance
     def replace_files(self, paths: Sequence[str], rows: RowBatch) -> None:
         """Delete the rows of ``paths`` (files that had rows before) and add ``rows``."""
         self.delete_files(paths)
@@ -220,6 +245,7 @@ class ChunkTable:
         else:
             table.add(data)
 
+    @reads_lance
     def has_keyword_index(self) -> bool:
         if self._has_keyword_index:
             return True  # indexes are never dropped while a table object is open
@@ -229,6 +255,7 @@ class ChunkTable:
         self._has_keyword_index = any(KEYWORD_COLUMN in idx.columns for idx in table.list_indices())
         return self._has_keyword_index
 
+    @writes_lance
     def build_keyword_index(self) -> None:
         table = self._open()
         if table is None:
@@ -247,32 +274,39 @@ class ChunkTable:
         )
         table.create_index(KEYWORD_COLUMN, config=config, replace=True)
 
+    @writes_lance
     def ensure_keyword_index(self) -> None:
         """Build the keyword index when the table has none (an existing one is kept up to
         date by :meth:`compact`)."""
         if self._open() is not None and not self.has_keyword_index():
             self.build_keyword_index()
 
+    @writes_lance
     def compact(self) -> None:
-        """Merge the small fragments a run's writes leave and bring the indexes up to date
-        with the rows added since they were built."""
+        """Merge the small fragments a run's writes leave, bring the indexes up to date with
+        the rows added since they were built, and drop versions older than
+        ``OLD_VERSIONS_KEPT`` (the index must not grow on disk with every update)."""
         if self._open() is not None:
-            self._table.optimize()
+            self._table.optimize(cleanup_older_than=OLD_VERSIONS_KEPT)
 
+    @writes_lance
     def finish(self) -> None:
         """Make the keyword index cover every row and compact what the run wrote."""
         self.ensure_keyword_index()
         self.compact()
 
     # -- reading --------------------------------------------------------------
+    @reads_lance
     def count_chunks(self) -> int:
         table = self._open()
         return 0 if table is None else int(table.count_rows("part = 0"))
 
+    @reads_lance
     def count_rows(self) -> int:
         table = self._open()
         return 0 if table is None else int(table.count_rows())
 
+    @reads_lance
     def stored_paths(self) -> set[str]:
         table = self._open()
         if table is None:
@@ -285,6 +319,7 @@ class ChunkTable:
         )
         return set(column.unique().to_pylist())
 
+    @reads_lance
     def load_all(self) -> dict[str, Any]:
         """Every row's path, lines, part, content, keywords and vector, for in-memory search.
 
@@ -326,6 +361,7 @@ class ChunkTable:
             "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
         }
 
+    @reads_lance
     def vector_search(
         self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
@@ -370,6 +406,7 @@ class ChunkTable:
         rows = self._keyword_rows(query_text, limit, paths, ["path", "chunk"])
         return [(r["path"], r["chunk"], r["_score"]) for r in rows]
 
+    @reads_lance
     def _keyword_rows(
         self, query_text: str, limit: int, paths: Sequence[str] | None, columns: list[str]
     ) -> list[dict]:
@@ -384,6 +421,31 @@ class ChunkTable:
         return query.select(columns).limit(limit).to_list()
 
     def check(self, expected_chunks: int | None) -> str:
+        """What is wrong with the stored table ("" when nothing is); see :meth:`_check`.
+
+        Every update check and ``status`` asks, once a second per workspace in a busy server,
+        and the full check reads every data file. A table found sound is not read again while
+        its files (names, sizes, modification times) stay as they were: reading it once a
+        second was most of the LanceDB work of an idle server, a new connection each time, and
+        the steady file operations that kept LanceDB's blocking threads from ever ending
+        (issue 20). Damage that keeps a file's size and time is not seen until the next change.
+        """
+        key = (self.db_dir, self.name)
+        files = files_state(self.db_dir / f"{self.name}.lance")
+        if files and _SOUND.get(key) == (expected_chunks, files):
+            return ""
+        problem = self._check(expected_chunks)
+        with _SOUND_GUARD:
+            if problem or not files:
+                _SOUND.pop(key, None)
+            else:
+                if len(_SOUND) >= SOUND_TABLES_KEPT:  # tables replaced by rebuilds
+                    _SOUND.clear()
+                _SOUND[key] = (expected_chunks, files)
+        return problem
+
+    @reads_lance
+    def _check(self, expected_chunks: int | None) -> str:
         """What is wrong with the stored table ("" when nothing is): it must exist, be
         readable (every data file's ``part`` column is read, so a truncated or missing file
         shows), hold the chunks the manifest counts and have a readable keyword index. With
@@ -411,6 +473,26 @@ class ChunkTable:
 
     def size_bytes(self) -> int:
         return folder_size(self.db_dir)
+
+
+SOUND_TABLES_KEPT = 256
+_SOUND: dict[tuple[Path, str], tuple[int | None, frozenset]] = {}
+"""Per table, the files it had when :meth:`ChunkTable.check` last found it sound."""
+_SOUND_GUARD = threading.Lock()
+
+
+def files_state(folder: Path) -> frozenset[tuple[str, int, int]]:
+    """(path, size, modification time) of every file under ``folder``; empty when none."""
+    state = set()
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(parent, name)
+            try:
+                info = os.stat(path, follow_symlinks=False)
+            except OSError:  # removed while listed (a cleanup)
+                continue
+            state.add((path, info.st_size, info.st_mtime_ns))
+    return frozenset(state)
 
 
 def one_line(exc: BaseException) -> str:
