@@ -291,3 +291,21 @@ def test_update_checks_with_nothing_changed_leave_lancedb_alone(tmp_path, monkey
         assert not report.rebuild_reason
     # Before: 10 connections (2 a check) and 15 reads (rows counted, the table read, a search).
     assert state["connects"] == state["reads"] == state["writes"] == 0, state
+
+
+def _lance_mapped(pid: int) -> bool:
+    maps = Path(f"/proc/{pid}/maps").read_text(encoding="utf-8", errors="replace")
+    return "/lancedb/" in maps or "/lance/" in maps
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc")
+def test_a_server_loads_lancedb_at_start_not_at_its_first_update(tmp_path):
+    """A search on an unchanged index needs no LanceDB (issue 14), but a long-running server
+    needs it at its first update: it loads it at start, so that update does not stall and the
+    memory does not jump long after start (what a soak would read as growth, issue 20)."""
+    with serving(tmp_path) as (_workspace, url, server):
+        httpx.post(f"{url}/v1/search", json={"query": "where are settings read", "k": 3})
+        deadline = time.time() + 30
+        while not _lance_mapped(server.pid):
+            assert time.time() < deadline, "LanceDB was not loaded by a server with no update"
+            time.sleep(0.2)

@@ -47,6 +47,19 @@ def bound_native_threads() -> None:
     os.environ.setdefault("LANCE_IO_THREADS", IO_THREADS)
 
 
+def preload_lancedb() -> None:
+    """Import LanceDB now, in a background thread beside start-up (issue 20). A long-running
+    command (serve, mcp, ui, watch) needs it at its first index update anyway; importing it
+    then (1-2 s, ~100 MiB of native code mapped) stalls that update and makes the process's
+    memory jump long after start, which a soak cannot tell from growth. The one-shot commands
+    stay lean (issue 14): only the long-running ones call this."""
+    import importlib
+
+    threading.Thread(
+        target=importlib.import_module, args=("lancedb",), name="seek-preload", daemon=True
+    ).start()
+
+
 def one_blas_thread() -> None:
     """One BLAS thread for numpy in seek's own processes; call before numpy is imported.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
-from seek.threads import bound_native_threads
+from seek.threads import bound_native_threads, preload_lancedb
 
 
 @cli.command("mcp")
@@ -13,6 +13,7 @@ from seek.threads import bound_native_threads
 def mcp_command(obj: Context) -> None:
     """Serve seek's tools over MCP on stdin/stdout (for Claude Code, Codex, Cursor...)."""
     bound_native_threads()
+    preload_lancedb()
     from seek.mcp import run_stdio
 
     run_stdio(obj.workspace(), obj.overrides)
@@ -45,6 +46,7 @@ def serve_command(
 ) -> None:
     """Serve the HTTP JSON API (search, status, index) for editors and teams."""
     bound_native_threads()
+    preload_lancedb()
     import uvicorn
 
     from seek.indexer import resolve_workspace
@@ -75,6 +77,7 @@ def serve_command(
 def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -> None:
     """Open the browser page: index panel, settings, search and ask (loopback only)."""
     bound_native_threads()
+    preload_lancedb()
     import socket
     import webbrowser
 

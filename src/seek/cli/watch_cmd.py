@@ -8,7 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
-from seek.threads import bound_native_threads
+from seek.threads import bound_native_threads, preload_lancedb
 
 
 @cli.command("watch")
@@ -17,6 +17,7 @@ from seek.threads import bound_native_threads
 def watch_command(obj: Context, path: str | None) -> None:
     """Index the workspace, then follow every save, delete and rename (Ctrl-C stops)."""
     bound_native_threads()
+    preload_lancedb()
     from seek.watch import Watcher
 
     root = resolve_workspace(obj.workspace(path))
