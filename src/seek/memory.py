@@ -38,3 +38,21 @@ def release_free_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
+ARENAS = 2
+
+
+def limit_malloc_arenas() -> bool:
+    """Cap glibc's malloc arenas for this process; call before its threads start. A server's
+    request and update threads each get an arena of their own (up to 8 per core), and each
+    fragments on its own, so a long run's free memory is scattered over many heaps that
+    ``malloc_trim`` only partly returns. Returns whether the C library took it."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(M_ARENA_MAX, ARENAS))
+    except (OSError, AttributeError):
+        return False

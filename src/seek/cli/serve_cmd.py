@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
+from seek.memory import limit_malloc_arenas
 from seek.threads import bound_native_threads, preload_lancedb
 
 
@@ -13,6 +14,7 @@ from seek.threads import bound_native_threads, preload_lancedb
 def mcp_command(obj: Context) -> None:
     """Serve seek's tools over MCP on stdin/stdout (for Claude Code, Codex, Cursor...)."""
     bound_native_threads()
+    limit_malloc_arenas()
     preload_lancedb()
     from seek.mcp import run_stdio
 
@@ -46,6 +48,7 @@ def serve_command(
 ) -> None:
     """Serve the HTTP JSON API (search, status, index) for editors and teams."""
     bound_native_threads()
+    limit_malloc_arenas()
     preload_lancedb()
     import uvicorn
 
@@ -77,6 +80,7 @@ def serve_command(
 def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -> None:
     """Open the browser page: index panel, settings, search and ask (loopback only)."""
     bound_native_threads()
+    limit_malloc_arenas()
     preload_lancedb()
     import socket
     import webbrowser

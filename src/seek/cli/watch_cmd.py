@@ -8,6 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
+from seek.memory import limit_malloc_arenas
 from seek.threads import bound_native_threads, preload_lancedb
 
 
@@ -17,6 +18,7 @@ from seek.threads import bound_native_threads, preload_lancedb
 def watch_command(obj: Context, path: str | None) -> None:
     """Index the workspace, then follow every save, delete and rename (Ctrl-C stops)."""
     bound_native_threads()
+    limit_malloc_arenas()
     preload_lancedb()
     from seek.watch import Watcher
 
