@@ -2,13 +2,20 @@
 
     .venv/bin/python -m bench.file_evidence BENCH_DIR collect [--home DIR] [--work DIR]
     .venv/bin/python -m bench.file_evidence BENCH_DIR experiments [--work DIR]
+    .venv/bin/python -m bench.file_evidence BENCH_DIR why [--work DIR]     # file-order misses
+    .venv/bin/python -m bench.file_evidence BENCH_DIR oracle [--work DIR]  # what each fix is worth
 
 ``collect`` needs ``bench.lines_analysis collect`` first (same ``--work``): it runs every
 question of the three sets to the ranker again and adds, per pool file, the columns of
 :data:`EVIDENCE` to that pickle's questions (``evidence``). ``experiments`` refits the file
 ranker with each column (and some groups) added, repositories held out in turn, the own set
 scored by models fitted on the dev sets only, exactly as ``bench.lines_analysis
-experiments`` does, and prints NDCG@10 chunk and file level per set.
+experiments`` does, and prints NDCG@10 chunk and file level per set. ``why`` (needs only
+``bench.lines_analysis collect``) compares, for every relevant target whose file the
+ranker puts 2nd-5th, that file's ranker features with the first file's (mean difference in
+the ranker's standard deviations, and times its weight: the logit it costs). ``oracle``
+scores the cross-validated order with the relevant files put first, with the answering
+parts put first in every file, and both.
 
 The columns (MODELS.md, "Where the lines are still missed", fourth round):
 
@@ -198,17 +205,59 @@ def experiments(data: dict) -> None:
             )
 
 
+def why(data: dict) -> None:
+    import json
+
+    from bench.scoring import path_matches
+    from seek.retrieve.ranker import BUILTIN_RANKER, FEATURES
+
+    spec = json.loads(BUILTIN_RANKER.read_text(encoding="utf-8"))
+    weights = np.asarray(spec["layers"][0]["weights"]).ravel()
+    scale = np.asarray(spec["scale"])
+    for name in ("spans", "own"):
+        diffs = []
+        for d in data[name]:
+            order = np.argsort(-d["p_file"], kind="stable").tolist()
+            for target in d["query"].relevant:
+                path = next((f for f in d["files"] if path_matches(f, target.path)), None)
+                if path is None:
+                    continue
+                row = d["files"].index(path)
+                if 2 <= order.index(row) + 1 <= 5:
+                    diffs.append((d["rows"][row] - d["rows"][order[0]]) / scale)
+        mean = np.mean(diffs, axis=0)
+        print(f"{name}: {len(diffs)} targets whose file is ranked 2nd-5th")
+        for i in np.argsort(mean * weights):
+            print(f"  {FEATURES[i]:22s} {mean[i]:+.2f} sd  {mean[i] * weights[i]:+.2f} logit")
+
+
+def oracle(data: dict) -> None:
+    from bench.lines_analysis import chunk_probabilities
+
+    chunk_probabilities(data)
+    print("cross-validated order", evaluate(data), flush=True)
+    for questions in data.values():
+        for d in questions:
+            d["p_right"] = np.where(d["file_label"], 1.0, d["p_file"] * 0.5)
+    print("relevant files first", evaluate(data, "p_right"), flush=True)
+    for questions in data.values():
+        for d in questions:
+            d["pc"] = np.where(d["labels"], 0.99, d["pc"] * 0.5)
+    print("answering parts first in every file", evaluate(data), flush=True)
+    print("both", evaluate(data, "p_right"), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench_dir", type=Path)
-    parser.add_argument("command", choices=("collect", "experiments"))
+    parser.add_argument("command", choices=("collect", "experiments", "why", "oracle"))
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     parser.add_argument("--work", type=Path, default=Path("/tmp/seek-lines"))
     args = parser.parse_args(argv)
     if args.command == "collect":
         collect(args.bench_dir, args.home, args.work)
     else:
-        experiments(load(args.work))
+        {"experiments": experiments, "why": why, "oracle": oracle}[args.command](load(args.work))
     return 0
 
 
