@@ -203,6 +203,30 @@ def experiments(data: dict) -> None:
                 evaluate(data, "p2"),
                 flush=True,
             )
+    without_fused(data)
+
+
+FUSED_RANK = ("best_inv_rank", "best_log_rank")
+FUSED_SHARES = ("best_fused_share", "sum_fused_share")
+
+
+def without_fused(data: dict) -> None:
+    """The ranker refitted with its fused-rank features (then also the fused shares) held at
+    zero: can it order files on its other evidence?"""
+    from seek.retrieve.ranker import FEATURES
+
+    kept = {id(d): d["rows"] for questions in data.values() for d in questions}
+    for dropped in (FUSED_RANK, FUSED_RANK + FUSED_SHARES):
+        columns = [FEATURES.index(name) for name in dropped]
+        for questions in data.values():
+            for d in questions:
+                d["rows"] = kept[id(d)].copy()
+                d["rows"][:, columns] = 0.0
+        refit_ranker(data, None)
+        print(f"ranker refitted without {'+'.join(dropped)}", evaluate(data, "p2"), flush=True)
+    for questions in data.values():
+        for d in questions:
+            d["rows"] = kept[id(d)]
 
 
 def why(data: dict) -> None:
