@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from seek.retrieve import signals as sig
-from seek.retrieve.ranker import Corpus, Ranker, Retrieval
+from seek.retrieve.ranker import Corpus, Ranker, Retrieval, presence_of
 from seek.text import IDENTIFIER, split_identifier
 
 BUILTIN_CHUNKER = Path(__file__).resolve().parent.parent / "models" / "chunker.json"
@@ -111,6 +111,23 @@ def chunk_parts(content: str) -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
+def file_parts(corpus: Corpus, path: str) -> tuple[dict, dict, np.ndarray]:
+    """For a file's chunks (in file order): which hold each stemmed word of a defined name,
+    which each word of a comment (:func:`chunk_parts`), and ``log1p`` of their sizes; kept
+    while the index is loaded, so a question's features are array look-ups."""
+    chunks = corpus.chunks_of_path[path].tolist()
+    defined: dict[str, list[int]] = {}
+    comments: dict[str, list[int]] = {}
+    for n, chunk_id in enumerate(chunks):
+        names, notes = chunk_parts(corpus.contents[chunk_id])
+        for word in names:
+            defined.setdefault(word, []).append(n)
+        for word in notes:
+            comments.setdefault(word, []).append(n)
+    log_chars = np.array([math.log1p(len(corpus.contents[i])) for i in chunks], dtype=np.float64)
+    return presence_of(defined, len(chunks)), presence_of(comments, len(chunks)), log_chars
+
+
 def candidates(
     pool: Sequence[tuple[int, float]],
     files: Sequence[str],
@@ -155,63 +172,75 @@ def features(
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     sims = retrieval.similarities
 
-    def coverage(found: frozenset[str]) -> float:
-        return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
-
+    words = list(keywords)
+    ids = np.array([chunk_id for chunk_id, _ in chosen], dtype=np.int64)
+    id_list = ids.tolist()
+    dense = sims[ids].astype(np.float64) if sims is not None else np.zeros(len(ids))
     by_file: dict[int, list[int]] = {}
     for i, (_, row) in enumerate(chosen):
         by_file.setdefault(row, []).append(i)
-    for positions in by_file.values():
-        ids = [chosen[i][0] for i in positions]
-        path = corpus.paths[ids[0]]
+    # Per file: a few reductions (kept as before, so the numbers are the same) and its
+    # chunks' word columns; everything per chunk is then one array operation over all rows.
+    group = np.empty(len(chosen), dtype=np.int64)
+    stats = np.zeros((len(by_file), 4))  # mean, std, best similarity, log(chunks)
+    n_file = np.zeros(len(by_file), dtype=np.int64)
+    rank = np.ones(len(chosen))
+    columns: list[np.ndarray] = []  # per file (5, chunks): coverage, idf, defined, comments, size
+    for g, positions in enumerate(by_file.values()):
+        group[positions] = g
+        path = corpus.paths[id_list[positions[0]]]
         file_ids = corpus.chunks_of_path[path]
-        order = {int(c): n for n, c in enumerate(file_ids.tolist())}
-        n_file = len(file_ids)
+        size = n_file[g] = len(file_ids)
+        stats[g, 3] = math.log(size)
         if sims is not None:
             file_sims = sims[file_ids]
-            mean, std = float(file_sims.mean()), float(file_sims.std())
-            best = float(file_sims.max())
-            ranked = np.sort(file_sims)[::-1]
-        else:
-            mean = std = best = 0.0
-            ranked = np.zeros(0)
-        # Rarity within the file: a word in every chunk of the file does not pick one out.
-        presence = corpus.word_presence(path)
-        absent = np.zeros(n_file, dtype=bool)
-        found = np.array([presence.get(w, absent) for w in keywords], dtype=np.float64)
-        found = found.reshape(len(keywords), n_file)
-        idf = np.log((n_file + 1) / (found.sum(axis=1) + 0.5))
-        cov_all = found.sum(axis=0) / len(keywords) if keywords else np.zeros(n_file)
-        idf_all = idf @ found / (float(idf.sum()) or 1.0)
-        best_cov = float(cov_all.max())
-        best_idf = float(idf_all.max())
-        for i, chunk_id in zip(positions, ids, strict=True):
-            content = corpus.contents[chunk_id]
-            defined, comments = chunk_parts(content)
-            dense = float(sims[chunk_id]) if sims is not None else 0.0
-            rank = int(np.searchsorted(-ranked, -dense, side="left")) + 1 if len(ranked) else 1
-            n = order.get(chunk_id, 0)
-            out[i] = (
-                dense,
-                dense - best,
-                (dense - mean) / std if std > 1e-9 else 0.0,
-                1.0 / rank,
-                cov_all[n],
-                cov_all[n] - best_cov,
-                idf_all[n],
-                idf_all[n] - best_idf,
-                coverage(defined),
-                float(bool(names) and any(sig.defines(content, m) for m in names)),
-                coverage(comments),
-                retrieval.keyword_scores.get(chunk_id, 0.0) / best_bm25,
-                fused.get(chunk_id, 0.0),
-                float(chunk_id in fused),
-                math.log1p(len(content)),
-                n / (n_file - 1) if n_file > 1 else 0.0,
-                float(n == 0),
-                math.log(n_file),
-                float(symbol),
-            )
+            stats[g, :3] = float(file_sims.mean()), float(file_sims.std()), float(file_sims.max())
+            # 1 + the file's chunks more similar than this one
+            rank[positions] = 1 + np.count_nonzero(file_sims > dense[positions, None], axis=1)
+        defined_in, comments_in, log_chars = corpus.kept(path, "chunk_parts", file_parts)
+        file_columns = np.zeros((5, size))
+        if words:
+            # Rarity within the file: a word in every chunk of the file does not pick one out.
+            absent = np.zeros(size, dtype=bool)
+            presences = (corpus.word_presence(path), defined_in, comments_in)
+            found = np.array([p.get(w, absent) for p in presences for w in words], dtype=np.float64)
+            found = found.reshape(3, len(words), size)
+            idf = np.log((size + 1) / (found[0].sum(axis=1) + 0.5))
+            file_columns[[0, 2, 3]] = found.sum(axis=1) / len(words)
+            file_columns[1] = idf @ found[0] / (float(idf.sum()) or 1.0)
+        file_columns[4] = log_chars
+        columns.append(file_columns)
+    offsets = np.zeros(len(columns), dtype=np.int64)
+    np.cumsum(n_file[:-1], out=offsets[1:])
+    flat = np.concatenate(columns, axis=1)
+    best_cov = np.maximum.reduceat(flat[0], offsets)[group]
+    best_idf = np.maximum.reduceat(flat[1], offsets)[group]
+    n = corpus.file_positions()[ids]
+    per_chunk = flat[:, offsets[group] + n]
+    mean, std, best, log_size = stats[group].T
+    spread = std > 1e-9
+    out[:, 0] = dense
+    out[:, 1] = dense - best
+    out[:, 2] = np.where(spread, (dense - mean) / np.where(spread, std, 1.0), 0.0)
+    out[:, 3] = 1.0 / rank
+    out[:, 4] = per_chunk[0]
+    out[:, 5] = per_chunk[0] - best_cov
+    out[:, 6] = per_chunk[1]
+    out[:, 7] = per_chunk[1] - best_idf
+    out[:, 8] = per_chunk[2]
+    if names:
+        contents = corpus.contents
+        out[:, 9] = [any(sig.defines(contents[c], m) for m in names) for c in id_list]
+    out[:, 10] = per_chunk[3]
+    keyword_scores = retrieval.keyword_scores
+    out[:, 11] = [keyword_scores.get(c, 0.0) / best_bm25 for c in id_list]
+    out[:, 12] = [fused.get(c, 0.0) for c in id_list]
+    out[:, 13] = [c in fused for c in id_list]
+    out[:, 14] = per_chunk[4]
+    out[:, 15] = n / np.maximum(n_file[group] - 1, 1)  # 0 for a file of one chunk
+    out[:, 16] = n == 0
+    out[:, 17] = log_size
+    out[:, 18] = float(symbol)
     return out
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,7 @@ class Corpus:
     paths: Sequence[str]
     contents: Sequence[str]
     chunks_of_path: Mapping[str, np.ndarray]
+    """Each file's chunk ids, increasing (file order: the chunk stage binary-searches them)."""
     path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
     """Unit embeddings of paths, by the index's embedder."""
     word_sets: WordSets | None = None
@@ -106,6 +108,7 @@ class Corpus:
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    _kept: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     def older(self) -> dict[str, str]:
         """Files under an older copy of the code (:mod:`.versions`), found once per index."""
@@ -129,13 +132,28 @@ class Corpus:
             for n, chunk_id in enumerate(chunks.tolist()):
                 for word in self.words(chunk_id):
                     rows.setdefault(word, []).append(n)
-            presence = {}
-            for word, ns in rows.items():
-                found = np.zeros(len(chunks), dtype=bool)
-                found[ns] = True
-                presence[word] = found
+            presence = presence_of(rows, len(chunks))
             self._word_presence[path] = presence
         return presence
+
+    def file_positions(self) -> np.ndarray:
+        """Each chunk's place in its file (0 for the first), found once per index."""
+        found = self._kept.get(("", "file_positions"))
+        if found is None:
+            found = np.zeros(len(self.paths), dtype=np.int64)
+            for ids in self.chunks_of_path.values():
+                found[ids] = np.arange(len(ids))
+            self._kept[("", "file_positions")] = found
+        return found
+
+    def kept(self, path: str, kind: str, make: Callable[[Corpus, str], Any]) -> Any:
+        """``make(self, path)``, computed once per file and ``kind`` while the index is
+        loaded (per-file arrays a stage reads for each question)."""
+        key = (kind, path)
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = make(self, path)
+        return found
 
     def file_words(self, path: str) -> frozenset[str]:
         """Stemmed words of every chunk of a file, kept while the index is loaded (the union
@@ -146,6 +164,16 @@ class Corpus:
             words = frozenset().union(*(self.words(i) for i in chunks.tolist()))
             self._file_words[path] = words
         return words
+
+
+def presence_of(rows: Mapping[str, list[int]], n: int) -> dict[str, np.ndarray]:
+    """``{word: bool array of length n, True at rows[word]}``."""
+    presence = {}
+    for word, ns in rows.items():
+        found = np.zeros(n, dtype=bool)
+        found[ns] = True
+        presence[word] = found
+    return presence
 
 
 def files_in_pool(pool: Sequence[tuple[int, float]], paths: Sequence[str]) -> dict[str, list[int]]:
@@ -218,9 +246,7 @@ def features(
             max(coverage(words[p]) for p in positions),
             max(idf_coverage(words[p]) for p in positions),
             coverage(corpus.file_words(path)),
-            sig.keyword_matches(keywords, sig.path_parts(path)) / len(keywords)
-            if keywords
-            else 0.0,
+            sig.path_matches(keywords, path) / len(keywords) if keywords else 0.0,
             float(
                 bool(names)
                 and any(sig.defines(corpus.contents[i], m) for i in chosen for m in names)
