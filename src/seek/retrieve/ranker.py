@@ -222,41 +222,69 @@ def features(
     def idf_coverage(found: frozenset[str]) -> float:
         return sum(idf[w] for w in keywords if w in found) / idf_total if keywords else 0.0
 
-    for row, (path, positions) in enumerate(files.items()):
-        chosen = ids[positions]
-        file_chunks = corpus.chunks_of_path[path]
-        vector_ranks = [retrieval.vector_ranks.get(int(i)) for i in chosen]
-        keyword_ranks = [retrieval.keyword_ranks.get(int(i)) for i in chosen]
-        out[row] = (
-            fused[positions].max(),
-            fused[positions].sum(),
-            1.0 / (positions[0] + 1),
-            math.log2(positions[0] + 1),
-            math.log(len(positions)),
-            dense[positions].max(),
-            dense[positions].max() - dense.max(),
-            dense[positions].mean(),
-            float(sims[file_chunks].max()) if sims is not None else 0.0,
-            float(sims[file_chunks].mean()) if sims is not None else 0.0,
-            path_dense[row],
-            path_dense[row] - path_dense.max(),
-            max((1.0 / r for r in vector_ranks if r), default=0.0),
-            max((1.0 / r for r in keyword_ranks if r), default=0.0),
-            max(retrieval.keyword_scores.get(int(i), 0.0) for i in chosen) / best_bm25,
-            max(coverage(words[p]) for p in positions),
-            max(idf_coverage(words[p]) for p in positions),
-            coverage(corpus.file_words(path)),
-            sig.path_matches(keywords, path) / len(keywords) if keywords else 0.0,
-            float(
-                bool(names)
-                and any(sig.defines(corpus.contents[i], m) for i in chosen for m in names)
-            ),
-            math.log(sig.path_penalty(path)),
-            float(sig.is_non_code(path)),
-            math.log(len(file_chunks)),
-            float(symbol),
-            math.log1p(len(keywords)),
-        )
+    # The pool's positions grouped by file: per-file maxima and sums are one ``reduceat``
+    # each (the same reductions as per file, so the same numbers).
+    groups = list(files.values())
+    order = np.array([p for positions in groups for p in positions], dtype=np.int64)
+    counts = np.array([len(positions) for positions in groups], dtype=np.int64)
+    starts = np.zeros(len(groups), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    firsts = np.array([positions[0] for positions in groups], dtype=np.int64)
+    id_list = ids.tolist()
+
+    def per_file_max(values: np.ndarray) -> np.ndarray:
+        return np.maximum.reduceat(values[order], starts)
+
+    def per_file_sum(values: np.ndarray) -> np.ndarray:
+        # ``reduceat`` adds three or more values in another order than ``sum``: those
+        # (rare) files are summed on their own, so every bit stays as it was.
+        sums = np.add.reduceat(values[order], starts)
+        for g in np.flatnonzero(counts > 2).tolist():
+            sums[g] = values[groups[g]].sum()
+        return sums
+
+    dense_best = per_file_max(dense)
+    out[:, 0] = per_file_max(fused)
+    out[:, 1] = per_file_sum(fused)
+    out[:, 2] = 1.0 / (firsts + 1)
+    out[:, 3] = [math.log2(p + 1) for p in firsts.tolist()]
+    out[:, 4] = [math.log(n) for n in counts.tolist()]
+    out[:, 5] = dense_best
+    out[:, 6] = dense_best - dense.max()
+    # ``mean`` of float32 values: their float32 sum, divided in float64, rounded to float32.
+    out[:, 7] = (per_file_sum(dense).astype(np.float64) / counts).astype(dense.dtype)
+    file_chunks = [corpus.chunks_of_path[path] for path in files]
+    sizes = np.array([len(c) for c in file_chunks], dtype=np.int64)
+    if sims is not None:
+        at = np.zeros(len(files), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=at[1:])
+        file_sims = sims[np.concatenate(file_chunks)]
+        out[:, 8] = np.maximum.reduceat(file_sims, at)
+        ends = (at + sizes).tolist()
+        out[:, 9] = [float(file_sims[a:b].mean()) for a, b in zip(at.tolist(), ends, strict=True)]
+    out[:, 10] = path_dense
+    out[:, 11] = path_dense - path_dense.max()
+    for column, ranks in ((12, retrieval.vector_ranks), (13, retrieval.keyword_ranks)):
+        found = np.array([ranks.get(i, 0) for i in id_list], dtype=np.int64)
+        out[:, column] = per_file_max(np.where(found > 0, 1.0 / np.maximum(found, 1), 0.0))
+    keyword_scores = np.array([retrieval.keyword_scores.get(i, 0.0) for i in id_list])
+    out[:, 14] = per_file_max(keyword_scores) / best_bm25
+    out[:, 15] = per_file_max(np.array([coverage(w) for w in words], dtype=np.float64))
+    out[:, 16] = per_file_max(np.array([idf_coverage(w) for w in words], dtype=np.float64))
+    out[:, 17] = [coverage(corpus.file_words(path)) for path in files]
+    if keywords:
+        out[:, 18] = [sig.path_matches(keywords, path) / len(keywords) for path in files]
+    if names:
+        contents = corpus.contents
+        out[:, 19] = [
+            any(sig.defines(contents[id_list[p]], m) for p in positions for m in names)
+            for positions in groups
+        ]
+    out[:, 20] = [math.log(sig.path_penalty(path)) for path in files]
+    out[:, 21] = [sig.is_non_code(path) for path in files]
+    out[:, 22] = [math.log(n) for n in sizes.tolist()]
+    out[:, 23] = float(symbol)
+    out[:, 24] = math.log1p(len(keywords))
     return list(files), out
 
 
