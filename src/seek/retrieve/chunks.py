@@ -153,6 +153,28 @@ def candidates(
     return list(out.items())
 
 
+def more_similar(file_sims: np.ndarray, n_file: np.ndarray) -> np.ndarray:
+    """For every chunk of the files whose similarities ``file_sims`` holds one file after
+    another (``n_file`` chunks each): how many chunks of its file are more similar. One
+    sort for all files: after a (file, similarity) sort, a chunk's count is what follows
+    its run of equal values in its file."""
+    total = len(file_sims)
+    files = np.repeat(np.arange(len(n_file), dtype=np.int64), n_file)
+    if np.isnan(file_sims).any():  # NaN is more similar than nothing; sorting cannot say so
+        ends = np.cumsum(n_file)[files].tolist()
+        starts = (np.cumsum(n_file) - n_file)[files].tolist()
+        pairs = zip(file_sims, starts, ends, strict=True)
+        return np.array([np.count_nonzero(file_sims[a:b] > x) for x, a, b in pairs])
+    order = np.lexsort((file_sims, files))
+    ordered_sims, ordered_files = file_sims[order], files[order]
+    last = np.ones(total, dtype=bool)  # the last of a run of equal values in a file
+    last[:-1] = (ordered_sims[1:] != ordered_sims[:-1]) | (ordered_files[1:] != ordered_files[:-1])
+    run_end = np.minimum.accumulate(np.where(last, np.arange(total), total)[::-1])[::-1]
+    counts = np.empty(total, dtype=np.int64)
+    counts[order] = np.cumsum(n_file)[ordered_files] - 1 - run_end
+    return counts
+
+
 def features(
     query: str,
     chosen: Sequence[tuple[int, int]],
@@ -179,45 +201,44 @@ def features(
     by_file: dict[int, list[int]] = {}
     for i, (_, row) in enumerate(chosen):
         by_file.setdefault(row, []).append(i)
-    # Per file: a few reductions (kept as before, so the numbers are the same) and its
-    # chunks' word columns; everything per chunk is then one array operation over all rows.
-    group = np.empty(len(chosen), dtype=np.int64)
-    stats = np.zeros((len(by_file), 4))  # mean, std, best similarity, log(chunks)
-    n_file = np.zeros(len(by_file), dtype=np.int64)
+    # Per file only what must stay per file to keep every bit as it was (means, deviations,
+    # the file's word columns); everything per chunk is one array operation over all rows.
+    g_of = {row: g for g, row in enumerate(by_file)}
+    group = np.array([g_of[row] for _, row in chosen], dtype=np.int64)
+    paths = [corpus.paths[id_list[positions[0]]] for positions in by_file.values()]
+    file_ids = [corpus.chunks_of_path[path] for path in paths]
+    n_file = np.array([len(f) for f in file_ids], dtype=np.int64)
+    offsets = np.zeros(len(paths), dtype=np.int64)
+    np.cumsum(n_file[:-1], out=offsets[1:])
+    ends = (offsets + n_file).tolist()
+    n = corpus.file_positions()[ids]
+    stats = np.zeros((len(paths), 3))  # mean, std, best similarity
     rank = np.ones(len(chosen))
-    columns: list[np.ndarray] = []  # per file (5, chunks): coverage, idf, defined, comments, size
-    for g, positions in enumerate(by_file.values()):
-        group[positions] = g
-        path = corpus.paths[id_list[positions[0]]]
-        file_ids = corpus.chunks_of_path[path]
-        size = n_file[g] = len(file_ids)
-        stats[g, 3] = math.log(size)
-        if sims is not None:
-            file_sims = sims[file_ids]
-            stats[g, :3] = float(file_sims.mean()), float(file_sims.std()), float(file_sims.max())
-            # 1 + the file's chunks more similar than this one
-            rank[positions] = 1 + np.count_nonzero(file_sims > dense[positions, None], axis=1)
+    if sims is not None:
+        file_sims = sims[np.concatenate(file_ids)]
+        for g, (a, b) in enumerate(zip(offsets.tolist(), ends, strict=True)):
+            stats[g, 0] = float(file_sims[a:b].mean())
+            stats[g, 1] = float(file_sims[a:b].std())
+        stats[:, 2] = np.maximum.reduceat(file_sims, offsets)
+        rank = 1 + more_similar(file_sims, n_file)[offsets[group] + n]
+    columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size
+    for path, a, b in zip(paths, offsets.tolist(), ends, strict=True):
         defined_in, comments_in, log_chars = corpus.kept(path, "chunk_parts", file_parts)
-        file_columns = np.zeros((5, size))
+        columns[4, a:b] = log_chars
         if words:
             # Rarity within the file: a word in every chunk of the file does not pick one out.
-            absent = np.zeros(size, dtype=bool)
+            absent = np.zeros(b - a, dtype=bool)
             presences = (corpus.word_presence(path), defined_in, comments_in)
             found = np.array([p.get(w, absent) for p in presences for w in words], dtype=np.float64)
-            found = found.reshape(3, len(words), size)
-            idf = np.log((size + 1) / (found[0].sum(axis=1) + 0.5))
-            file_columns[[0, 2, 3]] = found.sum(axis=1) / len(words)
-            file_columns[1] = idf @ found[0] / (float(idf.sum()) or 1.0)
-        file_columns[4] = log_chars
-        columns.append(file_columns)
-    offsets = np.zeros(len(columns), dtype=np.int64)
-    np.cumsum(n_file[:-1], out=offsets[1:])
-    flat = np.concatenate(columns, axis=1)
-    best_cov = np.maximum.reduceat(flat[0], offsets)[group]
-    best_idf = np.maximum.reduceat(flat[1], offsets)[group]
-    n = corpus.file_positions()[ids]
-    per_chunk = flat[:, offsets[group] + n]
-    mean, std, best, log_size = stats[group].T
+            found = found.reshape(3, len(words), b - a)
+            idf = np.log((b - a + 1) / (found[0].sum(axis=1) + 0.5))
+            columns[[0, 2, 3], a:b] = found.sum(axis=1) / len(words)
+            columns[1, a:b] = idf @ found[0] / (float(idf.sum()) or 1.0)
+    best_cov = np.maximum.reduceat(columns[0], offsets)[group]
+    best_idf = np.maximum.reduceat(columns[1], offsets)[group]
+    per_chunk = columns[:, offsets[group] + n]
+    mean, std, best = stats[group].T
+    log_size = np.log(n_file.astype(np.float64))[group]
     spread = std > 1e-9
     out[:, 0] = dense
     out[:, 1] = dense - best
@@ -253,21 +274,27 @@ def ordered(
 ) -> list[tuple[int, float]]:
     """Each file's most probable chunk at the file's probability, its other chunks at
     ``p_file x rest_weight x p_chunk x (1 - p_best)^power``, all in one list, best first."""
-    best: dict[int, tuple[int, float]] = {}
-    for (chunk_id, row), p in zip(chosen, chunk_probabilities, strict=True):
-        if row not in best or p > best[row][1]:
-            best[row] = (chunk_id, float(p))
-    scored = []
-    for (chunk_id, row), p in zip(chosen, chunk_probabilities, strict=True):
-        p_file = float(file_probabilities[row])
-        if best[row][0] == chunk_id:
-            scored.append((chunk_id, p_file, 1))
-        else:
-            doubt = (1.0 - best[row][1]) ** power if power else 1.0
-            scored.append((chunk_id, p_file * rest_weight * float(p) * doubt, 0))
-    # Ties (two zero probabilities) keep files' first chunks ahead.
-    scored.sort(key=lambda item: (-item[1], -item[2]))
-    return [(chunk_id, score) for chunk_id, score, _ in scored]
+    if not chosen:
+        return []
+    ids = np.array([chunk_id for chunk_id, _ in chosen], dtype=np.int64)
+    rows = np.array([row for _, row in chosen], dtype=np.int64)
+    p = np.asarray(chunk_probabilities, dtype=np.float64)
+    place = np.arange(len(ids))
+    # A file's best chunk: its most probable, the first of equals.
+    by_row = np.lexsort((place, -p, rows))
+    firsts = by_row[np.concatenate(([True], rows[by_row][1:] != rows[by_row][:-1]))]
+    is_best = np.zeros(len(ids), dtype=bool)
+    is_best[firsts] = True
+    doubt = np.ones(len(file_probabilities), dtype=np.float64)
+    if power:
+        for row, best_p in zip(rows[firsts].tolist(), p[firsts].tolist(), strict=True):
+            doubt[row] = (1.0 - best_p) ** power
+    p_file = np.asarray(file_probabilities, dtype=np.float64)[rows]
+    scores = np.where(is_best, p_file, p_file * rest_weight * p * doubt[rows])
+    # Best first; ties (two zero probabilities) keep files' first chunks ahead, then the
+    # order of ``chosen``.
+    ranked = np.lexsort((place, ~is_best, -scores))
+    return list(zip(ids[ranked].tolist(), scores[ranked].tolist(), strict=True))
 
 
 class ChunkRanker(Ranker):

@@ -154,6 +154,7 @@ class Searcher:
             self.paths, self.contents, self.chunks_of_path, self.path_vectors, data.word_sets
         )
         self._chunk_of_key: dict[tuple[str, int], int] | None = None
+        self._ranker: tuple[str, tuple[Ranker | None, str]] | None = None
 
     @property
     def chunk_of_key(self) -> dict[tuple[str, int], int]:
@@ -376,14 +377,18 @@ class Searcher:
         choice = self.settings.ranker_model
         if choice == "off":
             return None, ""
+        if self._ranker is not None and self._ranker[0] == choice:
+            return self._ranker[1]  # resolving the path cost more than the ranker's features
         path = Path(choice).expanduser() if choice else BUILTIN_RANKER
         try:
-            return load_ranker(str(path.resolve())), ""
+            found: tuple[Ranker | None, str] = (load_ranker(str(path.resolve())), "")
         except (OSError, ValueError, KeyError) as exc:
             return (
                 None,
                 f"The ranker {path} could not be loaded ({exc}), so results are in fused order.",
             )
+        self._ranker = (choice, found)
+        return found
 
     def candidates(
         self,
