@@ -175,6 +175,15 @@ def more_similar(file_sims: np.ndarray, n_file: np.ndarray) -> np.ndarray:
     return counts
 
 
+def mean_and_std(values: np.ndarray) -> tuple[float, float]:
+    """``values.mean()`` and ``values.std()`` of float64 values to the last bit, without
+    numpy's wrappers (they were a good part of the chunk stage): the same sums, same order."""
+    size = len(values)
+    mean = np.add.reduce(values) / size
+    deviations = values - mean
+    return float(mean), float(np.sqrt(np.add.reduce(deviations * deviations) / size))
+
+
 def features(
     query: str,
     chosen: Sequence[tuple[int, int]],
@@ -212,33 +221,39 @@ def features(
     np.cumsum(n_file[:-1], out=offsets[1:])
     ends = (offsets + n_file).tolist()
     n = corpus.file_positions()[ids]
+    bounds = list(zip(offsets.tolist(), ends, strict=True))
     stats = np.zeros((len(paths), 3))  # mean, std, best similarity
     rank = np.ones(len(chosen))
     if sims is not None:
         file_sims = sims[np.concatenate(file_ids)]
-        for g, (a, b) in enumerate(zip(offsets.tolist(), ends, strict=True)):
-            stats[g, 0] = float(file_sims[a:b].mean())
-            stats[g, 1] = float(file_sims[a:b].std())
+        for g, (a, b) in enumerate(bounds):
+            stats[g, :2] = mean_and_std(file_sims[a:b])
         stats[:, 2] = np.maximum.reduceat(file_sims, offsets)
         rank = 1 + more_similar(file_sims, n_file)[offsets[group] + n]
+    parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
     columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size
-    for path, a, b in zip(paths, offsets.tolist(), ends, strict=True):
-        defined_in, comments_in, log_chars = corpus.kept(path, "chunk_parts", file_parts)
-        columns[4, a:b] = log_chars
-        if words:
-            # Rarity within the file: a word in every chunk of the file does not pick one out.
-            absent = np.zeros(b - a, dtype=bool)
-            presences = (corpus.word_presence(path), defined_in, comments_in)
-            found = np.array([p.get(w, absent) for p in presences for w in words], dtype=np.float64)
-            found = found.reshape(3, len(words), b - a)
-            idf = np.log((b - a + 1) / (found[0].sum(axis=1) + 0.5))
-            columns[[0, 2, 3], a:b] = found.sum(axis=1) / len(words)
-            columns[1, a:b] = idf @ found[0] / (float(idf.sum()) or 1.0)
+    columns[4] = np.concatenate([log_chars for _, _, log_chars in parts])
+    if words:
+        # Which chunk holds which word, for all files at once: (kind, word, chunk).
+        absent = np.zeros(int(n_file.max()), dtype=bool)
+        presences = [
+            (corpus.word_presence(path), defined_in, comments_in, absent[: b - a])
+            for path, (defined_in, comments_in, _), (a, b) in zip(paths, parts, bounds, strict=True)
+        ]  # fmt: skip
+        found = np.concatenate(
+            [p[kind].get(w, p[3]) for kind in range(3) for w in words for p in presences]
+        ).astype(np.float64)
+        found = found.reshape(3, len(words), len(columns[0]))
+        # Rarity within the file: a word in every chunk of the file does not pick one out.
+        idf = np.log((n_file + 1) / (np.add.reduceat(found[0], offsets, axis=1) + 0.5)).T.copy()
+        columns[[0, 2, 3]] = found.sum(axis=1) / len(words)
+        for g, (a, b) in enumerate(bounds):  # BLAS's sums, as before
+            columns[1, a:b] = idf[g] @ found[0, :, a:b] / (float(idf[g].sum()) or 1.0)
     best_cov = np.maximum.reduceat(columns[0], offsets)[group]
     best_idf = np.maximum.reduceat(columns[1], offsets)[group]
     per_chunk = columns[:, offsets[group] + n]
     mean, std, best = stats[group].T
-    log_size = np.log(n_file.astype(np.float64))[group]
+    log_size = np.array([math.log(size) for size in n_file.tolist()])[group]
     spread = std > 1e-9
     out[:, 0] = dense
     out[:, 1] = dense - best
