@@ -247,8 +247,9 @@ def features(
         # Rarity within the file: a word in every chunk of the file does not pick one out.
         idf = np.log((n_file + 1) / (np.add.reduceat(found[0], offsets, axis=1) + 0.5)).T.copy()
         columns[[0, 2, 3]] = found.sum(axis=1) / len(words)
-        for g, (a, b) in enumerate(bounds):  # BLAS's sums, as before
-            columns[1, a:b] = idf[g] @ found[0, :, a:b] / (float(idf[g].sum()) or 1.0)
+        for g, (a, b) in enumerate(bounds):  # BLAS's sums on a contiguous copy, as before
+            file_found = np.ascontiguousarray(found[0, :, a:b])
+            columns[1, a:b] = idf[g] @ file_found / (float(idf[g].sum()) or 1.0)
     best_cov = np.maximum.reduceat(columns[0], offsets)[group]
     best_idf = np.maximum.reduceat(columns[1], offsets)[group]
     per_chunk = columns[:, offsets[group] + n]

@@ -205,11 +205,12 @@ def features(
     sims = retrieval.similarities
     dense = sims[ids] if sims is not None else np.zeros(len(ids))
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
-    words = [corpus.words(i) for i in ids.tolist()]
+    words = list(keywords)
+    hits = [[w in found for w in words] for found in map(corpus.words, ids.tolist())]
     # A word found in every candidate says little: weight each by its rarity in the pool.
-    doc_freq = {w: sum(1 for found in words if w in found) for w in keywords}
-    idf = {w: math.log((len(ids) + 1) / (doc_freq[w] + 0.5)) for w in keywords}
-    idf_total = sum(idf.values()) or 1.0
+    doc_freq = [sum(column) for column in zip(*hits, strict=True)] if hits else []
+    idf = [math.log((len(ids) + 1) / (df + 0.5)) for df in doc_freq]
+    idf_total = sum(idf) or 1.0
     q = retrieval.query_vector
     if q is not None and corpus.path_vectors is not None:
         path_dense = corpus.path_vectors(list(files)) @ q
@@ -218,9 +219,6 @@ def features(
 
     def coverage(found: frozenset[str]) -> float:
         return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
-
-    def idf_coverage(found: frozenset[str]) -> float:
-        return sum(idf[w] for w in keywords if w in found) / idf_total if keywords else 0.0
 
     # The pool's positions grouped by file: per-file maxima and sums are one ``reduceat``
     # each (the same reductions as per file, so the same numbers).
@@ -261,7 +259,10 @@ def features(
         file_sims = sims[np.concatenate(file_chunks)]
         out[:, 8] = np.maximum.reduceat(file_sims, at)
         ends = (at + sizes).tolist()
-        out[:, 9] = [float(file_sims[a:b].mean()) for a, b in zip(at.tolist(), ends, strict=True)]
+        # ``mean`` without its wrapper: the same sum, divided the same way
+        out[:, 9] = [
+            np.add.reduce(file_sims[a:b]) / (b - a) for a, b in zip(at.tolist(), ends, strict=True)
+        ]
     out[:, 10] = path_dense
     out[:, 11] = path_dense - path_dense.max()
     for column, ranks in ((12, retrieval.vector_ranks), (13, retrieval.keyword_ranks)):
@@ -269,8 +270,11 @@ def features(
         out[:, column] = per_file_max(np.where(found > 0, 1.0 / np.maximum(found, 1), 0.0))
     keyword_scores = np.array([retrieval.keyword_scores.get(i, 0.0) for i in id_list])
     out[:, 14] = per_file_max(keyword_scores) / best_bm25
-    out[:, 15] = per_file_max(np.array([coverage(w) for w in words], dtype=np.float64))
-    out[:, 16] = per_file_max(np.array([idf_coverage(w) for w in words], dtype=np.float64))
+    if words:
+        out[:, 15] = per_file_max(np.array([sum(row) / len(words) for row in hits]))
+        idf_coverage = [sum(i for i, hit in zip(idf, row, strict=True) if hit) / idf_total
+                        for row in hits]  # fmt: skip
+        out[:, 16] = per_file_max(np.array(idf_coverage, dtype=np.float64))
     out[:, 17] = [coverage(corpus.file_words(path)) for path in files]
     if keywords:
         out[:, 18] = [sig.path_matches(keywords, path) / len(keywords) for path in files]
