@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from seek.retrieve import signals as sig
-from seek.retrieve.ranker import Corpus, Ranker, Retrieval, presence_of
+from seek.retrieve.ranker import Corpus, Ranker, Retrieval
 from seek.text import IDENTIFIER, split_identifier
 
 BUILTIN_CHUNKER = Path(__file__).resolve().parent.parent / "models" / "chunker.json"
@@ -111,21 +111,30 @@ def chunk_parts(content: str) -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
-def file_parts(corpus: Corpus, path: str) -> tuple[dict, dict, np.ndarray]:
-    """For a file's chunks (in file order): which hold each stemmed word of a defined name,
-    which each word of a comment (:func:`chunk_parts`), and ``log1p`` of their sizes; kept
-    while the index is loaded, so a question's features are array look-ups."""
+WORD, DEFINED, COMMENT = 1, 2, 4
+"""Bits of :func:`file_parts`'s codes: the chunk holds the word (:func:`ranker.chunk_words`),
+in a name it defines, in a comment (:func:`chunk_parts`)."""
+
+
+def file_parts(corpus: Corpus, path: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """For a file's chunks (in file order): per stemmed word, a code per chunk (bits
+    ``WORD | DEFINED | COMMENT``), and ``log1p`` of their sizes; kept while the index is
+    loaded, so a question's features are array look-ups (one per word and file)."""
     chunks = corpus.chunks_of_path[path].tolist()
-    defined: dict[str, list[int]] = {}
-    comments: dict[str, list[int]] = {}
+    places: dict[str, tuple[list[int], list[int], list[int]]] = {}
     for n, chunk_id in enumerate(chunks):
         names, notes = chunk_parts(corpus.contents[chunk_id])
-        for word in names:
-            defined.setdefault(word, []).append(n)
-        for word in notes:
-            comments.setdefault(word, []).append(n)
+        for kind, words in enumerate((corpus.words(chunk_id), names, notes)):
+            for word in words:
+                places.setdefault(word, ([], [], []))[kind].append(n)
+    codes = {}
+    for word, found in places.items():
+        code = np.zeros(len(chunks), dtype=np.uint8)
+        for bit, rows in zip((WORD, DEFINED, COMMENT), found, strict=True):
+            code[rows] |= bit
+        codes[word] = code
     log_chars = np.array([math.log1p(len(corpus.contents[i])) for i in chunks], dtype=np.float64)
-    return presence_of(defined, len(chunks)), presence_of(comments, len(chunks)), log_chars
+    return codes, log_chars
 
 
 def candidates(
@@ -207,14 +216,15 @@ def features(
     ids = np.array([chunk_id for chunk_id, _ in chosen], dtype=np.int64)
     id_list = ids.tolist()
     dense = sims[ids].astype(np.float64) if sims is not None else np.zeros(len(ids))
-    by_file: dict[int, list[int]] = {}
-    for i, (_, row) in enumerate(chosen):
-        by_file.setdefault(row, []).append(i)
-    # Per file only what must stay per file to keep every bit as it was (means, deviations,
-    # the file's word columns); everything per chunk is one array operation over all rows.
-    g_of = {row: g for g, row in enumerate(by_file)}
-    group = np.array([g_of[row] for _, row in chosen], dtype=np.int64)
-    paths = [corpus.paths[id_list[positions[0]]] for positions in by_file.values()]
+    # Files in order of their first row. Per file only what must stay per file to keep every
+    # bit as it was (means, deviations, BLAS's sums); the rest is array operations.
+    rows = np.array([row for _, row in chosen], dtype=np.int64)
+    file_rows, firsts = np.unique(rows, return_index=True)
+    by_first = np.argsort(firsts, kind="stable")
+    g_of = np.zeros(int(file_rows[-1]) + 1, dtype=np.int64)
+    g_of[file_rows[by_first]] = np.arange(len(file_rows))
+    group = g_of[rows]
+    paths = [corpus.paths[id_list[i]] for i in firsts[by_first].tolist()]
     file_ids = [corpus.chunks_of_path[path] for path in paths]
     n_file = np.array([len(f) for f in file_ids], dtype=np.int64)
     offsets = np.zeros(len(paths), dtype=np.int64)
@@ -232,18 +242,16 @@ def features(
         rank = 1 + more_similar(file_sims, n_file)[offsets[group] + n]
     parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
     columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size
-    columns[4] = np.concatenate([log_chars for _, _, log_chars in parts])
+    columns[4] = np.concatenate([log_chars for _, log_chars in parts])
     if words:
-        # Which chunk holds which word, for all files at once: (kind, word, chunk).
-        absent = np.zeros(int(n_file.max()), dtype=bool)
-        presences = [
-            (corpus.word_presence(path), defined_in, comments_in, absent[: b - a])
-            for path, (defined_in, comments_in, _), (a, b) in zip(paths, parts, bounds, strict=True)
-        ]  # fmt: skip
-        found = np.concatenate(
-            [p[kind].get(w, p[3]) for kind in range(3) for w in words for p in presences]
-        ).astype(np.float64)
-        found = found.reshape(3, len(words), len(columns[0]))
+        # Which chunk holds which word, for all files at once: (word, chunk) codes.
+        absent = np.zeros(int(n_file.max()), dtype=np.uint8)
+        none = [absent[:size] for size in n_file.tolist()]
+        codes = np.concatenate(
+            [codes.get(w, no) for w in words for (codes, _), no in zip(parts, none, strict=True)]
+        ).reshape(len(words), len(columns[0]))
+        found = np.stack([(codes & bit) != 0 for bit in (WORD, DEFINED, COMMENT)])
+        found = found.astype(np.float64)  # (kind, word, chunk)
         # Rarity within the file: a word in every chunk of the file does not pick one out.
         idf = np.log((n_file + 1) / (np.add.reduceat(found[0], offsets, axis=1) + 0.5)).T.copy()
         columns[[0, 2, 3]] = found.sum(axis=1) / len(words)

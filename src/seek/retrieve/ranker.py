@@ -106,7 +106,6 @@ class Corpus:
     """Every chunk's :func:`chunk_words`, precomputed (the search cache's); None: from the
     text when asked."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     _kept: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
@@ -121,20 +120,6 @@ class Corpus:
         if self.word_sets is not None:
             return self.word_sets.of(chunk_id)
         return chunk_words(self.contents[chunk_id])
-
-    def word_presence(self, path: str) -> dict[str, np.ndarray]:
-        """For each stemmed word of a file, which of its chunks (in file order) hold it; kept
-        while the index is loaded (the chunk stage reads it for the top files each time)."""
-        presence = self._word_presence.get(path)
-        if presence is None:
-            chunks = self.chunks_of_path[path]
-            rows: dict[str, list[int]] = {}
-            for n, chunk_id in enumerate(chunks.tolist()):
-                for word in self.words(chunk_id):
-                    rows.setdefault(word, []).append(n)
-            presence = presence_of(rows, len(chunks))
-            self._word_presence[path] = presence
-        return presence
 
     def file_positions(self) -> np.ndarray:
         """Each chunk's place in its file (0 for the first), found once per index."""
@@ -164,16 +149,6 @@ class Corpus:
             words = frozenset().union(*(self.words(i) for i in chunks.tolist()))
             self._file_words[path] = words
         return words
-
-
-def presence_of(rows: Mapping[str, list[int]], n: int) -> dict[str, np.ndarray]:
-    """``{word: bool array of length n, True at rows[word]}``."""
-    presence = {}
-    for word, ns in rows.items():
-        found = np.zeros(n, dtype=bool)
-        found[ns] = True
-        presence[word] = found
-    return presence
 
 
 def files_in_pool(pool: Sequence[tuple[int, float]], paths: Sequence[str]) -> dict[str, list[int]]:

@@ -145,6 +145,13 @@ def definition_sites(content: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return _sites(content, _CODE_SITES), _sites(content, _SQL_SITES)
 
 
+@lru_cache(maxsize=65_536)
+def _mentions_create(content: str) -> bool:
+    """Whether the case-insensitive SQL patterns can match at all (they start with CREATE):
+    lower-casing every candidate's text for each question was most of the definition test."""
+    return "create" in content.lower()
+
+
 @lru_cache(maxsize=512)
 def _definition_tails(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     tail = r"(?:" + _IDENT + r"(?:\.|::))*" + re.escape(name) + r"(?:\s|[<({:\[;]|$)"
@@ -159,6 +166,8 @@ def defines(content: str, name: str) -> bool:
     one place where the name can begin (a name not starting with a letter or ``_`` takes
     the full pattern)."""
     in_case = name in content
+    if not in_case and not _mentions_create(content):
+        return False  # the code pattern needs the name as written, the SQL one CREATE
     if not in_case and name.lower() not in content.lower():
         return False  # cheap test first: most chunks never mention the name
     if not _NAME_START.match(name):
