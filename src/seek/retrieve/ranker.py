@@ -224,7 +224,8 @@ def features(
     out[:, 4] = [math.log(n) for n in counts.tolist()]
     out[:, 5] = dense_best
     out[:, 6] = dense_best - dense.max()
-    # ``mean`` of float32 values: their float32 sum, divided in float64, rounded to float32.
+    # ``mean`` as numpy makes it: the sum in the values' type, divided in float64, rounded
+    # back (a no-op for the float64 similarities a searcher gives).
     out[:, 7] = (per_file_sum(dense).astype(np.float64) / counts).astype(dense.dtype)
     file_chunks = [corpus.chunks_of_path[path] for path in files]
     sizes = np.array([len(c) for c in file_chunks], dtype=np.int64)
