@@ -134,3 +134,49 @@ def test_context_takes_the_chunk_stages_context_order(big, settings_for):
     context = build_context(root, result, settings)
     assert any("def parse_size" in b.content for b in context.blocks)
     assert context.candidates == min(settings.rerank_top, len(result.context_hits))
+
+
+def test_more_similar_counts_each_files_more_similar_chunks_ties_and_nan_included():
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n_file = rng.integers(1, 7, size=rng.integers(1, 5))
+        sims = rng.choice([-0.5, -0.0, 0.0, 0.25, 0.5, 0.7], size=int(n_file.sum()))
+        if trial % 10 == 0:
+            sims[rng.integers(len(sims))] = np.nan
+        ends = np.repeat(np.cumsum(n_file), n_file)
+        sizes = np.repeat(n_file, n_file)
+        expected = [
+            int(np.count_nonzero(sims[end - n : end] > x))
+            for x, end, n in zip(sims, ends, sizes, strict=True)
+        ]
+        assert stage.more_similar(sims, n_file).tolist() == expected
+
+
+def _ordered_by_loops(chosen, p_chunk, p_file, rest_weight, power):
+    """The chunk stage's order as it was written before issue 14 (one chunk at a time)."""
+    best = {}
+    for (chunk_id, row), p in zip(chosen, p_chunk, strict=True):
+        if row not in best or p > best[row][1]:
+            best[row] = (chunk_id, float(p))
+    scored = []
+    for (chunk_id, row), p in zip(chosen, p_chunk, strict=True):
+        if best[row][0] == chunk_id:
+            scored.append((chunk_id, float(p_file[row]), 1))
+        else:
+            doubt = (1.0 - best[row][1]) ** power if power else 1.0
+            scored.append((chunk_id, float(p_file[row]) * rest_weight * float(p) * doubt, 0))
+    scored.sort(key=lambda item: (-item[1], -item[2]))
+    return [(chunk_id, score) for chunk_id, score, _ in scored]
+
+
+@pytest.mark.parametrize("power", [0.0, 0.5])
+def test_ordered_matches_the_chunk_at_a_time_order_with_ties(power):
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        size = int(rng.integers(1, 12))
+        rows = rng.integers(0, 4, size=size)
+        chosen = [(int(10 * i + 3), int(r)) for i, r in enumerate(rows)]
+        p_chunk = rng.choice([0.0, 0.1, 0.5, 0.9], size=size)
+        p_file = rng.choice([0.0, 0.3, 0.6], size=4)
+        got = stage.ordered(chosen, p_chunk, p_file, 0.1, power)
+        assert got == _ordered_by_loops(chosen, p_chunk, p_file, 0.1, power)

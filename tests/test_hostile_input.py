@@ -107,7 +107,9 @@ HOSTILE_NAMES = [
 ]
 
 
-def test_hostile_names_are_indexed_searched_updated_and_removed(make_tree, settings_for, tmp_path):
+def test_hostile_names_are_indexed_searched_updated_and_removed(
+    make_tree, settings_for, tmp_path, lance_keywords
+):
     usable = [n for n in HOSTILE_NAMES if _can_create(tmp_path, n.replace("/", "_"))]
     root = make_tree({**OK, **{name: PY for name in usable}})
     settings = settings_for()

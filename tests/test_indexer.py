@@ -54,7 +54,7 @@ def test_touching_every_file_embeds_nothing(workspace, settings_for):
     assert stamps["src/app.py"].mtime_ns == 1_000_000_000_000  # refreshed, so next run is cheap
 
 
-def test_editing_one_file_reembeds_only_it(workspace, settings_for):
+def test_editing_one_file_reembeds_only_it(workspace, settings_for, lance_keywords):
     settings = settings_for()
     run(workspace, settings)
     (workspace / "src/util.py").write_text("def helper(x):\n    return x * 3\n")
@@ -187,16 +187,17 @@ def table_version(root, settings):
 
 def test_cold_index_embeds_in_steps_and_writes_once(make_tree, settings_for):
     """Issue 14: a cold index overlaps chunking with embedding in steps of 25 files, but
-    writes its rows in one commit (then the keyword index: version 2), with no compaction."""
+    writes its rows in one commit (version 1: no keyword index below
+    ``KEYWORD_INDEX_MIN_CHUNKS``), with no compaction."""
     root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
     settings = settings_for()
     report, embedder = run(root, settings)
     assert report.embedded == 60 and len(embedder.calls) == 3
-    assert table_version(root, settings) == 2
+    assert table_version(root, settings) == 1
     assert ChunkTable(index_dir_for(root, settings)).check(60) == ""
 
 
-def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for):
+def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for, lance_keywords):
     """Rows are written (and stamps saved) every ``flush_every_files`` files, and an update
     of a table in place is compacted, keyword index included."""
     root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
@@ -223,4 +224,30 @@ def test_rows_are_written_once_they_have_waited_long_enough(make_tree, settings_
     root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
     settings = settings_for()
     run(root, settings)
-    assert table_version(root, settings) == 4  # 3 writes, then the keyword index
+    assert table_version(root, settings) == 3  # 3 writes (no keyword index: a small table)
+
+
+def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
+    workspace, settings_for, monkeypatch
+):
+    """Below ``KEYWORD_INDEX_MIN_CHUNKS`` chunks keywords are searched in memory, so a run
+    builds no LanceDB full-text index and the table still counts as sound; a table that
+    reaches the threshold gets one on its next run (issue 14)."""
+    from seek.indexer import damage_reason
+    from seek.retrieve import Searcher
+
+    settings = settings_for()
+    run(workspace, settings)
+    index_dir = index_dir_for(workspace, settings)
+    manifest = load_manifest(index_dir)
+    assert not ChunkTable(index_dir).has_keyword_index()
+    assert damage_reason(index_dir, manifest) == ""
+    hits = Searcher.open(workspace, settings, HashEmbedder()).search("run_server", 3, mode="bm25")
+    assert hits.hits and hits.hits[0].path == "src/app.py"
+    monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
+    monkeypatch.setattr("seek.store.table._SOUND", {})  # found sound under the old threshold
+    assert damage_reason(index_dir, manifest).endswith("the keyword index is missing")
+    (workspace / "src" / "more.py").write_text("def more():\n    return 1\n")
+    run(workspace, settings)
+    assert ChunkTable(index_dir).has_keyword_index()
+    assert damage_reason(index_dir, load_manifest(index_dir)) == ""

@@ -1,5 +1,7 @@
 """Each ranking signal as a small table-driven test, plus fusion."""
 
+import random
+import re
 import sys
 import threading
 
@@ -340,3 +342,47 @@ def test_stem_lookups_pull_in_the_same_chunks_as_testing_every_stem():
             if len(a) > 2:
                 pulled_in.add(boost)
     assert pulled_in == {sig.symbol_query_boost, sig.embedded_identifier_boost}
+
+
+def _full_pattern_defines(content: str, name: str) -> bool:
+    """What ``defines`` was before issue 14: the whole pattern searched over the text."""
+    if name not in content and name.lower() not in content.lower():
+        return False
+    code, sql = sig._definition_patterns(name)
+    return code.search(content) is not None or sql.search(content) is not None
+
+
+DEFINITION_TEXTS = [
+    "func (v *Viper) ReadInConfig() error {\n\treturn nil\n}",
+    "type Config struct {\n}\ntypedef struct node Node;\n",
+    "abstract class Shape:\n    data class Point(val x: Int)\n",
+    "class\n   Spread\n  (Base):\n",  # keyword and name on different lines
+    "export function useStore<T>(init: T) {}\nfn parse_args() -> Args;",
+    "def foo.bar.baz(x):\nmodule Foo::Bar::Baz\n",
+    "create table Users (id int);\nCREATE VIEW active_users AS\n",
+    "func ( func Inner) Outer(",  # a keyword inside a receiver
+    "x = 1  # class Doc: mentioned in a comment\nclass\tTabbed;",
+    "class Ünicode:\n    def naïve(self): pass\nclass İstanbul:\n",
+    "interface  Foo<T> { }\nenum Color { Red }\nprotocol P {}\nrecord R(int x) {}",
+    "functional Foo(\nfunc\n",
+]
+
+
+@pytest.mark.parametrize("content", DEFINITION_TEXTS)
+def test_defines_at_sites_agrees_with_the_full_pattern(content):
+    words = set(re.findall(r"[\w.:]+", content)) | {"foo.bar.baz", "Bar::Baz", "USERS", "x"}
+    words |= {w.lower() for w in words} | {w.upper() for w in words} | {"", "(v", " Foo"}
+    for name in words:
+        assert sig.defines(content, name) == _full_pattern_defines(content, name), name
+
+
+def test_path_matches_counts_as_keyword_matches_does():
+    rng = random.Random(7)
+    letters = "abcdeirst"
+    for _ in range(3000):
+        folder = "".join(rng.choice(letters + "_") for _ in range(rng.randint(1, 9)))
+        stem = "".join(rng.choice(letters + "_A") for _ in range(rng.randint(1, 9)))
+        path = f"src/{folder}/{stem}.py"
+        words = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(4)}
+        expected = sig.keyword_matches(words, sig.path_parts(path))
+        assert sig.path_matches(words, path) == expected, (words, path)

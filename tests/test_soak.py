@@ -201,7 +201,7 @@ def watch_lance(monkeypatch) -> dict[str, int]:
     return state
 
 
-def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch):
+def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch, lance_keywords):
     """LanceDB's blocking-thread pool grows to the most file operations ever in flight and a
     busy server never shrinks it: an update (delete, add, compact, keyword index, cleanup)
     overlapping searches made it grow to their sum, at random coincidences, for weeks.

@@ -91,9 +91,11 @@ def test_replace_and_delete_files(tmp_path):
     assert table.keyword_search("one", 5) == []
 
 
-def test_keyword_search_never_writes_a_missing_index(tmp_path):
+def test_keyword_search_never_writes_a_missing_index(tmp_path, monkeypatch):
     """Searches only read (a reader building the index raced the writer's commits): the
-    missing index is reported by check(), and the next run rebuilds it."""
+    missing index is reported by check(), and the next run rebuilds it (a table large enough
+    to need one: here every table)."""
+    monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 1)
     table = ChunkTable(tmp_path)
     table.replace_files([], rows_for([("a.py", 0, 1, "repair me", 1)]))  # no finish()
     assert table.keyword_search("repair", 5) == []

@@ -262,10 +262,14 @@ def test_vector_and_keyword_search_follow_the_tables_contract(tmp_path):
     assert table.keyword_search("alpha7", 5, paths=["src/f1.py"]) == []
 
 
-def test_check_says_what_is_wrong_with_the_stored_table(tmp_path):
+def test_check_says_what_is_wrong_with_the_stored_table(tmp_path, monkeypatch):
     """``ChunkTable.check``'s docstring: the table must exist (unless the index is empty),
-    hold the chunks the manifest counts and have a keyword index; after an interrupted run
-    (``expected_chunks=None``) only existence and readability count. "" when all is well."""
+    hold the chunks the manifest counts and, when large enough, have a keyword index; after
+    an interrupted run (``expected_chunks=None``) only existence and readability count. ""
+    when all is well."""
+    small = filled(tmp_path, "small", ["a.py", "b.py"])
+    assert small.check(expected_chunks=2) == ""  # searched in memory: no index needed
+    monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
     missing = ChunkTable(tmp_path, "current")
     assert missing.check(expected_chunks=None) == ""
     assert missing.check(expected_chunks=0) == ""  # an index of no files has no table

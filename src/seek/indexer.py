@@ -55,6 +55,7 @@ from seek.store import (
     Manifest,
     Stamp,
     index_dir_for,
+    needs_keyword_index,
 )
 from seek.store.manifest import INDEX_FORMAT, MANIFEST_NAME
 from seek.untrusted import printable
@@ -184,15 +185,17 @@ class Indexer:
         self._save(manifest)
 
     def _close_run(self, manifest: Manifest) -> None:
-        self._finish_table()
+        self._finish_table(sum(stamp.chunks for stamp in manifest.files.values()))
         manifest.run_open = False
 
-    def _finish_table(self) -> None:
+    def _finish_table(self, chunks: int) -> None:
         """The table's last step in a run. The keyword (BM25) index is built here and only
-        here, so whether a table needs one at all is decided on the first line. A table this
-        run created got its rows in a few large writes and needs no compaction; a table
-        updated in place is compacted, which also brings its keyword index up to date."""
-        self.table.ensure_keyword_index()
+        here, and only for a table of ``chunks`` large enough to need one
+        (:func:`seek.store.table.needs_keyword_index`: smaller ones are searched in memory).
+        A table this run created got its rows in a few large writes and needs no compaction;
+        a table updated in place is compacted, which also brings a keyword index up to date."""
+        if needs_keyword_index(chunks):
+            self.table.ensure_keyword_index()
         if not self.fresh_table:
             self.table.compact()
 

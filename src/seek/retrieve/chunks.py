@@ -111,6 +111,32 @@ def chunk_parts(content: str) -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
+WORD, DEFINED, COMMENT = 1, 2, 4
+"""Bits of :func:`file_parts`'s codes: the chunk holds the word (:func:`ranker.chunk_words`),
+in a name it defines, in a comment (:func:`chunk_parts`)."""
+
+
+def file_parts(corpus: Corpus, path: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """For a file's chunks (in file order): per stemmed word, a code per chunk (bits
+    ``WORD | DEFINED | COMMENT``), and ``log1p`` of their sizes; kept while the index is
+    loaded, so a question's features are array look-ups (one per word and file)."""
+    chunks = corpus.chunks_of_path[path].tolist()
+    places: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    for n, chunk_id in enumerate(chunks):
+        names, notes = chunk_parts(corpus.contents[chunk_id])
+        for kind, words in enumerate((corpus.words(chunk_id), names, notes)):
+            for word in words:
+                places.setdefault(word, ([], [], []))[kind].append(n)
+    codes = {}
+    for word, found in places.items():
+        code = np.zeros(len(chunks), dtype=np.uint8)
+        for bit, rows in zip((WORD, DEFINED, COMMENT), found, strict=True):
+            code[rows] |= bit
+        codes[word] = code
+    log_chars = np.array([math.log1p(len(corpus.contents[i])) for i in chunks], dtype=np.float64)
+    return codes, log_chars
+
+
 def candidates(
     pool: Sequence[tuple[int, float]],
     files: Sequence[str],
@@ -136,6 +162,37 @@ def candidates(
     return list(out.items())
 
 
+def more_similar(file_sims: np.ndarray, n_file: np.ndarray) -> np.ndarray:
+    """For every chunk of the files whose similarities ``file_sims`` holds one file after
+    another (``n_file`` chunks each): how many chunks of its file are more similar. One
+    sort for all files: after a (file, similarity) sort, a chunk's count is what follows
+    its run of equal values in its file."""
+    total = len(file_sims)
+    files = np.repeat(np.arange(len(n_file), dtype=np.int64), n_file)
+    if np.isnan(file_sims).any():  # NaN is more similar than nothing; sorting cannot say so
+        ends = np.cumsum(n_file)[files].tolist()
+        starts = (np.cumsum(n_file) - n_file)[files].tolist()
+        pairs = zip(file_sims, starts, ends, strict=True)
+        return np.array([np.count_nonzero(file_sims[a:b] > x) for x, a, b in pairs])
+    order = np.lexsort((file_sims, files))
+    ordered_sims, ordered_files = file_sims[order], files[order]
+    last = np.ones(total, dtype=bool)  # the last of a run of equal values in a file
+    last[:-1] = (ordered_sims[1:] != ordered_sims[:-1]) | (ordered_files[1:] != ordered_files[:-1])
+    run_end = np.minimum.accumulate(np.where(last, np.arange(total), total)[::-1])[::-1]
+    counts = np.empty(total, dtype=np.int64)
+    counts[order] = np.cumsum(n_file)[ordered_files] - 1 - run_end
+    return counts
+
+
+def mean_and_std(values: np.ndarray) -> tuple[float, float]:
+    """``values.mean()`` and ``values.std()`` of float64 values to the last bit, without
+    numpy's wrappers (they were a good part of the chunk stage): the same sums, same order."""
+    size = len(values)
+    mean = np.add.reduce(values) / size
+    deviations = values - mean
+    return float(mean), float(np.sqrt(np.add.reduce(deviations * deviations) / size))
+
+
 def features(
     query: str,
     chosen: Sequence[tuple[int, int]],
@@ -155,63 +212,80 @@ def features(
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     sims = retrieval.similarities
 
-    def coverage(found: frozenset[str]) -> float:
-        return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
-
-    by_file: dict[int, list[int]] = {}
-    for i, (_, row) in enumerate(chosen):
-        by_file.setdefault(row, []).append(i)
-    for positions in by_file.values():
-        ids = [chosen[i][0] for i in positions]
-        path = corpus.paths[ids[0]]
-        file_ids = corpus.chunks_of_path[path]
-        order = {int(c): n for n, c in enumerate(file_ids.tolist())}
-        n_file = len(file_ids)
-        if sims is not None:
-            file_sims = sims[file_ids]
-            mean, std = float(file_sims.mean()), float(file_sims.std())
-            best = float(file_sims.max())
-            ranked = np.sort(file_sims)[::-1]
-        else:
-            mean = std = best = 0.0
-            ranked = np.zeros(0)
+    words = list(keywords)
+    ids = np.array([chunk_id for chunk_id, _ in chosen], dtype=np.int64)
+    id_list = ids.tolist()
+    dense = sims[ids].astype(np.float64) if sims is not None else np.zeros(len(ids))
+    # Files in order of their first row. Per file only what must stay per file to keep every
+    # bit as it was (means, deviations, BLAS's sums); the rest is array operations.
+    rows = np.array([row for _, row in chosen], dtype=np.int64)
+    file_rows, firsts = np.unique(rows, return_index=True)
+    by_first = np.argsort(firsts, kind="stable")
+    g_of = np.zeros(int(file_rows[-1]) + 1, dtype=np.int64)
+    g_of[file_rows[by_first]] = np.arange(len(file_rows))
+    group = g_of[rows]
+    paths = [corpus.paths[id_list[i]] for i in firsts[by_first].tolist()]
+    file_ids = [corpus.chunks_of_path[path] for path in paths]
+    n_file = np.array([len(f) for f in file_ids], dtype=np.int64)
+    offsets = np.zeros(len(paths), dtype=np.int64)
+    np.cumsum(n_file[:-1], out=offsets[1:])
+    ends = (offsets + n_file).tolist()
+    n = corpus.file_positions()[ids]
+    bounds = list(zip(offsets.tolist(), ends, strict=True))
+    stats = np.zeros((len(paths), 3))  # mean, std, best similarity
+    rank = np.ones(len(chosen))
+    if sims is not None:
+        file_sims = sims[np.concatenate(file_ids)]
+        for g, (a, b) in enumerate(bounds):
+            stats[g, :2] = mean_and_std(file_sims[a:b])
+        stats[:, 2] = np.maximum.reduceat(file_sims, offsets)
+        rank = 1 + more_similar(file_sims, n_file)[offsets[group] + n]
+    parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
+    columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size
+    columns[4] = np.concatenate([log_chars for _, log_chars in parts])
+    if words:
+        # Which chunk holds which word, for all files at once: (word, chunk) codes.
+        absent = np.zeros(int(n_file.max()), dtype=np.uint8)
+        none = [absent[:size] for size in n_file.tolist()]
+        codes = np.concatenate(
+            [codes.get(w, no) for w in words for (codes, _), no in zip(parts, none, strict=True)]
+        ).reshape(len(words), len(columns[0]))
+        found = np.stack([(codes & bit) != 0 for bit in (WORD, DEFINED, COMMENT)])
+        found = found.astype(np.float64)  # (kind, word, chunk)
         # Rarity within the file: a word in every chunk of the file does not pick one out.
-        presence = corpus.word_presence(path)
-        absent = np.zeros(n_file, dtype=bool)
-        found = np.array([presence.get(w, absent) for w in keywords], dtype=np.float64)
-        found = found.reshape(len(keywords), n_file)
-        idf = np.log((n_file + 1) / (found.sum(axis=1) + 0.5))
-        cov_all = found.sum(axis=0) / len(keywords) if keywords else np.zeros(n_file)
-        idf_all = idf @ found / (float(idf.sum()) or 1.0)
-        best_cov = float(cov_all.max())
-        best_idf = float(idf_all.max())
-        for i, chunk_id in zip(positions, ids, strict=True):
-            content = corpus.contents[chunk_id]
-            defined, comments = chunk_parts(content)
-            dense = float(sims[chunk_id]) if sims is not None else 0.0
-            rank = int(np.searchsorted(-ranked, -dense, side="left")) + 1 if len(ranked) else 1
-            n = order.get(chunk_id, 0)
-            out[i] = (
-                dense,
-                dense - best,
-                (dense - mean) / std if std > 1e-9 else 0.0,
-                1.0 / rank,
-                cov_all[n],
-                cov_all[n] - best_cov,
-                idf_all[n],
-                idf_all[n] - best_idf,
-                coverage(defined),
-                float(bool(names) and any(sig.defines(content, m) for m in names)),
-                coverage(comments),
-                retrieval.keyword_scores.get(chunk_id, 0.0) / best_bm25,
-                fused.get(chunk_id, 0.0),
-                float(chunk_id in fused),
-                math.log1p(len(content)),
-                n / (n_file - 1) if n_file > 1 else 0.0,
-                float(n == 0),
-                math.log(n_file),
-                float(symbol),
-            )
+        idf = np.log((n_file + 1) / (np.add.reduceat(found[0], offsets, axis=1) + 0.5)).T.copy()
+        columns[[0, 2, 3]] = found.sum(axis=1) / len(words)
+        for g, (a, b) in enumerate(bounds):  # BLAS's sums on a contiguous copy, as before
+            file_found = np.ascontiguousarray(found[0, :, a:b])
+            columns[1, a:b] = idf[g] @ file_found / (float(idf[g].sum()) or 1.0)
+    best_cov = np.maximum.reduceat(columns[0], offsets)[group]
+    best_idf = np.maximum.reduceat(columns[1], offsets)[group]
+    per_chunk = columns[:, offsets[group] + n]
+    mean, std, best = stats[group].T
+    log_size = np.array([math.log(size) for size in n_file.tolist()])[group]
+    spread = std > 1e-9
+    out[:, 0] = dense
+    out[:, 1] = dense - best
+    out[:, 2] = np.where(spread, (dense - mean) / np.where(spread, std, 1.0), 0.0)
+    out[:, 3] = 1.0 / rank
+    out[:, 4] = per_chunk[0]
+    out[:, 5] = per_chunk[0] - best_cov
+    out[:, 6] = per_chunk[1]
+    out[:, 7] = per_chunk[1] - best_idf
+    out[:, 8] = per_chunk[2]
+    if names:
+        contents = corpus.contents
+        out[:, 9] = [any(sig.defines(contents[c], m) for m in names) for c in id_list]
+    out[:, 10] = per_chunk[3]
+    keyword_scores = retrieval.keyword_scores
+    out[:, 11] = [keyword_scores.get(c, 0.0) / best_bm25 for c in id_list]
+    out[:, 12] = [fused.get(c, 0.0) for c in id_list]
+    out[:, 13] = [c in fused for c in id_list]
+    out[:, 14] = per_chunk[4]
+    out[:, 15] = n / np.maximum(n_file[group] - 1, 1)  # 0 for a file of one chunk
+    out[:, 16] = n == 0
+    out[:, 17] = log_size
+    out[:, 18] = float(symbol)
     return out
 
 
@@ -224,21 +298,27 @@ def ordered(
 ) -> list[tuple[int, float]]:
     """Each file's most probable chunk at the file's probability, its other chunks at
     ``p_file x rest_weight x p_chunk x (1 - p_best)^power``, all in one list, best first."""
-    best: dict[int, tuple[int, float]] = {}
-    for (chunk_id, row), p in zip(chosen, chunk_probabilities, strict=True):
-        if row not in best or p > best[row][1]:
-            best[row] = (chunk_id, float(p))
-    scored = []
-    for (chunk_id, row), p in zip(chosen, chunk_probabilities, strict=True):
-        p_file = float(file_probabilities[row])
-        if best[row][0] == chunk_id:
-            scored.append((chunk_id, p_file, 1))
-        else:
-            doubt = (1.0 - best[row][1]) ** power if power else 1.0
-            scored.append((chunk_id, p_file * rest_weight * float(p) * doubt, 0))
-    # Ties (two zero probabilities) keep files' first chunks ahead.
-    scored.sort(key=lambda item: (-item[1], -item[2]))
-    return [(chunk_id, score) for chunk_id, score, _ in scored]
+    if not chosen:
+        return []
+    ids = np.array([chunk_id for chunk_id, _ in chosen], dtype=np.int64)
+    rows = np.array([row for _, row in chosen], dtype=np.int64)
+    p = np.asarray(chunk_probabilities, dtype=np.float64)
+    place = np.arange(len(ids))
+    # A file's best chunk: its most probable, the first of equals.
+    by_row = np.lexsort((place, -p, rows))
+    firsts = by_row[np.concatenate(([True], rows[by_row][1:] != rows[by_row][:-1]))]
+    is_best = np.zeros(len(ids), dtype=bool)
+    is_best[firsts] = True
+    doubt = np.ones(len(file_probabilities), dtype=np.float64)
+    if power:
+        for row, best_p in zip(rows[firsts].tolist(), p[firsts].tolist(), strict=True):
+            doubt[row] = (1.0 - best_p) ** power
+    p_file = np.asarray(file_probabilities, dtype=np.float64)[rows]
+    scores = np.where(is_best, p_file, p_file * rest_weight * p * doubt[rows])
+    # Best first; ties (two zero probabilities) keep files' first chunks ahead, then the
+    # order of ``chosen``.
+    ranked = np.lexsort((place, ~is_best, -scores))
+    return list(zip(ids[ranked].tolist(), scores[ranked].tolist(), strict=True))
 
 
 class ChunkRanker(Ranker):

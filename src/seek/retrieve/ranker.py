@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -98,14 +99,15 @@ class Corpus:
     paths: Sequence[str]
     contents: Sequence[str]
     chunks_of_path: Mapping[str, np.ndarray]
+    """Each file's chunk ids, increasing (file order: the chunk stage binary-searches them)."""
     path_vectors: Callable[[Sequence[str]], np.ndarray] | None = None
     """Unit embeddings of paths, by the index's embedder."""
     word_sets: WordSets | None = None
     """Every chunk's :func:`chunk_words`, precomputed (the search cache's); None: from the
     text when asked."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    _kept: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     def older(self) -> dict[str, str]:
         """Files under an older copy of the code (:mod:`.versions`), found once per index."""
@@ -119,23 +121,24 @@ class Corpus:
             return self.word_sets.of(chunk_id)
         return chunk_words(self.contents[chunk_id])
 
-    def word_presence(self, path: str) -> dict[str, np.ndarray]:
-        """For each stemmed word of a file, which of its chunks (in file order) hold it; kept
-        while the index is loaded (the chunk stage reads it for the top files each time)."""
-        presence = self._word_presence.get(path)
-        if presence is None:
-            chunks = self.chunks_of_path[path]
-            rows: dict[str, list[int]] = {}
-            for n, chunk_id in enumerate(chunks.tolist()):
-                for word in self.words(chunk_id):
-                    rows.setdefault(word, []).append(n)
-            presence = {}
-            for word, ns in rows.items():
-                found = np.zeros(len(chunks), dtype=bool)
-                found[ns] = True
-                presence[word] = found
-            self._word_presence[path] = presence
-        return presence
+    def file_positions(self) -> np.ndarray:
+        """Each chunk's place in its file (0 for the first), found once per index."""
+        found = self._kept.get(("", "file_positions"))
+        if found is None:
+            found = np.zeros(len(self.paths), dtype=np.int64)
+            for ids in self.chunks_of_path.values():
+                found[ids] = np.arange(len(ids))
+            self._kept[("", "file_positions")] = found
+        return found
+
+    def kept(self, path: str, kind: str, make: Callable[[Corpus, str], Any]) -> Any:
+        """``make(self, path)``, computed once per file and ``kind`` while the index is
+        loaded (per-file arrays a stage reads for each question)."""
+        key = (kind, path)
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = make(self, path)
+        return found
 
     def file_words(self, path: str) -> frozenset[str]:
         """Stemmed words of every chunk of a file, kept while the index is loaded (the union
@@ -177,11 +180,12 @@ def features(
     sims = retrieval.similarities
     dense = sims[ids] if sims is not None else np.zeros(len(ids))
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
-    words = [corpus.words(i) for i in ids.tolist()]
+    words = list(keywords)
+    hits = [[w in found for w in words] for found in map(corpus.words, ids.tolist())]
     # A word found in every candidate says little: weight each by its rarity in the pool.
-    doc_freq = {w: sum(1 for found in words if w in found) for w in keywords}
-    idf = {w: math.log((len(ids) + 1) / (doc_freq[w] + 0.5)) for w in keywords}
-    idf_total = sum(idf.values()) or 1.0
+    doc_freq = [sum(column) for column in zip(*hits, strict=True)] if hits else []
+    idf = [math.log((len(ids) + 1) / (df + 0.5)) for df in doc_freq]
+    idf_total = sum(idf) or 1.0
     q = retrieval.query_vector
     if q is not None and corpus.path_vectors is not None:
         path_dense = corpus.path_vectors(list(files)) @ q
@@ -191,46 +195,76 @@ def features(
     def coverage(found: frozenset[str]) -> float:
         return sum(1 for w in keywords if w in found) / len(keywords) if keywords else 0.0
 
-    def idf_coverage(found: frozenset[str]) -> float:
-        return sum(idf[w] for w in keywords if w in found) / idf_total if keywords else 0.0
+    # The pool's positions grouped by file: per-file maxima and sums are one ``reduceat``
+    # each (the same reductions as per file, so the same numbers).
+    groups = list(files.values())
+    order = np.array([p for positions in groups for p in positions], dtype=np.int64)
+    counts = np.array([len(positions) for positions in groups], dtype=np.int64)
+    starts = np.zeros(len(groups), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    firsts = np.array([positions[0] for positions in groups], dtype=np.int64)
+    id_list = ids.tolist()
 
-    for row, (path, positions) in enumerate(files.items()):
-        chosen = ids[positions]
-        file_chunks = corpus.chunks_of_path[path]
-        vector_ranks = [retrieval.vector_ranks.get(int(i)) for i in chosen]
-        keyword_ranks = [retrieval.keyword_ranks.get(int(i)) for i in chosen]
-        out[row] = (
-            fused[positions].max(),
-            fused[positions].sum(),
-            1.0 / (positions[0] + 1),
-            math.log2(positions[0] + 1),
-            math.log(len(positions)),
-            dense[positions].max(),
-            dense[positions].max() - dense.max(),
-            dense[positions].mean(),
-            float(sims[file_chunks].max()) if sims is not None else 0.0,
-            float(sims[file_chunks].mean()) if sims is not None else 0.0,
-            path_dense[row],
-            path_dense[row] - path_dense.max(),
-            max((1.0 / r for r in vector_ranks if r), default=0.0),
-            max((1.0 / r for r in keyword_ranks if r), default=0.0),
-            max(retrieval.keyword_scores.get(int(i), 0.0) for i in chosen) / best_bm25,
-            max(coverage(words[p]) for p in positions),
-            max(idf_coverage(words[p]) for p in positions),
-            coverage(corpus.file_words(path)),
-            sig.keyword_matches(keywords, sig.path_parts(path)) / len(keywords)
-            if keywords
-            else 0.0,
-            float(
-                bool(names)
-                and any(sig.defines(corpus.contents[i], m) for i in chosen for m in names)
-            ),
-            math.log(sig.path_penalty(path)),
-            float(sig.is_non_code(path)),
-            math.log(len(file_chunks)),
-            float(symbol),
-            math.log1p(len(keywords)),
-        )
+    def per_file_max(values: np.ndarray) -> np.ndarray:
+        return np.maximum.reduceat(values[order], starts)
+
+    def per_file_sum(values: np.ndarray) -> np.ndarray:
+        # ``reduceat`` adds three or more values in another order than ``sum``: those
+        # (rare) files are summed on their own, so every bit stays as it was.
+        sums = np.add.reduceat(values[order], starts)
+        for g in np.flatnonzero(counts > 2).tolist():
+            sums[g] = values[groups[g]].sum()
+        return sums
+
+    dense_best = per_file_max(dense)
+    out[:, 0] = per_file_max(fused)
+    out[:, 1] = per_file_sum(fused)
+    out[:, 2] = 1.0 / (firsts + 1)
+    out[:, 3] = [math.log2(p + 1) for p in firsts.tolist()]
+    out[:, 4] = [math.log(n) for n in counts.tolist()]
+    out[:, 5] = dense_best
+    out[:, 6] = dense_best - dense.max()
+    # ``mean`` as numpy makes it: the sum in the values' type, divided in float64, rounded
+    # back (a no-op for the float64 similarities a searcher gives).
+    out[:, 7] = (per_file_sum(dense).astype(np.float64) / counts).astype(dense.dtype)
+    file_chunks = [corpus.chunks_of_path[path] for path in files]
+    sizes = np.array([len(c) for c in file_chunks], dtype=np.int64)
+    if sims is not None:
+        at = np.zeros(len(files), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=at[1:])
+        file_sims = sims[np.concatenate(file_chunks)]
+        out[:, 8] = np.maximum.reduceat(file_sims, at)
+        ends = (at + sizes).tolist()
+        # ``mean`` without its wrapper: the same sum, divided the same way
+        out[:, 9] = [
+            np.add.reduce(file_sims[a:b]) / (b - a) for a, b in zip(at.tolist(), ends, strict=True)
+        ]
+    out[:, 10] = path_dense
+    out[:, 11] = path_dense - path_dense.max()
+    for column, ranks in ((12, retrieval.vector_ranks), (13, retrieval.keyword_ranks)):
+        found = np.array([ranks.get(i, 0) for i in id_list], dtype=np.int64)
+        out[:, column] = per_file_max(np.where(found > 0, 1.0 / np.maximum(found, 1), 0.0))
+    keyword_scores = np.array([retrieval.keyword_scores.get(i, 0.0) for i in id_list])
+    out[:, 14] = per_file_max(keyword_scores) / best_bm25
+    if words:
+        out[:, 15] = per_file_max(np.array([sum(row) / len(words) for row in hits]))
+        idf_coverage = [sum(i for i, hit in zip(idf, row, strict=True) if hit) / idf_total
+                        for row in hits]  # fmt: skip
+        out[:, 16] = per_file_max(np.array(idf_coverage, dtype=np.float64))
+    out[:, 17] = [coverage(corpus.file_words(path)) for path in files]
+    if keywords:
+        out[:, 18] = [sig.path_matches(keywords, path) / len(keywords) for path in files]
+    if names:
+        contents = corpus.contents
+        out[:, 19] = [
+            any(sig.defines(contents[id_list[p]], m) for p in positions for m in names)
+            for positions in groups
+        ]
+    out[:, 20] = [math.log(sig.path_penalty(path)) for path in files]
+    out[:, 21] = [sig.is_non_code(path) for path in files]
+    out[:, 22] = [math.log(n) for n in sizes.tolist()]
+    out[:, 23] = float(symbol)
+    out[:, 24] = math.log1p(len(keywords))
     return list(files), out
 
 

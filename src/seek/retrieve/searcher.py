@@ -43,6 +43,7 @@ from seek.retrieve.types import Hit, SearchResult
 from seek.retrieve.versions import demote_older
 from seek.settings import Settings
 from seek.store import ChunkTable, LocalIndexStore, index_dir_for, load_manifest
+from seek.store.table import KEYWORD_INDEX_MIN_CHUNKS
 from seek.text import keyword_query
 from seek.untrusted import check_query
 
@@ -58,9 +59,10 @@ for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 0.856 / 0.860 / 0.861 / 0.862 / 0.857; leave-one-repository-out CV picks 0.3 in every fold."""
 
 
-KEYWORDS_IN_MEMORY_MAX_CHUNKS = 250_000
-"""Up to this many chunks the keyword pass runs in memory on the search cache's postings;
-above, on LanceDB's full-text index (see bench/README.md, "Keyword search in memory")."""
+KEYWORDS_IN_MEMORY_MAX_CHUNKS = KEYWORD_INDEX_MIN_CHUNKS - 1
+"""Up to this many chunks (250,000) the keyword pass runs in memory on the search cache's
+postings, and the table has no full-text index; above, it runs on LanceDB's full-text index
+(see bench/README.md, "Keyword search in memory")."""
 
 SCOPE_FILTER_PATHS = 500
 """On LanceDB's keyword index, a search limited to at most this many files filters BM25 by
@@ -154,6 +156,7 @@ class Searcher:
             self.paths, self.contents, self.chunks_of_path, self.path_vectors, data.word_sets
         )
         self._chunk_of_key: dict[tuple[str, int], int] | None = None
+        self._ranker: tuple[str, tuple[Ranker | None, str]] | None = None
 
     @property
     def chunk_of_key(self) -> dict[tuple[str, int], int]:
@@ -376,14 +379,18 @@ class Searcher:
         choice = self.settings.ranker_model
         if choice == "off":
             return None, ""
+        if self._ranker is not None and self._ranker[0] == choice:
+            return self._ranker[1]  # resolving the path cost more than the ranker's features
         path = Path(choice).expanduser() if choice else BUILTIN_RANKER
         try:
-            return load_ranker(str(path.resolve())), ""
+            found: tuple[Ranker | None, str] = (load_ranker(str(path.resolve())), "")
         except (OSError, ValueError, KeyError) as exc:
             return (
                 None,
                 f"The ranker {path} could not be loaded ({exc}), so results are in fused order.",
             )
+        self._ranker = (choice, found)
+        return found
 
     def candidates(
         self,

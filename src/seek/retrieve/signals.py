@@ -109,12 +109,75 @@ def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return re.compile(code, re.MULTILINE), re.compile(sql, re.MULTILINE | re.IGNORECASE)
 
 
+def _site_finder(keywords: Sequence[str], flags: int) -> tuple[re.Pattern[str], tuple]:
+    """Where a definition keyword starts (zero-width, so overlapping starts are all found),
+    and per keyword the pattern of the keyword, its whitespace and an optional receiver."""
+    alternatives = "|".join(map(re.escape, keywords))
+    starts = re.compile(r"(?:^|(?<=\s))(?=(?:" + alternatives + r")\s)", flags)
+    sites = tuple(
+        re.compile(re.escape(keyword) + r"\s+(?:\([^()\n]*\)\s*)?", flags) for keyword in keywords
+    )
+    return starts, sites
+
+
+_CODE_SITES = _site_finder(DEFINITION_KEYWORDS, re.MULTILINE)
+_SQL_SITES = _site_finder(SQL_DEFINITION_KEYWORDS, re.MULTILINE | re.IGNORECASE)
+_NAME_START = re.compile(r"[A-Za-z_]")
+
+
+def _sites(content: str, finder: tuple[re.Pattern[str], tuple]) -> tuple[int, ...]:
+    starts, sites = finder
+    ends = []
+    for start in starts.finditer(content):
+        for site in sites:  # two keywords can start at one place ("type", "typedef")
+            found = site.match(content, start.start())
+            if found is not None:
+                ends.append(found.end())
+    return tuple(ends)
+
+
+@lru_cache(maxsize=65_536)
+def definition_sites(content: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Where a defined name can start in ``content``: the ends of every ``keyword + space +
+    optional receiver`` (code keywords, then SQL ones). Found once per chunk, so that
+    :func:`defines` tests a name at these few places instead of scanning the whole text
+    for each name of each question (the scan was ~20% of a query, issue 14)."""
+    return _sites(content, _CODE_SITES), _sites(content, _SQL_SITES)
+
+
+@lru_cache(maxsize=65_536)
+def _mentions_create(content: str) -> bool:
+    """Whether the case-insensitive SQL patterns can match at all (they start with CREATE):
+    lower-casing every candidate's text for each question was most of the definition test."""
+    return "create" in content.lower()
+
+
+@lru_cache(maxsize=512)
+def _definition_tails(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    tail = r"(?:" + _IDENT + r"(?:\.|::))*" + re.escape(name) + r"(?:\s|[<({:\[;]|$)"
+    return re.compile(tail, re.MULTILINE), re.compile(tail, re.MULTILINE | re.IGNORECASE)
+
+
 def defines(content: str, name: str) -> bool:
-    """True when ``content`` holds a definition of ``name`` (class/def/fn/... name)."""
-    if name not in content and name.lower() not in content.lower():
+    """True when ``content`` holds a definition of ``name`` (class/def/fn/... name): the
+    match of :func:`_definition_patterns`, found by testing the name's tail at the chunk's
+    :func:`definition_sites`. The two agree because after a keyword's whitespace the
+    pattern can only go on with a receiver's bracket or a letter, so each keyword start has
+    one place where the name can begin (a name not starting with a letter or ``_`` takes
+    the full pattern)."""
+    in_case = name in content
+    if not in_case and not _mentions_create(content):
+        return False  # the code pattern needs the name as written, the SQL one CREATE
+    if not in_case and name.lower() not in content.lower():
         return False  # cheap test first: most chunks never mention the name
-    code, sql = _definition_patterns(name)
-    return code.search(content) is not None or sql.search(content) is not None
+    if not _NAME_START.match(name):
+        code, sql = _definition_patterns(name)
+        return code.search(content) is not None or sql.search(content) is not None
+    code_sites, sql_sites = definition_sites(content)
+    code, sql = _definition_tails(name)
+    if in_case and any(code.match(content, end) for end in code_sites):
+        return True  # the code pattern is case-sensitive: it needs the name as written
+    return any(sql.match(content, end) for end in sql_sites)
 
 
 def stem_names_symbol(stem: str, name: str) -> bool:
@@ -318,6 +381,30 @@ def keyword_matches(keywords: set[str], parts: frozenset[str]) -> int:
     return matches
 
 
+@lru_cache(maxsize=8192)
+def _path_forms(path: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """:func:`path_parts`, every prefix of 3+ characters of them, and those of 3+ characters."""
+    parts = path_parts(path)
+    prefixes = frozenset(
+        part[:n] for part in parts for n in range(STEM_PREFIX_MIN_CHARS, len(part) + 1)
+    )
+    return parts, prefixes, tuple(p for p in parts if len(p) >= STEM_PREFIX_MIN_CHARS)
+
+
+def path_matches(keywords: Iterable[str], path: str) -> int:
+    """``keyword_matches(keywords, path_parts(path))`` by look-ups: a keyword matches when
+    it is a part, a prefix (3+ characters) of a part, or starts with a part of 3+
+    characters. The pairwise test was ~16% of a query's time (issue 14)."""
+    parts, prefixes, long_parts = _path_forms(path)
+    return sum(
+        1
+        for word in keywords
+        if word in parts
+        or (len(word) >= STEM_PREFIX_MIN_CHARS and word in prefixes)
+        or word.startswith(long_parts)
+    )
+
+
 def stem_boost(scores: dict[int, float], query: str, best: float, paths: Sequence[str]) -> None:
     """Candidates whose file or folder name matches the question's words gain up to 1 x best."""
     keywords = query_keywords(query)
@@ -328,7 +415,7 @@ def stem_boost(scores: dict[int, float], query: str, best: float, paths: Sequenc
     for chunk_id in list(scores):
         path = paths[chunk_id]
         if path not in ratios:
-            ratios[path] = keyword_matches(keywords, path_parts(path)) / len(keywords)
+            ratios[path] = path_matches(keywords, path) / len(keywords)
         if ratios[path] >= STEM_MATCH_MIN_RATIO:
             scores[chunk_id] += unit * ratios[path]
 

@@ -22,6 +22,7 @@ _LAZY = {
     "index_dir_for": "seek.store.location",
     "is_locked": "seek.store.lock",
     "load_manifest": "seek.store.manifest",
+    "needs_keyword_index": "seek.store.table",
     "save_manifest": "seek.store.manifest",
     "seek_home": "seek.store.location",
 }

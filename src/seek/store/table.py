@@ -131,6 +131,18 @@ def paths_filter(paths: Iterable[str]) -> str:
     return "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
 
 
+KEYWORD_INDEX_MIN_CHUNKS = 250_001
+"""A table of fewer chunks gets no full-text index: its searches run BM25 in memory on the
+search cache's postings (``seek.retrieve.bm25``, the same tokens and scores), so the index
+would be a build each run and a fixed cost for nothing (issue 14). Larger tables keep it;
+``seek.retrieve.searcher.KEYWORDS_IN_MEMORY_MAX_CHUNKS`` is this minus one."""
+
+
+def needs_keyword_index(chunks: int | None) -> bool:
+    """Whether a table of ``chunks`` chunks must have LanceDB's full-text index."""
+    return chunks is not None and chunks >= KEYWORD_INDEX_MIN_CHUNKS
+
+
 class ChunkTable:
     """Lazily opened LanceDB table in ``<index_dir>/lancedb``: ``name``, by default the one
     the index's manifest names."""
@@ -448,9 +460,11 @@ class ChunkTable:
     def _check(self, expected_chunks: int | None) -> str:
         """What is wrong with the stored table ("" when nothing is): it must exist, be
         readable (every data file's ``part`` column is read, so a truncated or missing file
-        shows), hold the chunks the manifest counts and have a readable keyword index. With
-        ``expected_chunks=None`` (a run was interrupted: rows and stamps may differ, and the
-        keyword index is built last) only existence and readability are checked."""
+        shows), hold the chunks the manifest counts and, when it is large enough to need one
+        (:func:`needs_keyword_index`), have a readable keyword index (one it has anyway must be
+        readable too). With ``expected_chunks=None`` (a run was interrupted: rows and stamps
+        may differ, and the keyword index is built last) only existence and readability are
+        checked."""
         if not self.exists():
             missing = expected_chunks is not None and expected_chunks > 0
             return f"table {self.name} is missing" if missing else ""
@@ -465,7 +479,7 @@ class ChunkTable:
             if expected_chunks is None:  # an interrupted run: its keyword index comes last
                 return ""
             if not self.has_keyword_index():
-                return "the keyword index is missing"
+                return "the keyword index is missing" if needs_keyword_index(chunks) else ""
             table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN).limit(1).to_list()
         except Exception as exc:  # lance reports damage as many error types
             return f"the table cannot be read ({one_line(exc)})"
