@@ -100,7 +100,7 @@ class PoolSearcher(Searcher):
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
         self._embedding = embedding
         self.table = _Rows(data)  # type: ignore[assignment]
-        self._load(SearchData.from_rows(data))
+        self._load(SearchData.from_rows(data, pool=True))
         self.path_vectors.known = path_vectors  # shared between questions, bounded by caller
         self._has_keywords = True
         self._q = query_vector

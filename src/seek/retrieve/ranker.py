@@ -24,8 +24,8 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.versions import older_copies
-from seek.retrieve.wordsets import WordSets
-from seek.text import IDENTIFIER, split_identifier
+from seek.retrieve.wordsets import WordSets, identifier_words
+from seek.text import IDENTIFIER
 
 POOL = 30
 """Candidates the ranker re-orders (the fused top 30 nearly always holds a relevant chunk)."""
@@ -84,11 +84,7 @@ FEATURES: tuple[str, ...] = (
 @lru_cache(maxsize=8192)
 def chunk_words(content: str) -> frozenset[str]:
     """Stemmed words of a chunk: identifiers whole and split, lower-cased."""
-    words: set[str] = set()
-    for token in IDENTIFIER.findall(content):
-        words.add(token.lower())
-        words.update(split_identifier(token))
-    return frozenset(sig.english_stem(w) for w in words)
+    return frozenset().union(*map(identifier_words, set(IDENTIFIER.findall(content))))
 
 
 @dataclass(frozen=True)
