@@ -176,10 +176,7 @@ def features(
             mean = std = best = 0.0
             ranked = np.zeros(0)
         # Rarity within the file: a word in every chunk of the file does not pick one out.
-        presence = corpus.word_presence(path)
-        absent = np.zeros(n_file, dtype=bool)
-        found = np.array([presence.get(w, absent) for w in keywords], dtype=np.float64)
-        found = found.reshape(len(keywords), n_file)
+        found = corpus.keyword_presence(path, keywords)
         idf = np.log((n_file + 1) / (found.sum(axis=1) + 0.5))
         cov_all = found.sum(axis=0) / len(keywords) if keywords else np.zeros(n_file)
         idf_all = idf @ found / (float(idf.sum()) or 1.0)

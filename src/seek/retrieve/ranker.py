@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -100,7 +100,7 @@ class Corpus:
     """Every chunk's :func:`chunk_words`, precomputed (the search cache's); None: from the
     text when asked."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    _word_presence: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    _words: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     def older(self) -> dict[str, str]:
@@ -113,25 +113,18 @@ class Corpus:
         """:func:`chunk_words` of a chunk."""
         if self.word_sets is not None:
             return self.word_sets.of(chunk_id)
-        return chunk_words(self.contents[chunk_id])
+        found = self._words.get(chunk_id)
+        if found is None:
+            found = self._words[chunk_id] = chunk_words(self.contents[chunk_id])
+        return found
 
-    def word_presence(self, path: str) -> dict[str, np.ndarray]:
-        """For each stemmed word of a file, which of its chunks (in file order) hold it; kept
-        while the index is loaded (the chunk stage reads it for the top files each time)."""
-        presence = self._word_presence.get(path)
-        if presence is None:
-            chunks = self.chunks_of_path[path]
-            rows: dict[str, list[int]] = {}
-            for n, chunk_id in enumerate(chunks.tolist()):
-                for word in self.words(chunk_id):
-                    rows.setdefault(word, []).append(n)
-            presence = {}
-            for word, ns in rows.items():
-                found = np.zeros(len(chunks), dtype=bool)
-                found[ns] = True
-                presence[word] = found
-            self._word_presence[path] = presence
-        return presence
+    def keyword_presence(self, path: str, keywords: Iterable[str]) -> np.ndarray:
+        """Which of a file's chunks (in file order) hold each keyword: a float array, one
+        row per keyword. Only the question's words are looked up (a table of every word of
+        the file was most of a corpus question's chunk stage)."""
+        found = [self.words(i) for i in self.chunks_of_path[path].tolist()]
+        rows = [[word in words for words in found] for word in keywords]
+        return np.array(rows, dtype=np.float64).reshape(len(rows), len(found))
 
     def file_words(self, path: str) -> frozenset[str]:
         """Stemmed words of every chunk of a file, kept while the index is loaded (the union
