@@ -25,7 +25,9 @@ folder keeps the corpora):
   over the whole corpus, once filtered to its repository - and reports p50/p95 latency
   (wall clock, and the process's CPU time per question, which a loaded machine inflates
   less) and its peak RSS; at 100k also over the whole corpus with exact (flat) vector search, which
-  is where the IVF-PQ threshold comes from.
+  is where the IVF-PQ threshold comes from; with an IVF-PQ index, every filtered question
+  once more on it (``filtered_ann``: what the ANN costs in NDCG). Each mode records the load
+  average at its start and end, and the filtered ones their NDCG@10 (``ndcg10``).
 - **ndcg**: NDCG@10 of the dev questions filtered to their repository in the 1m corpus,
   against seek's per-workspace search of the same 30 folders (same code, same run).
 
