@@ -16,6 +16,7 @@ Ray installed (``pip install 'seek[scale]'`` adds it), or with ``--in-process``.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
@@ -77,7 +78,7 @@ class RayRunner:
         if not ray.is_initialized():
             options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
             if address:
-                ray.init(address=address, **options)
+                _join(ray, address, options)
             else:
                 ray.init(num_cpus=workers, **options)
                 self._started = True
@@ -118,6 +119,37 @@ class RayRunner:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+def _ray_token_available() -> bool:
+    """Whether this machine holds a Ray cluster token where Ray's client looks for one."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser("~/.ray/auth_token")
+    return os.path.isfile(path)
+
+
+def _join(ray: Any, address: str, options: dict[str, Any]) -> None:
+    """Connect to the running cluster at ``address``. A cluster started by ``ray start``
+    (Ray 2.5x and later) checks a token, which Ray's client sends only with
+    ``RAY_AUTH_MODE=token``: without it every attempt is refused for ~20 s, then a
+    traceback. So a token found where Ray keeps it is sent unless ``RAY_AUTH_MODE`` says
+    otherwise, and a cluster that cannot be joined is a clear error."""
+    if "RAY_AUTH_MODE" not in os.environ and _ray_token_available():
+        try:  # Ray's own switch: sets the variable and has Ray (imported) read it again
+            from ray._private.authentication import authentication_token_setup as auth
+
+            auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        except (ImportError, AttributeError):  # another Ray version: the variable alone
+            os.environ["RAY_AUTH_MODE"] = "token"
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        hint = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise CorpusError(
+            f"could not join the Ray cluster at {address}: {hint} (a cluster that checks "
+            "tokens needs its token in RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+        ) from exc
 
 
 def make_runner(address: str | None, workers: int, in_process: bool) -> Runner:

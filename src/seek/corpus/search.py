@@ -100,7 +100,7 @@ class PoolSearcher(Searcher):
         self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
         self._embedding = embedding
         self.table = _Rows(data)  # type: ignore[assignment]
-        self._load(SearchData.from_rows(data))
+        self._load(SearchData.from_rows(data, pool=True))
         self.path_vectors.known = path_vectors  # shared between questions, bounded by caller
         self._has_keywords = True
         self._q = query_vector
@@ -138,15 +138,19 @@ class CorpusSearcher:
         self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
         self._path_vectors: dict[str, np.ndarray] = {}
         self._filtered_rows: dict[str, int] = {}
+        self._has_ann: bool | None = None
 
     def refresh(self) -> None:
         """See the latest committed version of the table."""
         self.table.refresh()
         self._filtered_rows.clear()
+        self._has_ann = None
 
     def _exact(self, where: str | None) -> bool:
         """Whether the vector pass over ``where`` is exact (see ``FLAT_MAX_ROWS``)."""
-        if not self.table.has_vector_index():
+        if self._has_ann is None:  # listing the indexes costs a LanceDB call: once a version
+            self._has_ann = self.table.has_vector_index()
+        if not self._has_ann:
             return True
         if where is None:
             return False

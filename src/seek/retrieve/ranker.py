@@ -25,8 +25,8 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.versions import older_copies
-from seek.retrieve.wordsets import WordSets
-from seek.text import IDENTIFIER, split_identifier
+from seek.retrieve.wordsets import WordSets, identifier_words
+from seek.text import IDENTIFIER
 
 POOL = 30
 """Candidates the ranker re-orders (the fused top 30 nearly always holds a relevant chunk)."""
@@ -85,11 +85,7 @@ FEATURES: tuple[str, ...] = (
 @lru_cache(maxsize=8192)
 def chunk_words(content: str) -> frozenset[str]:
     """Stemmed words of a chunk: identifiers whole and split, lower-cased."""
-    words: set[str] = set()
-    for token in IDENTIFIER.findall(content):
-        words.add(token.lower())
-        words.update(split_identifier(token))
-    return frozenset(sig.english_stem(w) for w in words)
+    return frozenset().union(*map(identifier_words, set(IDENTIFIER.findall(content))))
 
 
 @dataclass(frozen=True)
@@ -106,6 +102,7 @@ class Corpus:
     """Every chunk's :func:`chunk_words`, precomputed (the search cache's); None: from the
     text when asked."""
     _file_words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _words: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
     _older: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     _kept: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
@@ -119,7 +116,10 @@ class Corpus:
         """:func:`chunk_words` of a chunk."""
         if self.word_sets is not None:
             return self.word_sets.of(chunk_id)
-        return chunk_words(self.contents[chunk_id])
+        found = self._words.get(chunk_id)
+        if found is None:
+            found = self._words[chunk_id] = chunk_words(self.contents[chunk_id])
+        return found
 
     def file_positions(self) -> np.ndarray:
         """Each chunk's place in its file (0 for the first), found once per index."""

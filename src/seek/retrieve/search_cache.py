@@ -92,15 +92,20 @@ class SearchData:
     vectors: np.ndarray  # float32 unit rows, sorted by chunk
     chunk_first_row: np.ndarray  # int64
     postings: Postings
-    word_sets: WordSets
+    word_sets: WordSets | None
+    """None: each chunk's words are derived from its text when the ranker asks (a corpus
+    question's pool, where only the top files' chunks are ever asked)."""
 
     @property
     def chunk_rows(self) -> np.ndarray:
         return np.diff(np.append(self.chunk_first_row, len(self.vectors)))
 
     @classmethod
-    def from_rows(cls, data: dict[str, Any]) -> SearchData:
-        """From :meth:`ChunkTable.load_all`'s columns (rows in any order)."""
+    def from_rows(cls, data: dict[str, Any], pool: bool = False) -> SearchData:
+        """From :meth:`ChunkTable.load_all`'s columns (rows in any order). ``pool``: one
+        corpus question's candidate files (:mod:`seek.corpus.search`), whose keyword scores
+        come from LanceDB: no BM25 postings, and word sets left to the ranker (building
+        both for every pool chunk was half of a 1M-chunk corpus question's CPU time)."""
         first_rows = [i for i, part in enumerate(data["part"]) if part == 0]
         paths = [data["path"][i] for i in first_rows]
         chunk_of_key = {(data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)}
@@ -122,8 +127,8 @@ class SearchData:
             contents=contents,
             vectors=vectors,
             chunk_first_row=np.searchsorted(row_chunk[order], np.arange(len(paths))),
-            postings=Postings.build([data["keywords"][i] for i in first_rows]),
-            word_sets=WordSets.build(contents),
+            postings=Postings.build([] if pool else [data["keywords"][i] for i in first_rows]),
+            word_sets=None if pool else WordSets.build(contents),
         )
 
 
@@ -198,6 +203,8 @@ def _write_folder(folder: Path, key: str, data: SearchData, table_dir: Path) -> 
     _save_npz(folder, "keywords.npz", starts=p.starts, docs=p.docs, freqs=p.freqs,
               lengths=p.lengths)  # fmt: skip
     w = data.word_sets
+    if w is None:  # only a corpus question's pool lacks them, and a pool is never cached
+        raise ValueError("search data without word sets cannot be cached")
     _save_npz(folder, "words.npz", starts=w.starts, ids=w.ids)
     strings = {"paths": unique_paths, "terms": list(p.terms), "words": list(w.words)}
     _write_bytes(folder / "strings.json", json.dumps(strings).encode("utf-8", "surrogatepass"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import count
 
 import numpy as np
@@ -17,9 +18,11 @@ from seek.retrieve.signals import english_stem
 from seek.text import IDENTIFIER, split_identifier
 
 
-def _identifier_words(token: str) -> set[str]:
-    """What :func:`chunk_words` takes from one identifier, stemmed."""
-    return {english_stem(w) for w in (token.lower(), *split_identifier(token))}
+@lru_cache(maxsize=65_536)
+def identifier_words(token: str) -> frozenset[str]:
+    """What :func:`chunk_words` takes from one identifier, stemmed (cached: code repeats its
+    identifiers, and a corpus question derives the words of its pool's chunks afresh)."""
+    return frozenset(english_stem(w) for w in (token.lower(), *split_identifier(token)))
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class WordSets:
             per_chunk.append(len(found))
         word_ids: dict[str, int] = {}
         expansions = [
-            [word_ids.setdefault(w, len(word_ids)) for w in _identifier_words(raw)]
+            [word_ids.setdefault(w, len(word_ids)) for w in identifier_words(raw)]
             for raw in raw_code
         ]
         sizes = np.array([len(e) for e in expansions], dtype=np.int64)
