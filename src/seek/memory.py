@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 from functools import lru_cache
 
@@ -44,11 +45,23 @@ M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
 ARENAS = 2
 
 
+ARROW_POOL = "system"
+
+
 def limit_malloc_arenas() -> bool:
-    """Cap glibc's malloc arenas for this process; call before its threads start. A server's
-    request and update threads each get an arena of their own (up to 8 per core), and each
-    fragments on its own, so a long run's free memory is scattered over many heaps that
-    ``malloc_trim`` only partly returns. Returns whether the C library took it."""
+    """Cap glibc's malloc arenas for this process, and send Arrow's allocations to that same
+    malloc; call before its threads start and before pyarrow is imported. A server's request
+    and update threads each get an arena of their own (up to 8 per core), and each fragments
+    on its own, so a long run's free memory is scattered over many heaps that
+    ``malloc_trim`` only partly returns. Returns whether the C library took the cap.
+
+    Arrow (under LanceDB's reads: the search cache is rebuilt from the table after every
+    update) allocates from its own mimalloc by default, a third allocator that keeps what it
+    freed, per thread, and that ``malloc_trim`` cannot reach: in a ``seek serve`` soak its
+    1 GiB reservation held 22-27 MiB resident while Arrow had 0 bytes allocated (every
+    sample, 23,000-38,000 requests; bench/README.md, "Soak", round six). An explicit
+    ``ARROW_DEFAULT_MEMORY_POOL`` wins."""
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", ARROW_POOL)
     if not sys.platform.startswith("linux"):
         return False
     try:
