@@ -84,7 +84,12 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         with b.lock:
             b.requests.append(
-                {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                {
+                    "path": self.path,
+                    "body": body,
+                    "auth": self.headers.get("Authorization"),
+                    "content_type": self.headers.get("Content-Type"),
+                }  # fmt: skip
             )
             number = len(b.requests)
         if b.on_request is not None:

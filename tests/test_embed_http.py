@@ -309,12 +309,37 @@ def test_a_negative_retry_after_means_no_wait():
     assert clock.slept == [0.0]
 
 
-@pytest.mark.parametrize("concurrency", [1, 3])
-def test_requests_in_flight_follow_embed_concurrency(concurrency):
+@pytest.mark.parametrize(("concurrency", "texts"), [(1, 6), (2, 4), (2, 12), (4, 12)])
+def test_requests_in_flight_follow_embed_concurrency(concurrency, texts):
+    """README: "up to 4 requests in flight" (``embed_concurrency``): as many as there are
+    batches, never more than the setting."""
     with serve(Behaviour(hang_s=0.2)) as (url, b):
-        make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:6])
-    assert (b.max_in_flight == 1) is (concurrency == 1)
-    assert b.max_in_flight <= concurrency
+        vectors = make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:texts])
+    assert b.max_in_flight == min(concurrency, texts // 2)
+    assert np.allclose(vectors[texts - 1], vector_for(TEXTS[texts - 1], 8))
+
+
+@pytest.mark.parametrize(("batch_size", "sizes"), [(1, [1, 1, 1]), (2, [2, 1]), (0, [1, 1, 1])])
+def test_texts_go_in_batches_of_embed_batch_size(batch_size, sizes):
+    with serve() as (url, b):
+        make("ollama", url, batch_size=batch_size, concurrency=1).embed(TEXTS[:3])
+    inputs = [r["body"]["input"] for r in b.requests]
+    assert [len(x) if isinstance(x, list) else 1 for x in inputs] == sizes
+
+
+def test_nothing_to_embed_sends_nothing():
+    with serve() as (url, b):
+        vectors = make("ollama", url).embed([])
+    assert len(vectors) == 0 and vectors.dtype == np.float32
+    assert b.requests == []
+
+
+def test_requests_are_declared_json():
+    """Servers that parse by media type (FastAPI's, OpenAI's) need ``application/json``."""
+    with serve() as (url, b):
+        make("openai", url).embed(TEXTS[:3])
+        make("ollama", url).embed(TEXTS[:1])
+    assert [r["content_type"] for r in b.requests] == ["application/json"] * 2
 
 
 def test_server_errors_a_user_can_act_on():
