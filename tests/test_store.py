@@ -193,6 +193,24 @@ def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
     assert first.parent == second.parent == (tmp_path / "home").resolve()
     assert first.name.startswith("my_proj_-") and len(first.name) == len("my_proj_-") + 12
     assert first != second and index_dir_for(one / ".." / "my proj!", settings) == first
+    upper = tmp_path / "MyProject"
+    upper.mkdir()
+    assert index_dir_for(upper, settings).name.startswith("MyProject-")
+
+
+def test_the_index_home_is_the_os_cache_folder_without_a_home_setting(tmp_path, monkeypatch):
+    """README "Where the index lives": ``$SEEK_HOME`` or the OS cache folder (``~/.cache/seek``
+    on Linux)."""
+    from seek.settings import load_settings
+    from seek.store.location import seek_home
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = load_settings(overrides={}, env={}, user_config=tmp_path / "none.toml")
+    assert settings.home == ""
+    assert seek_home(settings) == tmp_path / ".cache" / "seek"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert seek_home(settings) == tmp_path / "cache" / "seek"
 
 
 def test_load_all_has_the_same_columns_with_or_without_rows(tmp_path):
