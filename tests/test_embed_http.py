@@ -38,6 +38,7 @@ def test_happy_path_batches_of_16(provider):
     with serve() as (url, b):
         vectors = make(provider, url).embed(TEXTS)
     assert vectors.shape == (40, 8)
+    assert vectors.dtype == np.float32  # README "Library": embed(texts) -> float32 array
     assert np.allclose(vectors[7], vector_for("text number 7", 8))  # openai order restored
     lists = [r["body"]["input"] for r in b.requests]
     assert sorted(len(x) for x in lists) == [8, 16, 16]
@@ -46,6 +47,7 @@ def test_happy_path_batches_of_16(provider):
     }
     assert all(r["auth"] is None for r in b.requests)  # no key, no header
     assert ("stream" in b.requests[0]["body"]) is (provider == "ollama")
+    assert b.requests[0]["body"].get("stream", False) is False  # one answer, not a stream
 
 
 def test_a_single_text_is_sent_as_a_plain_string():
@@ -365,10 +367,19 @@ def test_the_switch_to_single_texts_is_logged_with_its_reason(caplog):
     with caplog.at_level("INFO", logger="seek.embed.http"):
         with serve(Behaviour(refuse_lists=True)) as (url, _):
             make("ollama", url, concurrency=1).embed(TEXTS[:2])
-        with serve(Behaviour(wrong_count=True)) as (url, _):
-            make("ollama", url, concurrency=1).embed(TEXTS[:3])
-    assert "a list was refused with HTTP 400; sending one text per request" in caplog.text
-    assert "2 vectors came back for 3 texts; sending one text per request" in caplog.text
+        with serve(Behaviour(wrong_count=True)) as (other, _):
+            make("ollama", other, concurrency=1).embed(TEXTS[:3])
+    assert caplog.messages == [
+        f"{url}: a list was refused with HTTP 400; sending one text per request from now on",
+        f"{other}: 2 vectors came back for 3 texts; sending one text per request from now on",
+    ]
+
+
+def test_vectors_of_different_lengths_are_a_clear_error():
+    with serve(Behaviour(ragged=True)) as (url, _):
+        with pytest.raises(EmbeddingError) as error:
+            make("ollama", url).embed(TEXTS[:3])
+    assert str(error.value) == f"{url} returned vectors of different lengths [7, 8]"
 
 
 def test_a_5xx_to_a_list_is_not_taken_for_a_refusal_of_lists():
