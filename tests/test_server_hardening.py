@@ -171,3 +171,120 @@ def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, 
     user = seek_home / "config.toml"
     user.write_text('serve_hosts = ["seek.team.example"]\n')
     assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.team.example",)
+
+
+# -- the request guard's rules one by one (README "Security"; seek.serving.guard) ----------
+
+
+def test_host_names_and_ports_are_read_as_a_host_header_writes_them():
+    from seek.serving.guard import address_name, split_host
+
+    assert split_host(" LocalHost:8080 ") == ("localhost", 8080)
+    assert split_host("example.org") == ("example.org", None)
+    assert split_host("[::1]:9000") == ("[::1]", 9000)
+    assert split_host("[::1]") == ("[::1]", None)
+    assert split_host("[::1]:") == ("[::1]", None)
+    for bad in ("[::1]x", "[::1]:x", "host:8o", "host:123456", "host:-1"):
+        with pytest.raises(ValueError):
+            split_host(bad)
+    assert address_name("::1") == "[::1]" and address_name("fe80::1") == "[fe80::1]"
+    assert address_name("192.168.1.5") == "192.168.1.5"
+    assert address_name("My-Host") == "my-host"
+
+
+def guard(**policy):
+    from seek.serving.guard import GuardPolicy, RequestGuard
+
+    return RequestGuard(lambda scope, receive, send: None, GuardPolicy(**policy))
+
+
+def test_the_address_the_connection_came_in_on_is_accepted_with_its_port():
+    """README: the Host must name loopback or the address the connection came in on, with
+    the server's port, or a name in ``serve_hosts``."""
+    lan = ("192.168.1.5", 8000)
+    allowed = guard().host_allowed
+    assert allowed("192.168.1.5:8000", lan) and allowed("192.168.1.5", lan)
+    assert allowed("localhost:8000", lan) and allowed("[::1]:8000", lan)
+    assert not allowed("192.168.1.5:8001", lan) and not allowed("192.168.1.6:8000", lan)
+    assert not allowed("192.168.1.5:8000", ("127.0.0.1", 8000))
+    assert allowed("[fe80::1]:8000", ("fe80::1", 8000))
+    assert allowed("localhost:1234", None)  # no known port: the name decides
+    assert not allowed("", lan) and not allowed("localhost:x", lan)
+
+
+def test_serve_hosts_names_are_matched_with_or_without_their_port():
+    allowed = guard(extra_hosts=(" Seek.Team.Example ", "proxy.example:8443", " ")).host_allowed
+    server = ("10.0.0.2", 8000)
+    assert allowed("seek.team.example", server) and allowed("SEEK.team.example:80", server)
+    assert allowed("proxy.example:8443", server)
+    assert not allowed("proxy.example:9999", server) and not allowed("proxy.example", server)
+    assert not allowed("", server)
+
+
+def test_cors_for_a_configured_origin_and_its_preflight(config):
+    """A page at a ``serve_origins`` origin may send a token and a JSON body: the preflight
+    allows both headers, and every answer names the origin and varies on it."""
+    config.origins = ("HTTPS://App.Example/",)
+    config.token = "s3cret"
+    origin = {"Origin": "https://app.example"}
+    with running(config) as url:
+        preflight = httpx.options(
+            f"{url}/v1/search", headers={**origin, "Access-Control-Request-Method": "POST"}
+        )
+        answer = httpx.post(f"{url}/v1/search", json={"query": ""}, headers={
+            **origin, "Authorization": "Bearer s3cret"})  # fmt: skip
+        refused = httpx.post(f"{url}/v1/search", json={"query": ""}, headers=origin)
+        other = httpx.options(f"{url}/v1/search", headers={"Origin": "https://other.example"})
+    assert preflight.status_code == 204  # without the token: a browser sends none here
+    allowed_headers = {
+        h.strip().lower() for h in preflight.headers["access-control-allow-headers"].split(",")
+    }  # noqa: E501
+    assert {"authorization", "content-type"} <= allowed_headers
+    assert {"GET", "POST"} <= {
+        m.strip() for m in preflight.headers["access-control-allow-methods"].split(",")
+    }  # noqa: E501
+    for reply in (preflight, answer):
+        assert reply.headers["access-control-allow-origin"] == "https://app.example"
+        assert reply.headers["vary"] == "Origin"
+    assert answer.status_code == 400  # through the guard: the empty query is the complaint
+    assert refused.status_code == 401
+    assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+
+
+def test_refusals_say_what_to_do(config):
+    with running(config) as url:
+        host = httpx.get(f"{url}/v1/status", headers={"Host": "evil.example"})
+        origin = httpx.get(f"{url}/v1/status", headers={"Origin": "http://evil.example"})
+        sneaky = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "cross-site"})
+        same_site = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "same-origin"})
+        put = httpx.put(f"{url}/v1/search", content=b"{}", headers={"Content-Type": "text/plain"})
+        patch = httpx.patch(f"{url}/v1/search", content=b"{}")
+        mixed_case = {"Content-Type": "Application/JSON ; charset=utf-8"}
+        upper = httpx.post(f"{url}/v1/search", content=b'{"query": ""}', headers=mixed_case)
+    assert host.json() == {"error": {"code": "bad_host", "message": (
+        "Host 'evil.example' is not an address of this server; add it to the serve_hosts "
+        "setting if you reach the server under that name")}}  # fmt: skip
+    assert origin.status_code == 403 and origin.json() == {"error": {
+        "code": "cross_origin", "message": "requests from the web page 'http://evil.example' "
+        "are refused; add it to the serve_origins setting to allow it"}}  # fmt: skip
+    assert sneaky.status_code == 403 and sneaky.json()["error"]["code"] == "cross_origin"
+    assert same_site.status_code == 200
+    for reply in (put, patch):
+        assert reply.status_code == 415 and reply.json()["error"] == {
+            "code": "unsupported_media_type",
+            "message": "request bodies must be sent as Content-Type: application/json"}  # fmt: skip
+    assert upper.status_code == 400  # media types are case-insensitive: parsed
+
+
+def test_the_token_is_checked_in_constant_form_and_the_scheme_in_any_case(config):
+    config.token = "s3cret"
+    with running(config) as url:
+        lower = httpx.get(f"{url}/v1/status", headers={"Authorization": "bearer s3cret"})
+        longer = httpx.get(f"{url}/v1/status", headers={"Authorization": "Bearer s3cret2"})
+        bare = httpx.get(f"{url}/v1/status", headers={"Authorization": "s3cret"})
+        basic = httpx.get(f"{url}/v1/status", headers={"Authorization": "Basic s3cret"})
+    assert lower.status_code == 200
+    for reply in (longer, bare, basic):
+        assert reply.status_code == 401 and reply.json() == {"error": {
+            "code": "unauthorized",
+            "message": "a valid `Authorization: Bearer <token>` is required"}}  # fmt: skip
