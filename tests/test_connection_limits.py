@@ -84,7 +84,20 @@ def is_open(sock: socket.socket) -> bool:
         sock.setblocking(True)
 
 
-def test_over_the_cap_the_connection_that_waited_longest_is_closed(config):
+@pytest.fixture
+def log_room(monkeypatch):
+    """Room in the log rate limit, whatever tests before this one logged."""
+    monkeypatch.setattr(connections, "_limit", connections._RateLimit(100.0))
+
+
+def warnings_of(caplog) -> list[str]:
+    """What ``seek serve`` logged, failing on any error (a callback that raised)."""
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    return [r.getMessage() for r in caplog.records if r.name == "seek.serve"]
+
+
+def test_over_the_cap_the_connection_that_waited_longest_is_closed(config, caplog, log_room):
+    caplog.set_level(logging.WARNING)
     with running(config, max_connections=3) as url:
         port = port_of(url)
         slow = []
@@ -104,6 +117,7 @@ def test_over_the_cap_the_connection_that_waited_longest_is_closed(config):
             newcomer.close()
             for sock in slow:
                 sock.close()
+    assert warnings_of(caplog) == ["4 connections are open: closing the one that waited longest"]
 
 
 def test_over_the_cap_with_every_request_running_the_newcomer_is_closed(config):
@@ -122,9 +136,10 @@ def test_over_the_cap_with_every_request_running_the_newcomer_is_closed(config):
                 sock.close()
 
 
-def test_after_a_response_the_next_head_is_timed_too(config):
+def test_after_a_response_the_next_head_is_timed_too(config, caplog, log_room):
     """A keep-alive connection that answers one request and then sends nothing is closed
     after the header timeout (here 1 s), not only after the 5 s keep-alive."""
+    caplog.set_level(logging.WARNING)
     with running(config, header_timeout_s=1.0) as url:
         sock = socket.create_connection(("127.0.0.1", port_of(url)), timeout=10)
         try:
@@ -135,6 +150,8 @@ def test_after_a_response_the_next_head_is_timed_too(config):
             assert time.monotonic() - started < 3.5
         finally:
             sock.close()
+        time.sleep(0.1)  # the server's side of the close has run
+    assert warnings_of(caplog) == ["closed a connection that sent no request head in 1 s"]
 
 
 def closed_within_draining(sock: socket.socket, seconds: float) -> bool:
