@@ -270,3 +270,20 @@ def test_a_team_search_does_not_ask_the_servers_own_team(make_tree, seek_home):
             assert relayed.status_code == 200 and asked == []
             own = httpx.post(f"{url}/v1/search", json={"query": "retries"}, timeout=60)
             assert own.status_code == 200 and asked == ["1"]
+
+
+def test_serve_hosts_and_origins_come_from_the_users_settings(make_tree, monkeypatch, tmp_path):
+    """README "Security": a name in `serve_hosts` is accepted in `Host`, beyond loopback the
+    machine's host name too; `serve_origins` get CORS. Both from the user's settings."""
+    root = make_tree(SMALL_PROJECT)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("SEEK_TOKEN", "s3cret")
+    overrides = {"home": str(tmp_path / "h"), "serve_hosts": "seek.team.example",
+                 "serve_origins": "https://app.example"}  # fmt: skip
+    local = server_module.serve_config("127.0.0.1", (root,), overrides)
+    assert local.hosts == ("seek.team.example",)
+    assert local.origins == ("https://app.example",)
+    shared = server_module.serve_config("0.0.0.0", (root,), overrides)
+    assert shared.hosts[0] == "seek.team.example"
+    assert set(shared.hosts[1:]) == {socket.gethostname(), socket.getfqdn()}
+    assert shared.origins == ("https://app.example",)

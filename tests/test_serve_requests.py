@@ -103,3 +103,50 @@ def test_focus_budget_and_rebuild_reach_the_library(served):
 )  # fmt: skip
 def test_loopback_addresses(host, loopback):
     assert is_loopback(host) is loopback
+
+
+def test_focus_changes_what_is_found(served):
+    """README "HTTP API": `focus` files get passes of their own (here the retry module, which
+    the query alone does not reach)."""
+    url, _ = served
+
+    def paths(**extra):
+        body = {"query": "HttpClient", "k": 2, **extra}
+        answer = httpx.post(f"{url}/v1/search", json=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return [hit["path"] for hit in answer.json()["hits"]]
+
+    assert "src/retry.py" not in paths()
+    assert "src/retry.py" in paths(focus=["src/retry.py"])
+
+
+def test_focus_limits_at_their_exact_values(served):
+    url, _ = served
+
+    def status(focus):
+        body = {"query": "HttpClient", "k": 1, "focus": focus}
+        return httpx.post(f"{url}/v1/search", json=body, timeout=60).status_code
+
+    assert status([f"src/f{i}.py" for i in range(50)]) == 200
+    assert status([f"src/f{i}.py" for i in range(51)]) == 400
+    assert status(["a" * 4096]) == 200
+    assert status(["a" * 4097]) == 400
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"query": "x", "path": "src\\u0000"}', "path must not contain NUL characters"),
+        (b'{"query": "x", "focus": ["a\\u0000"]}', "focus must not contain NUL characters"),
+        (
+            b'{"query": "x\\ud800"}',
+            "query holds invalid Unicode (a lone surrogate such as \\ud800)",
+        ),
+    ],
+)
+def test_odd_text_is_refused_naming_the_field(served, body, message):
+    url, _ = served
+    answer = httpx.post(f"{url}/v1/search", content=body,
+                        headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
+    assert answer.status_code == 400
+    assert answer.json() == {"error": {"code": "bad_request", "message": message}}
