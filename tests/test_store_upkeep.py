@@ -334,3 +334,48 @@ def test_lancedb_log_lines_are_errors_only_unless_asked(tmp_path, monkeypatch):
 def test_a_local_store_names_its_folder_in_messages(tmp_path):
     store = LocalIndexStore(tmp_path / "idx")
     assert store.location == str(tmp_path / "idx")  # IndexStore.location: "for messages"
+
+
+def test_a_second_writer_is_refused_at_once_and_told_who_writes(tmp_path):
+    """README "Where the index lives": only one process writes an index at a time (a second
+    one is told who holds it); by default it does not wait."""
+    from seek.errors import IndexLockedError
+
+    with WriterLock(tmp_path, "seek index /work/project"):
+        started = time.monotonic()
+        try:
+            WriterLock(tmp_path, "seek watch").__enter__()
+        except IndexLockedError as exc:
+            refused = str(exc)
+        else:
+            raise AssertionError("a second writer got the lock")
+        assert time.monotonic() - started < 0.9
+    prefix = f"the index is being written by pid {os.getpid()} (seek index /work/project) on "
+    assert refused.startswith(prefix)
+    assert refused.endswith("; wait for it to finish or stop it")
+
+
+def test_a_lock_taken_without_a_command_names_the_program_and_its_command(tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/usr/bin/seek", "watch", "--quiet"])
+    with WriterLock(tmp_path, ""):
+        assert describe_holder(tmp_path).startswith(f"pid {os.getpid()} (/usr/bin/seek watch) on ")
+
+
+def test_the_index_folder_may_be_deleted_while_the_lock_is_held(tmp_path):
+    """README: deleting the index folder is always safe - also during a run."""
+    import shutil
+
+    index_dir = tmp_path / "index"
+    with WriterLock(index_dir, "seek index"):
+        shutil.rmtree(index_dir)
+    assert not index_dir.exists()
+
+
+def test_vectors_are_stored_as_float32_whatever_they_came_as(tmp_path):
+    """A provider package may hand back float64 vectors: they are stored as float32, not as
+    their bytes reread."""
+    batch = rows(["a.py", "b.py"])
+    batch.vectors = batch.vectors.astype(np.float64)
+    table = ChunkTable(tmp_path, "current")
+    table.replace_files([], batch)
+    assert np.array_equal(table.load_all()["vectors"], np.eye(4, dtype=np.float32)[[0, 1]])
