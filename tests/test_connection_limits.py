@@ -267,8 +267,10 @@ def test_error_logs_are_rate_limited(monkeypatch):
     assert first.getMessage() == "after the burst (2 similar lines dropped)"
     assert not keep.filter(record("again"))
     clock.now += 100  # a long quiet spell refills one second's worth, not 400 lines
-    passed = [keep.filter(record(f"later {i}")) for i in range(6)]
-    assert passed == [True] * 4 + [False] * 2
+    later = [record(f"later {i}") for i in range(6)]
+    assert [keep.filter(line) for line in later] == [True] * 4 + [False] * 2
+    assert later[0].getMessage() == "later 0 (1 similar lines dropped)"
+    assert later[1].getMessage() == "later 1"  # counted once, then from zero
 
 
 def test_error_logs_are_one_line_without_a_traceback(monkeypatch):
@@ -280,6 +282,11 @@ def test_error_logs_are_one_line_without_a_traceback(monkeypatch):
     assert connections.OneLineRateLimited().filter(line)
     assert line.getMessage() == "request from 127.0.0.1 failed: ValueError: bad thing"
     assert line.exc_info is None and line.exc_text is None and line.stack_info is None
+    unraised = ValueError("never raised")  # an exception without a traceback
+    quiet = logging.LogRecord("seek.serve", logging.ERROR, __file__, 1, "closing", (),
+                              (ValueError, unraised, None))  # fmt: skip
+    assert connections.OneLineRateLimited().filter(quiet)
+    assert quiet.getMessage() == "closing: ValueError: never raised" and quiet.exc_info is None
     long = record("x" * 1000)
     assert connections.OneLineRateLimited().filter(long)
     assert len(long.getMessage()) == 300
