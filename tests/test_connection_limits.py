@@ -63,12 +63,23 @@ def test_the_documented_limits():
     assert connections.HEADER_TIMEOUT_S == 10
     assert connections.KEEP_ALIVE_S == 5
     assert connections.MAX_CONNECTIONS == 1_000
-    settings = connections.uvicorn_config(object(), "127.0.0.1", 0)
+    settings = connections.uvicorn_config(object(), "10.1.2.3", 8765)
+    assert (settings.host, settings.port) == ("10.1.2.3", 8765)
     assert settings.timeout_keep_alive == 5
     assert issubclass(settings.http, connections.GuardedH11Protocol)
     assert settings.http.header_timeout_s == 10
     assert settings.http.max_connections == connections.connection_cap()
     assert settings.backlog == min(2048, settings.http.max_connections)
+    # warnings and errors, not a line per request; a caller may ask for less
+    assert settings.log_level == "warning"
+    assert connections.uvicorn_config(object(), "::1", 1, log_level="error").log_level == "error"
+
+
+def test_the_server_takes_the_cap_under_a_low_descriptor_limit(monkeypatch):
+    monkeypatch.setattr(connections, "resource", FakeResource(192, 192))
+    settings = connections.uvicorn_config(object(), "127.0.0.1", 8765)
+    assert settings.http.max_connections == 192 - connections.SPARE_FDS
+    assert settings.backlog == 192 - connections.SPARE_FDS
 
 
 def is_open(sock: socket.socket) -> bool:
