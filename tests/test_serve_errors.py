@@ -73,6 +73,7 @@ def test_a_served_workspace_that_vanished_is_404(make_tree, seek_home):
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
     assert answer.status_code == 404
     assert "does not exist" in error_of(answer)
+    assert answer.json()["error"]["code"] == "no_workspace"  # README "HTTP API"
 
 
 def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, seek_home):
@@ -84,6 +85,7 @@ def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, s
             answer = httpx.post(f"{url}/v1/index", json={}, timeout=60)
     assert answer.status_code == 409
     assert f"pid {os.getpid()} (seek index (elsewhere))" in error_of(answer)
+    assert answer.json()["error"]["code"] == "locked"  # README "HTTP API"
 
 
 def test_a_seek_error_is_422_with_its_message_not_a_traceback(make_tree, seek_home):
@@ -92,6 +94,7 @@ def test_a_seek_error_is_422_with_its_message_not_a_traceback(make_tree, seek_ho
     with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
     assert answer.status_code == 422
+    assert answer.json()["error"]["code"] == "seek_error"  # README "HTTP API"
     message = error_of(answer)
     assert "no-such-provider" in message and "Traceback" not in answer.text
 
