@@ -224,9 +224,9 @@ def test_serve_hosts_names_are_matched_with_or_without_their_port():
 def test_cors_for_a_configured_origin_and_its_preflight(config):
     """A page at a ``serve_origins`` origin may send a token and a JSON body: the preflight
     allows both headers, and every answer names the origin and varies on it."""
-    config.origins = ("HTTPS://App.Example/",)
+    config.origins = (" HTTPS://App.Example.BOX/ ",)  # spelled loosely in the settings
     config.token = "s3cret"
-    origin = {"Origin": "https://app.example"}
+    origin = {"Origin": "https://app.example.box"}
     with running(config) as url:
         preflight = httpx.options(
             f"{url}/v1/search", headers={**origin, "Access-Control-Request-Method": "POST"}
@@ -244,7 +244,7 @@ def test_cors_for_a_configured_origin_and_its_preflight(config):
         m.strip() for m in preflight.headers["access-control-allow-methods"].split(",")
     }  # noqa: E501
     for reply in (preflight, answer):
-        assert reply.headers["access-control-allow-origin"] == "https://app.example"
+        assert reply.headers["access-control-allow-origin"] == "https://app.example.box"
         assert reply.headers["vary"] == "Origin"
     assert answer.status_code == 400  # through the guard: the empty query is the complaint
     assert refused.status_code == 401
