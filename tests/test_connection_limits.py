@@ -298,6 +298,9 @@ def test_error_logs_are_one_line_without_a_traceback(monkeypatch):
                               (ValueError, unraised, None))  # fmt: skip
     assert connections.OneLineRateLimited().filter(quiet)
     assert quiet.getMessage() == "closing: ValueError: never raised" and quiet.exc_info is None
+    spread = record("%s failed: %s", args=("GET /v1/status", "RuntimeError: two\nlines"))
+    assert connections.OneLineRateLimited().filter(spread)
+    assert spread.getMessage() == "GET /v1/status failed: RuntimeError: two lines"
     long = record("x" * 1000)
     assert connections.OneLineRateLimited().filter(long)
     assert len(long.getMessage()) == 300

@@ -62,8 +62,44 @@ def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, mon
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
         elapsed = time.monotonic() - started
     assert answer.status_code == 504
-    assert "0.5 s" in error_of(answer)
+    assert answer.json()["error"]["code"] == "timeout"  # README "HTTP API"
+    assert error_of(answer) == "the request took longer than 0.5 s"
     assert elapsed < 2.5  # answered at the limit, not when the work finished
+
+
+def test_the_time_limit_has_no_grace(make_tree, seek_home, monkeypatch):
+    """Work that outlasts the limit by a little is cut at the limit too."""
+    root = make_tree(SMALL_PROJECT)
+    with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
+        assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
+        behaviour.hang_s = 0.6
+        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.2)
+        answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
+    assert answer.status_code == 504, answer.text
+
+
+def test_an_unexpected_failure_is_500_without_a_traceback(make_tree, seek_home, monkeypatch,
+                                                          caplog):  # fmt: skip
+    """README "HTTP API": `internal` (500, never with a traceback); the server logs one line
+    naming the request and the failure."""
+    from seek.serving import connections
+    from seek.workspace import Workspaces
+
+    def broken(self, root):
+        raise RuntimeError("disk on fire\n  at /secret/place")
+
+    monkeypatch.setattr(Workspaces, "status", broken)
+    monkeypatch.setattr(connections, "_limit", connections._RateLimit(100.0))
+    root = make_tree(SMALL_PROJECT)
+    with caplog.at_level("ERROR", logger="seek.serve"):
+        with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
+            answer = httpx.get(f"{url}/v1/status", timeout=30)
+    assert answer.status_code == 500
+    assert answer.json() == {
+        "error": {"code": "internal", "message": "internal error (RuntimeError)"}
+    }
+    lines = [r.getMessage() for r in caplog.records if r.name == "seek.serve"]
+    assert lines == ["GET /v1/status failed: RuntimeError: disk on fire at /secret/place"]
 
 
 def test_a_served_workspace_that_vanished_is_404(make_tree, seek_home):
