@@ -14,6 +14,7 @@ import time
 import httpx
 import pytest
 from seek_server import running
+from test_slow_clients import closed_within, half_sent
 
 from seek.serving import connections
 from seek.web import api as server
@@ -32,13 +33,6 @@ def port_of(url: str) -> int:
     return int(url.rsplit(":", 1)[1])
 
 
-def half_sent(port: int) -> socket.socket:
-    """A connection that sent part of a request head (a slow client)."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    sock.sendall(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-    return sock
-
-
 def body_pending(port: int) -> socket.socket:
     """A connection whose request head is complete and whose body is still to come (a request
     the app is running)."""
@@ -46,16 +40,6 @@ def body_pending(port: int) -> socket.socket:
     sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                  b"Content-Type: application/json\r\nContent-Length: 40\r\n\r\n{")  # fmt: skip
     return sock
-
-
-def closed_within(sock: socket.socket, seconds: float) -> bool:
-    sock.settimeout(seconds)
-    try:
-        return sock.recv(100) == b""
-    except TimeoutError:
-        return False
-    except ConnectionResetError:
-        return True
 
 
 def test_the_documented_limits():
