@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -263,3 +264,30 @@ def test_vector_search_filters_before_ranking(tmp_path):
     assert [h.path for h in table.vector_search(query, 1, paths=["far.py"])] == ["far.py"]
     assert len(table.vector_search(query, 1)) == 1 and table.vector_search(query, 0) == []
     assert len(table.vector_search(query, 10)) == 4
+
+
+def test_retired_tables_and_the_table_name_survive_a_round_trip(tmp_path):
+    """manifest.py: a rebuild's table replaces the old one, which is listed in ``retired``
+    with the time until a later run drops it."""
+    manifest = Manifest(model="m", table="chunks_1a2b", retired={"chunks_0f1e": 1767000000000})
+    save_manifest(tmp_path, manifest)
+    loaded = load_manifest(tmp_path)
+    assert loaded.table == "chunks_1a2b" and loaded.retired == {"chunks_0f1e": 1767000000000}
+
+
+@pytest.mark.parametrize("table", ["../elsewhere", "chunks/x", "", 5])
+def test_a_manifest_naming_a_table_outside_the_index_is_not_followed(tmp_path, caplog, table):
+    """A table name becomes a folder name: one that could leave the index folder (or is not
+    a name at all) makes the manifest unusable, said in the warning with the file's path."""
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({**Manifest(model="m").to_json(), "table": table}))
+    with caplog.at_level("WARNING"):
+        assert load_manifest(tmp_path) == Manifest()
+    assert f"manifest {path} is malformed (bad table name {table!r})" in caplog.text
+
+
+def test_an_unreadable_manifest_is_named_in_the_warning(tmp_path, caplog):
+    (tmp_path / "manifest.json").write_text("{not json")
+    with caplog.at_level("WARNING"):
+        load_manifest(tmp_path)
+    assert f"manifest {tmp_path / 'manifest.json'} is unreadable (" in caplog.text
