@@ -46,6 +46,26 @@ def test_bad_requests_are_400_with_a_message(served, route, body, fragment):
     answer = httpx.post(f"{url}/v1/{route}", json=body, timeout=30)
     assert answer.status_code == 400, answer.text
     assert fragment in answer.json()["error"]["message"]
+    # README "HTTP API": the code for programs
+    assert answer.json()["error"]["code"] == (
+        "too_long" if "limited" in fragment else "bad_request"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "error"),
+    [
+        (5, 400, {"code": "bad_request", "message": "path must be a string"}),
+        ("a" * 4097, 400, {"code": "too_long", "message": "paths are limited to 4096 characters"}),
+        ("a" * 4096, 403, {"code": "forbidden",
+                           "message": "path is not a workspace this server serves"}),
+    ],
+)  # fmt: skip
+def test_paths_are_checked_before_they_are_used(served, path, status, error):
+    url, _ = served
+    answer = httpx.post(f"{url}/v1/search", json={"query": "x", "path": path}, timeout=30)
+    assert answer.status_code == status
+    assert answer.json() == {"error": error}
 
 
 def test_limits_at_their_exact_values(served):
