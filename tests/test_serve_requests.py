@@ -2,6 +2,8 @@
 bodies to 64 KiB, queries to 2,000 characters, `k` 1-50, errors as
 ``{"error": {"code", "message"}}`` with status 400/403/413, never a traceback)."""
 
+import socket
+
 import httpx
 import pytest
 from conftest import SMALL_PROJECT
@@ -170,3 +172,21 @@ def test_odd_text_is_refused_naming_the_field(served, body, message):
                         headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
     assert answer.status_code == 400
     assert answer.json() == {"error": {"code": "bad_request", "message": message}}
+
+
+def test_a_body_declared_too_large_is_refused_before_it_is_read(served):
+    """64 KiB bodies (README "Security"): a declared length over it is answered at once, not
+    after the client has been waited for."""
+    url, _ = served
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        head = b"Content-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
+        sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head)
+        answer = b""
+        while b'"too_large"' not in answer:
+            piece = sock.recv(1000)
+            if not piece:
+                break
+            answer += piece
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert b'"too_large"' in answer
