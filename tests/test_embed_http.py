@@ -143,6 +143,9 @@ def test_errors_a_user_can_act_on():
         ("openai", "", "https://api.openai.com/v1/embeddings"),
         ("openai", "http://localhost:1234/v1", "http://localhost:1234/v1/embeddings"),
         ("openai", "http://h:8080/embedding", "http://h:8080/embedding"),
+        # an address that already names the route is used as it is
+        ("openai", "http://h/gateway/embeddings", "http://h/gateway/embeddings"),
+        ("ollama", "http://h/proxy/api/embed", "http://h/proxy/api/embed"),
     ],
 )
 def test_endpoints(provider, base, url):
