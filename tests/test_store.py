@@ -179,7 +179,9 @@ def test_unusable_manifests_are_reported_and_read_as_empty(tmp_path, caplog):
         caplog.clear()
         with caplog.at_level("WARNING"):
             assert load_manifest(tmp_path) == Manifest()
-        assert message in caplog.text and "the index will be rebuilt" in caplog.text, text
+        [line] = caplog.messages
+        assert line.startswith(f"manifest {path} {message}"), line
+        assert line.endswith("; the index will be rebuilt") and "(None)" not in line, line
 
 
 def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
@@ -283,11 +285,22 @@ def test_a_manifest_naming_a_table_outside_the_index_is_not_followed(tmp_path, c
     path.write_text(json.dumps({**Manifest(model="m").to_json(), "table": table}))
     with caplog.at_level("WARNING"):
         assert load_manifest(tmp_path) == Manifest()
-    assert f"manifest {path} is malformed (bad table name {table!r})" in caplog.text
+    assert caplog.messages == [
+        f"manifest {path} is malformed (bad table name {table!r}); the index will be rebuilt"
+    ]
 
 
 def test_an_unreadable_manifest_is_named_in_the_warning(tmp_path, caplog):
     (tmp_path / "manifest.json").write_text("{not json")
     with caplog.at_level("WARNING"):
         load_manifest(tmp_path)
-    assert f"manifest {tmp_path / 'manifest.json'} is unreadable (" in caplog.text
+    [line] = caplog.messages
+    assert line.startswith(f"manifest {tmp_path / 'manifest.json'} is unreadable (Expecting ")
+    assert line.endswith("); the index will be rebuilt")
+
+
+def test_a_manifest_is_saved_into_an_index_folder_not_made_yet(tmp_path):
+    """The first run under a new ``home``: neither it nor the index folder exist yet."""
+    index_dir = tmp_path / "new-home" / "project-0123456789ab"
+    save_manifest(index_dir, Manifest(model="m"))
+    assert load_manifest(index_dir).model == "m"
