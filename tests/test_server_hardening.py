@@ -1,6 +1,9 @@
 """``seek serve`` against a hostile web page and odd requests (issue 12, defects 1, 7, 8, 10):
 a real server on 127.0.0.1, raw headers where a browser would send them."""
 
+import json
+import socket
+
 import httpx
 import pytest
 from seek_server import running
@@ -234,6 +237,8 @@ def test_cors_for_a_configured_origin_and_its_preflight(config):
         answer = httpx.post(f"{url}/v1/search", json={"query": ""}, headers={
             **origin, "Authorization": "Bearer s3cret"})  # fmt: skip
         refused = httpx.post(f"{url}/v1/search", json={"query": ""}, headers=origin)
+        slash = {"Origin": "https://app.example.box/", "Authorization": "Bearer s3cret"}
+        slashed = httpx.get(f"{url}/v1/status", headers=slash)
         other = httpx.options(f"{url}/v1/search", headers={"Origin": "https://other.example"})
     assert preflight.status_code == 204  # without the token: a browser sends none here
     allowed_headers = {
@@ -247,6 +252,10 @@ def test_cors_for_a_configured_origin_and_its_preflight(config):
         assert reply.headers["access-control-allow-origin"] == "https://app.example.box"
         assert reply.headers["vary"] == "Origin"
     assert answer.status_code == 400  # through the guard: the empty query is the complaint
+    assert answer.headers["content-type"] == "application/json"  # the app's own headers kept
+    assert answer.json()["error"]["code"] == "bad_request"
+    assert slashed.status_code == 200
+    assert slashed.headers["access-control-allow-origin"] == "https://app.example.box"
     assert refused.status_code == 401
     assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
 
@@ -257,6 +266,10 @@ def test_refusals_say_what_to_do(config):
         origin = httpx.get(f"{url}/v1/status", headers={"Origin": "http://evil.example"})
         sneaky = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "cross-site"})
         same_site = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "same-origin"})
+        port = port_of(url)
+        own_name = httpx.get(f"http://localhost:{port}/v1/status",
+                             headers={"Origin": f"http://LocalHost:{port}"})  # fmt: skip
+        long_host = httpx.get(f"{url}/v1/status", headers={"Host": "h" * 300})
         put = httpx.put(f"{url}/v1/search", content=b"{}", headers={"Content-Type": "text/plain"})
         patch = httpx.patch(f"{url}/v1/search", content=b"{}")
         mixed_case = {"Content-Type": "Application/JSON ; charset=utf-8"}
@@ -267,8 +280,11 @@ def test_refusals_say_what_to_do(config):
     assert origin.status_code == 403 and origin.json() == {"error": {
         "code": "cross_origin", "message": "requests from the web page 'http://evil.example' "
         "are refused; add it to the serve_origins setting to allow it"}}  # fmt: skip
-    assert sneaky.status_code == 403 and sneaky.json()["error"]["code"] == "cross_origin"
+    assert sneaky.status_code == 403 and sneaky.json()["error"] == {
+        "code": "cross_origin", "message": "cross-site requests are refused"}  # fmt: skip
     assert same_site.status_code == 200
+    assert own_name.status_code == 200  # the page's own origin, named as the Host names it
+    assert long_host.json()["error"]["message"].startswith(f"Host {'h' * 100!r} is not")
     for reply in (put, patch):
         assert reply.status_code == 415 and reply.json()["error"] == {
             "code": "unsupported_media_type",
@@ -288,3 +304,30 @@ def test_the_token_is_checked_in_constant_form_and_the_scheme_in_any_case(config
         assert reply.status_code == 401 and reply.json() == {"error": {
             "code": "unauthorized",
             "message": "a valid `Authorization: Bearer <token>` is required"}}  # fmt: skip
+
+
+def test_a_request_without_a_host_is_refused_as_a_bad_host(config):
+    with running(config) as url:
+        with socket.create_connection(("127.0.0.1", port_of(url)), timeout=10) as sock:
+            sock.sendall(b"GET /v1/status HTTP/1.0\r\n\r\n")
+            answer = b""
+            while piece := sock.recv(4096):
+                answer += piece
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+    assert body["error"]["code"] == "bad_host"
+    assert body["error"]["message"].startswith("Host '' is not an address of this server")
+
+
+def test_the_page_loads_without_the_token_and_its_api_calls_need_it(config):
+    """README: the browser page's own files hold no data and are fetched without the token
+    (a browser cannot send it with the page's first request); every API call needs it."""
+    config.ui = True
+    config.token = "s3cret"
+    with running(config) as url:
+        page = httpx.get(f"{url}/", timeout=30)
+        api = httpx.get(f"{url}/v1/status", timeout=30)
+        posted = httpx.post(f"{url}/", json={}, timeout=30)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert api.status_code == 401
+    assert posted.status_code == 401  # only a GET of the page's files is public
