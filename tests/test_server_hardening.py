@@ -299,8 +299,9 @@ def test_the_token_is_checked_in_constant_form_and_the_scheme_in_any_case(config
         longer = httpx.get(f"{url}/v1/status", headers={"Authorization": "Bearer s3cret2"})
         bare = httpx.get(f"{url}/v1/status", headers={"Authorization": "s3cret"})
         basic = httpx.get(f"{url}/v1/status", headers={"Authorization": "Basic s3cret"})
+        digest = httpx.get(f"{url}/v1/status", headers={"Authorization": "Digest s3cret"})
     assert lower.status_code == 200
-    for reply in (longer, bare, basic):
+    for reply in (longer, bare, basic, digest):  # "Digest " is as long as "Bearer "
         assert reply.status_code == 401 and reply.json() == {"error": {
             "code": "unauthorized",
             "message": "a valid `Authorization: Bearer <token>` is required"}}  # fmt: skip
