@@ -72,7 +72,15 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "store": (
-        ("src/seek/store/*",),
+        # the per-workspace index store; corpus_table.py (issue 17's corpus) is its own module
+        (
+            "src/seek/store/__init__.py",
+            "src/seek/store/location.py",
+            "src/seek/store/lock.py",
+            "src/seek/store/manifest.py",
+            "src/seek/store/protocol.py",
+            "src/seek/store/table.py",
+        ),
         (
             "tests/test_store.py",
             "tests/test_store_upkeep.py",
@@ -95,7 +103,25 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "guard": (
         # the request checks in front of every route of `seek serve` (Host, Origin, token)
         ("src/seek/serving/guard.py",),
-        ("tests/test_server_hardening.py",),
+        (
+            "tests/test_server_hardening.py",
+            "tests/test_server.py",
+            "tests/test_serve_requests.py",
+            "tests/test_serve_errors.py",
+            "-k",
+            "not seek_serve_with and not refuses_to_bind and not status_names",
+        ),
+    ),
+    "connections": (
+        # connection cap, header read timeout and rate-limited logs of `seek serve`
+        ("src/seek/serving/connections.py",),
+        (
+            "tests/test_connection_limits.py",
+            "tests/test_slow_clients.py",
+            # runs `seek serve` in a subprocess, which cannot see a mutant
+            "--deselect",
+            "tests/test_slow_clients.py::test_slow_clients_do_not_starve_normal_requests",
+        ),
     ),
     "server": (
         ("src/seek/web/api.py",),
@@ -123,7 +149,7 @@ def prepare(work: Path, name: str) -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    copy_tests(work)
+    copy_tests(work, name)
     globs, tests = MODULES[name]
     config = "\n".join(
         [
@@ -150,19 +176,45 @@ def prepare(work: Path, name: str) -> None:
 PRELOAD = "\nimport lancedb  # noqa: E402,F401  (scripts/mutation.py: preloaded before forks)\n"
 
 
-def copy_tests(work: Path) -> None:
+# mutmut's trampoline gives a mutated function a (*args, **kwargs) signature. uvicorn probes
+# every app for a factory by calling it without arguments: the real RequestGuard.__call__
+# raises TypeError, a mutated one returns a coroutine, which uvicorn then serves as the app
+# (every request a 500). In the scratch copy only, apps reach uvicorn inside a plain ASGI
+# function, which the probe cannot mistake.
+PLAIN_ASGI = """
+import uvicorn.config as _uvicorn_config  # noqa: E402  (scripts/mutation.py)
+
+_uvicorn_init = _uvicorn_config.Config.__init__
+
+
+def _init_with_a_plain_app(self, app, *args, **kwargs):
+    if not isinstance(app, str):
+        inner = app
+
+        async def app(scope, receive, send):
+            await inner(scope, receive, send)
+
+    _uvicorn_init(self, app, *args, **kwargs)
+
+
+_uvicorn_config.Config.__init__ = _init_with_a_plain_app
+"""
+CONFTEST_EXTRA = {"guard": PLAIN_ASGI}
+
+
+def copy_tests(work: Path, name: str) -> None:
     if (work / "tests").exists():
         shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     with (work / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
-        conftest.write(PRELOAD)
+        conftest.write(PRELOAD + CONFTEST_EXTRA.get(name, ""))
 
 
-def refresh_tests(work: Path, rejudge: bool) -> int:
+def refresh_tests(work: Path, name: str, rejudge: bool) -> int:
     """Copy the current tests into an earlier run's scratch copy; with ``rejudge``, mark its
     survivors for judging again (killed verdicts stand: tests are added, not taken away).
     Returns how many were marked."""
-    copy_tests(work)
+    copy_tests(work, name)
     if not rejudge:
         return 0
     again = 0
@@ -290,7 +342,7 @@ def main() -> int:
             if not (work / "mutants").is_dir():
                 parser.error(f"no run of {name} in {work}")
         elif args.resume and (work / "mutants").is_dir():
-            again = refresh_tests(work, args.rejudge)
+            again = refresh_tests(work, name, args.rejudge)
             print(f"{name}: {again} survivors to judge again", flush=True)
         else:
             prepare(work, name)

@@ -47,6 +47,8 @@ class Behaviour:
     """Return one vector too few for lists."""
     no_vectors: bool = False
     """Answer 200 with an empty list of vectors."""
+    ragged: bool = False
+    """Every second vector one number short (a broken server)."""
     models: set[str] = field(default_factory=lambda: {"test-embed", "nomic-embed-text"})
     api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -84,7 +86,12 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         with b.lock:
             b.requests.append(
-                {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                {
+                    "path": self.path,
+                    "body": body,
+                    "auth": self.headers.get("Authorization"),
+                    "content_type": self.headers.get("Content-Type"),
+                }  # fmt: skip
             )
             number = len(b.requests)
         if b.on_request is not None:
@@ -120,6 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(b.refuse_status, {"error": "input must be a string"})
         items = texts if is_list else [texts]
         vectors = [vector_for(str(t), b.dims) for t in items]
+        if b.ragged:
+            vectors = [v[: len(v) - i % 2] for i, v in enumerate(vectors)]
         if is_list and b.wrong_count:
             vectors = vectors[:-1]
         if b.no_vectors:

@@ -17,10 +17,13 @@ from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = {GenerationMode.POSITIVE: 200, GenerationMode.NEGATIVE: 330}
+EXAMPLES = {GenerationMode.POSITIVE: 100, GenerationMode.NEGATIVE: 150}
 """Per operation and mode (4 operations); hypothesis stops early where it runs out of new
-requests (the status endpoint has one optional field)."""
-MIN_REQUESTS = 2_000
+requests (the status endpoint has one optional field). Halved from 200/330 to keep the suite
+short: with the one defect this campaign found put back (a 500 on the path "~nosuchuser"),
+the halved campaign found it in 2 of 3 runs and the full one in 1 of 2, so the extra examples
+did not make it reliable; the hand-made requests below now ask for it every time."""
+MIN_REQUESTS = 1_000
 
 
 def check_answer(response, answers):
@@ -39,7 +42,9 @@ def hostile_requests(url):
     port = url.rsplit(":", 1)[1]
     bodies = [b"", b"{", b"[]", b"null", b'"x"', b"{" * 1000, b"[" * 30_000, b"\xff\xfe",
               b'{"query": "\\ud800"}', b'{"query": "x", "k": 1e400}', b'{"query": 1}',
-              b'{"query": "x", "path": {"a": 1}}', b'{"question": "x", "budget": 1.5}']  # fmt: skip
+              b'{"query": "x", "path": {"a": 1}}', b'{"question": "x", "budget": 1.5}',
+              b'{"query": "x", "question": "x", "path": "~nosuchuser"}',
+              b'{"query": "x", "question": "x", "path": "~"}']  # fmt: skip
     for endpoint in ("/v1/search", "/v1/context", "/v1/index", "/v1/status", "/v1/nope", "/"):
         for method in ("GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"):
             yield method, endpoint, {"Content-Type": "application/json"}, b"{}"
@@ -50,7 +55,8 @@ def hostile_requests(url):
                         {"Content-Type": "text/plain"}, {"Content-Type": "application/jsonx"},
                         {"Authorization": "Bearer x"}):  # fmt: skip
             yield "POST", endpoint, {"Content-Type": "application/json", **headers}, b"{}"
-    for query in ("path=%00", "path=%ff%fe", "path=" + "a" * 5000, "path=..", "path=/"):
+    for query in ("path=%00", "path=%ff%fe", "path=" + "a" * 5000, "path=..", "path=/",
+                  "path=~nosuchuser", "path=~/x"):  # fmt: skip
         yield "GET", f"/v1/status?{query}", {}, b""
 
 

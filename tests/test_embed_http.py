@@ -38,6 +38,7 @@ def test_happy_path_batches_of_16(provider):
     with serve() as (url, b):
         vectors = make(provider, url).embed(TEXTS)
     assert vectors.shape == (40, 8)
+    assert vectors.dtype == np.float32  # README "Library": embed(texts) -> float32 array
     assert np.allclose(vectors[7], vector_for("text number 7", 8))  # openai order restored
     lists = [r["body"]["input"] for r in b.requests]
     assert sorted(len(x) for x in lists) == [8, 16, 16]
@@ -46,6 +47,7 @@ def test_happy_path_batches_of_16(provider):
     }
     assert all(r["auth"] is None for r in b.requests)  # no key, no header
     assert ("stream" in b.requests[0]["body"]) is (provider == "ollama")
+    assert b.requests[0]["body"].get("stream", False) is False  # one answer, not a stream
 
 
 def test_a_single_text_is_sent_as_a_plain_string():
@@ -141,6 +143,9 @@ def test_errors_a_user_can_act_on():
         ("openai", "", "https://api.openai.com/v1/embeddings"),
         ("openai", "http://localhost:1234/v1", "http://localhost:1234/v1/embeddings"),
         ("openai", "http://h:8080/embedding", "http://h:8080/embedding"),
+        # an address that already names the route is used as it is
+        ("openai", "http://h/gateway/embeddings", "http://h/gateway/embeddings"),
+        ("ollama", "http://h/proxy/api/embed", "http://h/proxy/api/embed"),
     ],
 )
 def test_endpoints(provider, base, url):
@@ -309,12 +314,37 @@ def test_a_negative_retry_after_means_no_wait():
     assert clock.slept == [0.0]
 
 
-@pytest.mark.parametrize("concurrency", [1, 3])
-def test_requests_in_flight_follow_embed_concurrency(concurrency):
+@pytest.mark.parametrize(("concurrency", "texts"), [(1, 6), (2, 4), (2, 12), (4, 12)])
+def test_requests_in_flight_follow_embed_concurrency(concurrency, texts):
+    """README: "up to 4 requests in flight" (``embed_concurrency``): as many as there are
+    batches, never more than the setting."""
     with serve(Behaviour(hang_s=0.2)) as (url, b):
-        make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:6])
-    assert (b.max_in_flight == 1) is (concurrency == 1)
-    assert b.max_in_flight <= concurrency
+        vectors = make("ollama", url, concurrency=concurrency, batch_size=2).embed(TEXTS[:texts])
+    assert b.max_in_flight == min(concurrency, texts // 2)
+    assert np.allclose(vectors[texts - 1], vector_for(TEXTS[texts - 1], 8))
+
+
+@pytest.mark.parametrize(("batch_size", "sizes"), [(1, [1, 1, 1]), (2, [2, 1]), (0, [1, 1, 1])])
+def test_texts_go_in_batches_of_embed_batch_size(batch_size, sizes):
+    with serve() as (url, b):
+        make("ollama", url, batch_size=batch_size, concurrency=1).embed(TEXTS[:3])
+    inputs = [r["body"]["input"] for r in b.requests]
+    assert [len(x) if isinstance(x, list) else 1 for x in inputs] == sizes
+
+
+def test_nothing_to_embed_sends_nothing():
+    with serve() as (url, b):
+        vectors = make("ollama", url).embed([])
+    assert len(vectors) == 0 and vectors.dtype == np.float32
+    assert b.requests == []
+
+
+def test_requests_are_declared_json():
+    """Servers that parse by media type (FastAPI's, OpenAI's) need ``application/json``."""
+    with serve() as (url, b):
+        make("openai", url).embed(TEXTS[:3])
+        make("ollama", url).embed(TEXTS[:1])
+    assert [r["content_type"] for r in b.requests] == ["application/json"] * 2
 
 
 def test_server_errors_a_user_can_act_on():
@@ -340,10 +370,19 @@ def test_the_switch_to_single_texts_is_logged_with_its_reason(caplog):
     with caplog.at_level("INFO", logger="seek.embed.http"):
         with serve(Behaviour(refuse_lists=True)) as (url, _):
             make("ollama", url, concurrency=1).embed(TEXTS[:2])
-        with serve(Behaviour(wrong_count=True)) as (url, _):
-            make("ollama", url, concurrency=1).embed(TEXTS[:3])
-    assert "a list was refused with HTTP 400; sending one text per request" in caplog.text
-    assert "2 vectors came back for 3 texts; sending one text per request" in caplog.text
+        with serve(Behaviour(wrong_count=True)) as (other, _):
+            make("ollama", other, concurrency=1).embed(TEXTS[:3])
+    assert caplog.messages == [
+        f"{url}: a list was refused with HTTP 400; sending one text per request from now on",
+        f"{other}: 2 vectors came back for 3 texts; sending one text per request from now on",
+    ]
+
+
+def test_vectors_of_different_lengths_are_a_clear_error():
+    with serve(Behaviour(ragged=True)) as (url, _):
+        with pytest.raises(EmbeddingError) as error:
+            make("ollama", url).embed(TEXTS[:3])
+    assert str(error.value) == f"{url} returned vectors of different lengths [7, 8]"
 
 
 def test_a_5xx_to_a_list_is_not_taken_for_a_refusal_of_lists():

@@ -2,6 +2,8 @@
 bodies to 64 KiB, queries to 2,000 characters, `k` 1-50, errors as
 ``{"error": {"code", "message"}}`` with status 400/403/413, never a traceback)."""
 
+import socket
+
 import httpx
 import pytest
 from conftest import SMALL_PROJECT
@@ -46,6 +48,26 @@ def test_bad_requests_are_400_with_a_message(served, route, body, fragment):
     answer = httpx.post(f"{url}/v1/{route}", json=body, timeout=30)
     assert answer.status_code == 400, answer.text
     assert fragment in answer.json()["error"]["message"]
+    # README "HTTP API": the code for programs
+    assert answer.json()["error"]["code"] == (
+        "too_long" if "limited" in fragment else "bad_request"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "error"),
+    [
+        (5, 400, {"code": "bad_request", "message": "path must be a string"}),
+        ("a" * 4097, 400, {"code": "too_long", "message": "paths are limited to 4096 characters"}),
+        ("a" * 4096, 403, {"code": "forbidden",
+                           "message": "path is not a workspace this server serves"}),
+    ],
+)  # fmt: skip
+def test_paths_are_checked_before_they_are_used(served, path, status, error):
+    url, _ = served
+    answer = httpx.post(f"{url}/v1/search", json={"query": "x", "path": path}, timeout=30)
+    assert answer.status_code == status
+    assert answer.json() == {"error": error}
 
 
 def test_limits_at_their_exact_values(served):
@@ -103,3 +125,68 @@ def test_focus_budget_and_rebuild_reach_the_library(served):
 )  # fmt: skip
 def test_loopback_addresses(host, loopback):
     assert is_loopback(host) is loopback
+
+
+def test_focus_changes_what_is_found(served):
+    """README "HTTP API": `focus` files get passes of their own (here the retry module, which
+    the query alone does not reach)."""
+    url, _ = served
+
+    def paths(**extra):
+        body = {"query": "HttpClient", "k": 2, **extra}
+        answer = httpx.post(f"{url}/v1/search", json=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return [hit["path"] for hit in answer.json()["hits"]]
+
+    assert "src/retry.py" not in paths()
+    assert "src/retry.py" in paths(focus=["src/retry.py"])
+
+
+def test_focus_limits_at_their_exact_values(served):
+    url, _ = served
+
+    def status(focus):
+        body = {"query": "HttpClient", "k": 1, "focus": focus}
+        return httpx.post(f"{url}/v1/search", json=body, timeout=60).status_code
+
+    assert status([f"src/f{i}.py" for i in range(50)]) == 200
+    assert status([f"src/f{i}.py" for i in range(51)]) == 400
+    assert status(["a" * 4096]) == 200
+    assert status(["a" * 4097]) == 400
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"query": "x", "path": "src\\u0000"}', "path must not contain NUL characters"),
+        (b'{"query": "x", "focus": ["a\\u0000"]}', "focus must not contain NUL characters"),
+        (
+            b'{"query": "x\\ud800"}',
+            "query holds invalid Unicode (a lone surrogate such as \\ud800)",
+        ),
+    ],
+)
+def test_odd_text_is_refused_naming_the_field(served, body, message):
+    url, _ = served
+    answer = httpx.post(f"{url}/v1/search", content=body,
+                        headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
+    assert answer.status_code == 400
+    assert answer.json() == {"error": {"code": "bad_request", "message": message}}
+
+
+def test_a_body_declared_too_large_is_refused_before_it_is_read(served):
+    """64 KiB bodies (README "Security"): a declared length over it is answered at once, not
+    after the client has been waited for."""
+    url, _ = served
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        head = b"Content-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
+        sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head)
+        answer = b""
+        while b'"too_large"' not in answer:
+            piece = sock.recv(1000)
+            if not piece:
+                break
+            answer += piece
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert b'"too_large"' in answer

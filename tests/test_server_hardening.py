@@ -1,6 +1,9 @@
 """``seek serve`` against a hostile web page and odd requests (issue 12, defects 1, 7, 8, 10):
 a real server on 127.0.0.1, raw headers where a browser would send them."""
 
+import json
+import socket
+
 import httpx
 import pytest
 from seek_server import running
@@ -171,3 +174,161 @@ def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, 
     user = seek_home / "config.toml"
     user.write_text('serve_hosts = ["seek.team.example"]\n')
     assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.team.example",)
+
+
+# -- the request guard's rules one by one (README "Security"; seek.serving.guard) ----------
+
+
+def test_host_names_and_ports_are_read_as_a_host_header_writes_them():
+    from seek.serving.guard import address_name, split_host
+
+    assert split_host(" LocalHost:8080 ") == ("localhost", 8080)
+    assert split_host("example.org") == ("example.org", None)
+    assert split_host("[::1]:9000") == ("[::1]", 9000)
+    assert split_host("[::1]") == ("[::1]", None)
+    assert split_host("[::1]:") == ("[::1]", None)
+    for bad in ("[::1]x", "[::1]:x", "host:8o", "host:123456", "host:-1"):
+        with pytest.raises(ValueError):
+            split_host(bad)
+    assert address_name("::1") == "[::1]" and address_name("fe80::1") == "[fe80::1]"
+    assert address_name("192.168.1.5") == "192.168.1.5"
+    assert address_name("My-Host") == "my-host"
+
+
+def guard(**policy):
+    from seek.serving.guard import GuardPolicy, RequestGuard
+
+    return RequestGuard(lambda scope, receive, send: None, GuardPolicy(**policy))
+
+
+def test_the_address_the_connection_came_in_on_is_accepted_with_its_port():
+    """README: the Host must name loopback or the address the connection came in on, with
+    the server's port, or a name in ``serve_hosts``."""
+    lan = ("192.168.1.5", 8000)
+    allowed = guard().host_allowed
+    assert allowed("192.168.1.5:8000", lan) and allowed("192.168.1.5", lan)
+    assert allowed("localhost:8000", lan) and allowed("[::1]:8000", lan)
+    assert not allowed("192.168.1.5:8001", lan) and not allowed("192.168.1.6:8000", lan)
+    assert not allowed("192.168.1.5:8000", ("127.0.0.1", 8000))
+    assert allowed("[fe80::1]:8000", ("fe80::1", 8000))
+    assert allowed("localhost:1234", None)  # no known port: the name decides
+    assert not allowed("", lan) and not allowed("localhost:x", lan)
+
+
+def test_serve_hosts_names_are_matched_with_or_without_their_port():
+    allowed = guard(extra_hosts=(" Seek.Team.Example ", "proxy.example:8443", " ")).host_allowed
+    server = ("10.0.0.2", 8000)
+    assert allowed("seek.team.example", server) and allowed("SEEK.team.example:80", server)
+    assert allowed("proxy.example:8443", server)
+    assert not allowed("proxy.example:9999", server) and not allowed("proxy.example", server)
+    assert not allowed("", server)
+
+
+def test_cors_for_a_configured_origin_and_its_preflight(config):
+    """A page at a ``serve_origins`` origin may send a token and a JSON body: the preflight
+    allows both headers, and every answer names the origin and varies on it."""
+    config.origins = (" HTTPS://App.Example.BOX/ ",)  # spelled loosely in the settings
+    config.token = "s3cret"
+    origin = {"Origin": "https://app.example.box"}
+    with running(config) as url:
+        preflight = httpx.options(
+            f"{url}/v1/search", headers={**origin, "Access-Control-Request-Method": "POST"}
+        )
+        answer = httpx.post(f"{url}/v1/search", json={"query": ""}, headers={
+            **origin, "Authorization": "Bearer s3cret"})  # fmt: skip
+        refused = httpx.post(f"{url}/v1/search", json={"query": ""}, headers=origin)
+        slash = {"Origin": "https://app.example.box/", "Authorization": "Bearer s3cret"}
+        slashed = httpx.get(f"{url}/v1/status", headers=slash)
+        other = httpx.options(f"{url}/v1/search", headers={"Origin": "https://other.example"})
+    assert preflight.status_code == 204  # without the token: a browser sends none here
+    allowed_headers = {
+        h.strip().lower() for h in preflight.headers["access-control-allow-headers"].split(",")
+    }  # noqa: E501
+    assert {"authorization", "content-type"} <= allowed_headers
+    assert {"GET", "POST"} <= {
+        m.strip() for m in preflight.headers["access-control-allow-methods"].split(",")
+    }  # noqa: E501
+    for reply in (preflight, answer):
+        assert reply.headers["access-control-allow-origin"] == "https://app.example.box"
+        assert reply.headers["vary"] == "Origin"
+    assert answer.status_code == 400  # through the guard: the empty query is the complaint
+    assert answer.headers["content-type"] == "application/json"  # the app's own headers kept
+    assert answer.json()["error"]["code"] == "bad_request"
+    assert slashed.status_code == 200
+    assert slashed.headers["access-control-allow-origin"] == "https://app.example.box"
+    assert refused.status_code == 401
+    assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+
+
+def test_refusals_say_what_to_do(config):
+    with running(config) as url:
+        host = httpx.get(f"{url}/v1/status", headers={"Host": "evil.example"})
+        origin = httpx.get(f"{url}/v1/status", headers={"Origin": "http://evil.example"})
+        sneaky = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "cross-site"})
+        same_site = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "same-origin"})
+        port = port_of(url)
+        own_name = httpx.get(f"http://localhost:{port}/v1/status",
+                             headers={"Origin": f"http://LocalHost:{port}"})  # fmt: skip
+        long_host = httpx.get(f"{url}/v1/status", headers={"Host": "h" * 300})
+        put = httpx.put(f"{url}/v1/search", content=b"{}", headers={"Content-Type": "text/plain"})
+        patch = httpx.patch(f"{url}/v1/search", content=b"{}")
+        mixed_case = {"Content-Type": "Application/JSON ; charset=utf-8"}
+        upper = httpx.post(f"{url}/v1/search", content=b'{"query": ""}', headers=mixed_case)
+    assert host.json() == {"error": {"code": "bad_host", "message": (
+        "Host 'evil.example' is not an address of this server; add it to the serve_hosts "
+        "setting if you reach the server under that name")}}  # fmt: skip
+    assert origin.status_code == 403 and origin.json() == {"error": {
+        "code": "cross_origin", "message": "requests from the web page 'http://evil.example' "
+        "are refused; add it to the serve_origins setting to allow it"}}  # fmt: skip
+    assert sneaky.status_code == 403 and sneaky.json()["error"] == {
+        "code": "cross_origin", "message": "cross-site requests are refused"}  # fmt: skip
+    assert same_site.status_code == 200
+    assert own_name.status_code == 200  # the page's own origin, named as the Host names it
+    assert long_host.json()["error"]["message"].startswith(f"Host {'h' * 100!r} is not")
+    for reply in (put, patch):
+        assert reply.status_code == 415 and reply.json()["error"] == {
+            "code": "unsupported_media_type",
+            "message": "request bodies must be sent as Content-Type: application/json"}  # fmt: skip
+    assert upper.status_code == 400  # media types are case-insensitive: parsed
+
+
+def test_the_token_is_checked_in_constant_form_and_the_scheme_in_any_case(config):
+    config.token = "s3cret"
+    with running(config) as url:
+        lower = httpx.get(f"{url}/v1/status", headers={"Authorization": "bearer s3cret"})
+        longer = httpx.get(f"{url}/v1/status", headers={"Authorization": "Bearer s3cret2"})
+        bare = httpx.get(f"{url}/v1/status", headers={"Authorization": "s3cret"})
+        basic = httpx.get(f"{url}/v1/status", headers={"Authorization": "Basic s3cret"})
+        digest = httpx.get(f"{url}/v1/status", headers={"Authorization": "Digest s3cret"})
+    assert lower.status_code == 200
+    for reply in (longer, bare, basic, digest):  # "Digest " is as long as "Bearer "
+        assert reply.status_code == 401 and reply.json() == {"error": {
+            "code": "unauthorized",
+            "message": "a valid `Authorization: Bearer <token>` is required"}}  # fmt: skip
+
+
+def test_a_request_without_a_host_is_refused_as_a_bad_host(config):
+    with running(config) as url:
+        with socket.create_connection(("127.0.0.1", port_of(url)), timeout=10) as sock:
+            sock.sendall(b"GET /v1/status HTTP/1.0\r\n\r\n")
+            answer = b""
+            while piece := sock.recv(4096):
+                answer += piece
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+    assert body["error"]["code"] == "bad_host"
+    assert body["error"]["message"].startswith("Host '' is not an address of this server")
+
+
+def test_the_page_loads_without_the_token_and_its_api_calls_need_it(config):
+    """README: the browser page's own files hold no data and are fetched without the token
+    (a browser cannot send it with the page's first request); every API call needs it."""
+    config.ui = True
+    config.token = "s3cret"
+    with running(config) as url:
+        page = httpx.get(f"{url}/", timeout=30)
+        api = httpx.get(f"{url}/v1/status", timeout=30)
+        posted = httpx.post(f"{url}/", json={}, timeout=30)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert api.status_code == 401
+    assert posted.status_code == 401  # only a GET of the page's files is public

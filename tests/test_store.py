@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -180,7 +181,9 @@ def test_unusable_manifests_are_reported_and_read_as_empty(tmp_path, caplog):
         caplog.clear()
         with caplog.at_level("WARNING"):
             assert load_manifest(tmp_path) == Manifest()
-        assert message in caplog.text and "the index will be rebuilt" in caplog.text, text
+        [line] = caplog.messages
+        assert line.startswith(f"manifest {path} {message}"), line
+        assert line.endswith("; the index will be rebuilt") and "(None)" not in line, line
 
 
 def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
@@ -195,6 +198,24 @@ def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
     assert first.parent == second.parent == (tmp_path / "home").resolve()
     assert first.name.startswith("my_proj_-") and len(first.name) == len("my_proj_-") + 12
     assert first != second and index_dir_for(one / ".." / "my proj!", settings) == first
+    upper = tmp_path / "MyProject"
+    upper.mkdir()
+    assert index_dir_for(upper, settings).name.startswith("MyProject-")
+
+
+def test_the_index_home_is_the_os_cache_folder_without_a_home_setting(tmp_path, monkeypatch):
+    """README "Where the index lives": ``$SEEK_HOME`` or the OS cache folder (``~/.cache/seek``
+    on Linux)."""
+    from seek.settings import load_settings
+    from seek.store.location import seek_home
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = load_settings(overrides={}, env={}, user_config=tmp_path / "none.toml")
+    assert settings.home == ""
+    assert seek_home(settings) == tmp_path / ".cache" / "seek"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert seek_home(settings) == tmp_path / "cache" / "seek"
 
 
 def test_load_all_has_the_same_columns_with_or_without_rows(tmp_path):
@@ -247,3 +268,41 @@ def test_vector_search_filters_before_ranking(tmp_path):
     assert [h.path for h in table.vector_search(query, 1, paths=["far.py"])] == ["far.py"]
     assert len(table.vector_search(query, 1)) == 1 and table.vector_search(query, 0) == []
     assert len(table.vector_search(query, 10)) == 4
+
+
+def test_retired_tables_and_the_table_name_survive_a_round_trip(tmp_path):
+    """manifest.py: a rebuild's table replaces the old one, which is listed in ``retired``
+    with the time until a later run drops it."""
+    manifest = Manifest(model="m", table="chunks_1a2b", retired={"chunks_0f1e": 1767000000000})
+    save_manifest(tmp_path, manifest)
+    loaded = load_manifest(tmp_path)
+    assert loaded.table == "chunks_1a2b" and loaded.retired == {"chunks_0f1e": 1767000000000}
+
+
+@pytest.mark.parametrize("table", ["../elsewhere", "chunks/x", "", 5])
+def test_a_manifest_naming_a_table_outside_the_index_is_not_followed(tmp_path, caplog, table):
+    """A table name becomes a folder name: one that could leave the index folder (or is not
+    a name at all) makes the manifest unusable, said in the warning with the file's path."""
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({**Manifest(model="m").to_json(), "table": table}))
+    with caplog.at_level("WARNING"):
+        assert load_manifest(tmp_path) == Manifest()
+    assert caplog.messages == [
+        f"manifest {path} is malformed (bad table name {table!r}); the index will be rebuilt"
+    ]
+
+
+def test_an_unreadable_manifest_is_named_in_the_warning(tmp_path, caplog):
+    (tmp_path / "manifest.json").write_text("{not json")
+    with caplog.at_level("WARNING"):
+        load_manifest(tmp_path)
+    [line] = caplog.messages
+    assert line.startswith(f"manifest {tmp_path / 'manifest.json'} is unreadable (Expecting ")
+    assert line.endswith("); the index will be rebuilt")
+
+
+def test_a_manifest_is_saved_into_an_index_folder_not_made_yet(tmp_path):
+    """The first run under a new ``home``: neither it nor the index folder exist yet."""
+    index_dir = tmp_path / "new-home" / "project-0123456789ab"
+    save_manifest(index_dir, Manifest(model="m"))
+    assert load_manifest(index_dir).model == "m"

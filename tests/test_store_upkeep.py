@@ -282,3 +282,104 @@ def test_check_says_what_is_wrong_with_the_stored_table(tmp_path, monkeypatch):
     assert table.check(expected_chunks=3) == "the table holds 2 chunks, the manifest 3"
     table.delete_files(["a.py", "b.py"])  # every row gone, the table still there
     assert table.check(expected_chunks=0) == "" and table.check(expected_chunks=None) == ""
+
+
+def test_a_sound_table_is_not_read_again_until_its_files_change(tmp_path):
+    """``ChunkTable.check``: a table found sound is not read again while its files (names,
+    sizes, modification times) stay as they were - also with other tables checked in between
+    (a server checks every workspace) - and damage that keeps a file's size and time is not
+    seen until the next change; then it is, and the earlier verdict is not reused."""
+    filled(tmp_path, "current", ["a.py", "b.py"]).finish()
+    filled(tmp_path, "other", ["c.py"]).finish()
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""
+    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+    data = sorted((tmp_path / "lancedb" / "current.lance" / "data").glob("*.lance"))
+    assert data
+    times = {}
+    for path in data:  # zeroed, each file keeping its size and modification time
+        info = path.stat()
+        times[path] = (info.st_atime_ns, info.st_mtime_ns)
+        path.write_bytes(b"\0" * info.st_size)
+        os.utime(path, ns=times[path])
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""  # not read again
+    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+    atime, mtime = times[data[0]]
+    os.utime(data[0], ns=(atime, mtime + 1_000_000))  # a change: read again, damage shown
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) != ""
+    os.utime(data[0], ns=(atime, mtime))  # the time put back, the damage still there
+    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) != ""
+    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+
+
+def test_only_lance_folders_are_tables(tmp_path):
+    table = filled(tmp_path, "current", ["a.py"])
+    (tmp_path / "lancedb" / "notes").mkdir()
+    (tmp_path / "lancedb" / "stray.lance").write_text("not a table")
+    assert table.table_names() == ["current"]
+
+
+def test_an_empty_batch_has_no_rows_and_no_vectors():
+    empty = RowBatch.empty(4)
+    assert len(empty) == 0 and len(empty.vectors) == 0
+    assert empty.vectors.shape == (0, 4) and empty.vectors.dtype == np.float32
+
+
+def test_lancedb_log_lines_are_errors_only_unless_asked(tmp_path, monkeypatch):
+    """lance logs through Rust's env_logger (``LANCEDB_LOG``): its "creating dataset"
+    warnings would reach the user's terminal; a level the user chose is kept."""
+    monkeypatch.delenv("LANCEDB_LOG", raising=False)
+    filled(tmp_path, "current", ["a.py"])
+    assert os.environ["LANCEDB_LOG"].lower() == "error"
+    monkeypatch.setenv("LANCEDB_LOG", "debug")
+    filled(tmp_path / "again", "current", ["a.py"])
+    assert os.environ["LANCEDB_LOG"] == "debug"
+
+
+def test_a_local_store_names_its_folder_in_messages(tmp_path):
+    store = LocalIndexStore(tmp_path / "idx")
+    assert store.location == str(tmp_path / "idx")  # IndexStore.location: "for messages"
+
+
+def test_a_second_writer_is_refused_at_once_and_told_who_writes(tmp_path):
+    """README "Where the index lives": only one process writes an index at a time (a second
+    one is told who holds it); by default it does not wait."""
+    from seek.errors import IndexLockedError
+
+    with WriterLock(tmp_path, "seek index /work/project"):
+        started = time.monotonic()
+        try:
+            WriterLock(tmp_path, "seek watch").__enter__()
+        except IndexLockedError as exc:
+            refused = str(exc)
+        else:
+            raise AssertionError("a second writer got the lock")
+        assert time.monotonic() - started < 0.9
+    prefix = f"the index is being written by pid {os.getpid()} (seek index /work/project) on "
+    assert refused.startswith(prefix)
+    assert refused.endswith("; wait for it to finish or stop it")
+
+
+def test_a_lock_taken_without_a_command_names_the_program_and_its_command(tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/usr/bin/seek", "watch", "--quiet"])
+    with WriterLock(tmp_path, ""):
+        assert describe_holder(tmp_path).startswith(f"pid {os.getpid()} (/usr/bin/seek watch) on ")
+
+
+def test_the_index_folder_may_be_deleted_while_the_lock_is_held(tmp_path):
+    """README: deleting the index folder is always safe - also during a run."""
+    import shutil
+
+    index_dir = tmp_path / "index"
+    with WriterLock(index_dir, "seek index"):
+        shutil.rmtree(index_dir)
+    assert not index_dir.exists()
+
+
+def test_vectors_are_stored_as_float32_whatever_they_came_as(tmp_path):
+    """A provider package may hand back float64 vectors: they are stored as float32, not as
+    their bytes reread."""
+    batch = rows(["a.py", "b.py"])
+    batch.vectors = batch.vectors.astype(np.float64)
+    table = ChunkTable(tmp_path, "current")
+    table.replace_files([], batch)
+    assert np.array_equal(table.load_all()["vectors"], np.eye(4, dtype=np.float32)[[0, 1]])

@@ -151,11 +151,14 @@ class OneLineRateLimited(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not _limit.allow():
             return False
+        # The arguments are formatted in before the line is flattened: they carry what a
+        # client or a file controls (an exception's text, a path), newlines included.
+        message = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
-            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc}"
-            record.args = ()
-        record.msg = " ".join(str(record.msg).split())[:300]
+            message = f"{message}: {type(exc).__name__}: {exc}"
+        record.msg = " ".join(message.split())[:300]
+        record.args = ()
         record.exc_info = None
         record.exc_text = None
         record.stack_info = None
