@@ -166,3 +166,43 @@ def test_cli_search_on_an_unchanged_index_stays_lean(make_tree, seek_home):
     assert "chunks" in out and not any(loaded.values()), loaded
     _, loaded = run_seek(["--help"], env, [*HEAVY, "numpy"])
     assert not any(loaded.values()), loaded
+
+
+def test_caches_are_read_one_at_a_time(tmp_path, monkeypatch):
+    """numpy parses array headers with ``ast.literal_eval``, which CPython 3.11 cannot run in
+    two threads at once ("AST constructor recursion depth mismatch", seen when a search
+    opened a cache while a rebuild replaced it): reads of caches never overlap."""
+    import threading
+    import time
+
+    from seek.retrieve import search_cache
+
+    key = "k" * 16
+    folder = search_cache.cache_dir(tmp_path, key)
+    folder.mkdir(parents=True)
+    meta = {"format": search_cache.CACHE_FORMAT, "key": key, "chunks": 0, "rows": 0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    inside, most = [0], [0]
+    count = threading.Lock()
+
+    def slow_read(*args):
+        with count:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.02)
+        with count:
+            inside[0] -= 1
+        return "data"
+
+    monkeypatch.setattr(search_cache, "_read_folder", slow_read)
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(search_cache.load_cache(tmp_path, key)))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == ["data"] * 4
+    assert most[0] == 1

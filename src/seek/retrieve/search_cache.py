@@ -243,6 +243,14 @@ def _remove_others(index_dir: Path, keep: Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
+# numpy reads each array's header with ``ast.literal_eval``; CPython 3.11 keeps the AST
+# converter's recursion depth in one place for all threads, so two threads loading caches at
+# once (two workspaces opening in a server, a search while a rebuild replaces the searcher)
+# can fail with "SystemError: AST constructor recursion depth mismatch" (seen in
+# tests/test_rebuild_during_search.py). Reads are milliseconds: one at a time.
+_READING = threading.Lock()
+
+
 def load_cache(index_dir: Path, key: str | None) -> SearchData | None:
     """The cache of ``key``, or None when it is missing, of another format or unreadable."""
     if key is None:
@@ -252,7 +260,8 @@ def load_cache(index_dir: Path, key: str | None) -> SearchData | None:
         meta = json.loads((folder / "meta.json").read_bytes())
         if meta.get("format") != CACHE_FORMAT or meta.get("key") != key:
             return None
-        return _read_folder(folder, int(meta["chunks"]), int(meta["rows"]))
+        with _READING:
+            return _read_folder(folder, int(meta["chunks"]), int(meta["rows"]))
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         log.info("search cache %s unreadable (%s); reading the table", folder, exc)
         return None
