@@ -180,3 +180,28 @@ def test_ordered_matches_the_chunk_at_a_time_order_with_ties(power):
         p_file = rng.choice([0.0, 0.3, 0.6], size=4)
         got = stage.ordered(chosen, p_chunk, p_file, 0.1, power)
         assert got == _ordered_by_loops(chosen, p_chunk, p_file, 0.1, power)
+
+
+def test_a_pool_without_word_sets_gets_the_same_features_from_the_questions_words_only():
+    """A corpus question's pool (no word sets, made for one question) looks up only the
+    question's words in its top files; an index's corpus keeps every word of a file."""
+    from seek.retrieve.wordsets import WordSets
+
+    paths = ["a.py"] * 3 + ["b.py"] * 2
+    contents = [
+        "# Parse the size\ndef parse_size(text): return int(text)",
+        "def render(size): return str(size)",
+        "class Sizer:\n    def size(self): return parse_size('1')",
+        "// size of the cache\nfunction cacheSize() { return 1 }",
+        "function unrelated() { return 2 }",
+    ]
+    chunks_of = {"a.py": np.array([0, 1, 2]), "b.py": np.array([3, 4])}
+    chosen = [(0, 0), (1, 0), (2, 0), (3, 1), (4, 1)]
+    pool = [(0, 1.0), (3, 0.6)]
+    retrieval = Retrieval(np.array([0.4, 0.1, 0.3, 0.35, 0.05]), {}, {}, {0: 2.0, 3: 1.0})
+    question = "where is the size parsed"
+    pooled = Corpus(paths, contents, chunks_of)
+    kept = Corpus(paths, contents, chunks_of, word_sets=WordSets.build(contents))
+    rows = stage.features(question, chosen, pool, retrieval, pooled)
+    assert rows[:, COL["coverage"]].max() > 0  # the question's words were found
+    np.testing.assert_array_equal(rows, stage.features(question, chosen, pool, retrieval, kept))

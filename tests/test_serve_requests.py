@@ -83,7 +83,7 @@ def test_limits_at_their_exact_values(served):
         headers={"Content-Type": "application/json"},
         timeout=30,
     )
-    assert streamed.status_code == 413
+    assert streamed.status_code == 413 and streamed.json()["error"]["code"] == "too_large"
     assert streamed.json()["error"]["message"] == "request bodies are limited to 65536 bytes"
 
 

@@ -145,6 +145,8 @@ def test_types_are_strict(config, endpoint, body):
         answer = httpx.post(f"{url}{endpoint}", json=body, timeout=60)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["code"] == "bad_request"
+    if "rebuild" in body:  # the field is named, so a client knows what to fix
+        assert answer.json()["error"]["message"] == "rebuild must be true or false"
     assert not load_manifest(index_dir_for(config.workspaces[0], settings(config))).has_index
 
 

@@ -116,16 +116,19 @@ WORD, DEFINED, COMMENT = 1, 2, 4
 in a name it defines, in a comment (:func:`chunk_parts`)."""
 
 
-def file_parts(corpus: Corpus, path: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def file_parts(
+    corpus: Corpus, path: str, only: frozenset[str] | None = None
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """For a file's chunks (in file order): per stemmed word, a code per chunk (bits
     ``WORD | DEFINED | COMMENT``), and ``log1p`` of their sizes; kept while the index is
-    loaded, so a question's features are array look-ups (one per word and file)."""
+    loaded, so a question's features are array look-ups (one per word and file). ``only``:
+    codes for these words alone (a corpus question's pool, made for one question)."""
     chunks = corpus.chunks_of_path[path].tolist()
     places: dict[str, tuple[list[int], list[int], list[int]]] = {}
     for n, chunk_id in enumerate(chunks):
         names, notes = chunk_parts(corpus.contents[chunk_id])
         for kind, words in enumerate((corpus.words(chunk_id), names, notes)):
-            for word in words:
+            for word in words if only is None else only.intersection(words):
                 places.setdefault(word, ([], [], []))[kind].append(n)
     codes = {}
     for word, found in places.items():
@@ -240,7 +243,13 @@ def features(
             stats[g, :2] = mean_and_std(file_sims[a:b])
         stats[:, 2] = np.maximum.reduceat(file_sims, offsets)
         rank = 1 + more_similar(file_sims, n_file)[offsets[group] + n]
-    parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
+    if corpus.word_sets is None:
+        # A corpus question's pool lives for one question: a table of every word of its top
+        # files would be most of the question's time (seek.corpus.search), so only its words.
+        only = frozenset(words)
+        parts = [file_parts(corpus, path, only) for path in paths]
+    else:
+        parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
     columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size
     columns[4] = np.concatenate([log_chars for _, log_chars in parts])
     if words:
