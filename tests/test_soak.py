@@ -341,8 +341,12 @@ def test_updates_do_not_grow_the_index_on_disk(tmp_path, monkeypatch):
         target.write_text(original + f"\n\ndef probe_{edit}():\n    return {edit}\n")
         index_workspace(workspace, settings)
         sizes.append(folder_size(index_dir / "lancedb"))
-    # Measured: 35.3-35.5 KB from the 2nd edit to the 12th; before, 59 -> 234 KB (+16 KB an edit).
-    assert max(sizes[6:]) <= 1.1 * sizes[1], sizes
+    # Measured without a full-text index (issue 14): 16.3 KB after most edits, 36.6 KB after
+    # some (an edit's fragment not merged yet: which edits depends on timing, seen under a
+    # parallel test run). Without the clean-up the table grows by ~23 KB every edit (39 ->
+    # 295 KB over 12 edits). No growth: the last six stay within one unmerged fragment of
+    # the smallest.
+    assert max(sizes[6:]) < 3 * min(sizes), sizes
 
 
 def test_update_checks_with_nothing_changed_leave_lancedb_alone(tmp_path, monkeypatch):
