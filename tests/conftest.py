@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -55,6 +56,17 @@ class HashEmbedder:
 
     def files_embedded(self) -> set[str]:
         return {text.split("\n", 1)[0] for text in self.texts}
+
+
+def recv_until(sock: socket.socket, marker: bytes, size: int = 4096) -> bytes:
+    """What a raw HTTP connection answers, read until ``marker`` or the connection's end."""
+    answer = b""
+    while marker not in answer:
+        piece = sock.recv(size)
+        if not piece:
+            break
+        answer += piece
+    return answer
 
 
 @pytest.fixture

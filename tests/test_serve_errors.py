@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
-from conftest import SMALL_PROJECT, HashEmbedder
+from conftest import SMALL_PROJECT, HashEmbedder, recv_until
 from embed_server import serve
 from local_http import serving
 from test_server import running
@@ -397,12 +397,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(make_tree, seek_home, monkey
             head = b"Content-Type: application/json\r\nContent-Length: 40\r\n\r\n{"
             sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head)
             started = time.monotonic()
-            answer = b""
-            while b"}}" not in answer:
-                piece = sock.recv(4096)
-                if not piece:
-                    break
-                answer += piece
+            answer = recv_until(sock, b"}}")
         return answer, time.monotonic() - started
 
     monkeypatch.setattr(server_module, "BODY_TIMEOUT_S", 0.5)

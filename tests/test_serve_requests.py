@@ -6,7 +6,7 @@ import socket
 
 import httpx
 import pytest
-from conftest import SMALL_PROJECT
+from conftest import SMALL_PROJECT, recv_until
 from test_server import running
 
 from seek.web.api import ServeConfig, is_loopback
@@ -182,11 +182,6 @@ def test_a_body_declared_too_large_is_refused_before_it_is_read(served):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         head = b"Content-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
         sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head)
-        answer = b""
-        while b'"too_large"' not in answer:
-            piece = sock.recv(1000)
-            if not piece:
-                break
-            answer += piece
+        answer = recv_until(sock, b'"too_large"', 1000)
     assert answer.startswith(b"HTTP/1.1 413"), answer
     assert b'"too_large"' in answer
