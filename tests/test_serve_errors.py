@@ -103,6 +103,19 @@ def test_an_unexpected_failure_is_500_without_a_traceback(make_tree, seek_home, 
     assert lines == ["GET /v1/status failed: RuntimeError: disk on fire at /secret/place"]
 
 
+def test_the_index_route_indexes_the_workspace_its_path_names(make_tree, seek_home):
+    # README "HTTP API": `POST /v1/index` `{"path"?}` runs on the workspace that path names.
+    first = make_tree(SMALL_PROJECT, name="first")
+    second = make_tree({"lib/only_here.py": "def only_here():\n    return 1\n"}, name="second")
+    config = ServeConfig(workspaces=(first, second), overrides={"home": str(seek_home)})
+    with running(config) as url:
+        answer = httpx.post(f"{url}/v1/index", json={"path": str(second)}, timeout=60)
+        status = httpx.get(f"{url}/v1/status", params={"path": str(first)}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["workspace"] == str(second) and answer.json()["files"] == 1
+    assert status.json()["files"] == 0  # the first workspace was not indexed
+
+
 def test_a_served_workspace_that_vanished_is_404(make_tree, seek_home):
     root = make_tree(SMALL_PROJECT)
     with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
