@@ -155,8 +155,14 @@ def test_unknown_routes_and_methods_are_json_errors(config):
         missing = httpx.get(f"{url}/nope")
         method = httpx.get(f"{url}/v1/search")
         document = httpx.get(f"{url}/v1/openapi.json")
+        # The GET routes take GET only (and HEAD, which Starlette adds to a GET route).
+        gets = ("/v1/status", "/v1/openapi.json")
+        posted = [httpx.post(f"{url}{path}", json={}) for path in gets]
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert missing.json()["error"]["message"] == "Not Found"
     assert method.status_code == 405 and method.json()["error"]["code"] == "method_not_allowed"
+    assert method.json()["error"]["message"] == "Method Not Allowed"
+    assert [answer.status_code for answer in posted] == [405, 405]
     assert set(document.json()["paths"]) == {"/v1/search", "/v1/context", "/v1/index", "/v1/status"}
 
 
