@@ -233,11 +233,24 @@ def test_file_coherence_scales_with_the_best_score_and_ignores_all_zero_scores()
     assert zeros == {0: 0.0, 1: 0.0}
 
 
+def keyword_matches(keywords: set[str], parts: frozenset[str]) -> int:
+    """The pairwise rule :func:`sig.path_matches` replaced (issue 14), kept as its reference:
+    keywords equal to a part, or sharing a prefix of at least 3 characters with one."""
+    matches = len(keywords & parts)
+    for word in keywords - parts:
+        for part in parts:
+            short, long_ = (word, part) if len(word) <= len(part) else (part, word)
+            if len(short) >= sig.STEM_PREFIX_MIN_CHARS and long_.startswith(short):
+                matches += 1
+                break
+    return matches
+
+
 def test_keyword_matches_counts_each_prefix_match_either_way():
-    assert sig.keyword_matches({"readers"}, frozenset({"read"})) == 1  # the part is shorter
-    assert sig.keyword_matches({"api"}, frozenset({"apis"})) == 1  # 3 letters are enough
-    assert sig.keyword_matches({"ap"}, frozenset({"apis"})) == 0
-    assert sig.keyword_matches({"pars", "lexe", "tree"}, frozenset({"parser", "lexer"})) == 2
+    assert keyword_matches({"readers"}, frozenset({"read"})) == 1  # the part is shorter
+    assert keyword_matches({"api"}, frozenset({"apis"})) == 1  # 3 letters are enough
+    assert keyword_matches({"ap"}, frozenset({"apis"})) == 0
+    assert keyword_matches({"pars", "lexe", "tree"}, frozenset({"parser", "lexer"})) == 2
 
 
 def test_query_keywords_keep_words_of_three_letters_or_more_in_any_case():
@@ -384,5 +397,5 @@ def test_path_matches_counts_as_keyword_matches_does():
         stem = "".join(rng.choice(letters + "_A") for _ in range(rng.randint(1, 9)))
         path = f"src/{folder}/{stem}.py"
         words = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(4)}
-        expected = sig.keyword_matches(words, sig.path_parts(path))
+        expected = keyword_matches(words, sig.path_parts(path))
         assert sig.path_matches(words, path) == expected, (words, path)
