@@ -1,6 +1,7 @@
 """Incremental indexing through the library, with a deterministic embedder and real LanceDB."""
 
 import os
+import shutil
 import threading
 
 import pytest
@@ -246,6 +247,8 @@ def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
     assert hits.hits and hits.hits[0].path == "src/app.py"
     monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
     monkeypatch.setattr("seek.store.table._SOUND", {})  # found sound under the old threshold
+    for cache in index_dir.glob("search-*"):  # ...and so was the table its cache records
+        shutil.rmtree(cache)
     assert damage_reason(index_dir, manifest).endswith("the keyword index is missing")
     (workspace / "src" / "more.py").write_text("def more():\n    return 1\n")
     run(workspace, settings)

@@ -166,6 +166,11 @@ def test_cli_search_on_an_unchanged_index_stays_lean(make_tree, seek_home):
     assert "chunks" in out and not any(loaded.values()), loaded
     _, loaded = run_seek(["--help"], env, [*HEAVY, "numpy"])
     assert not any(loaded.values()), loaded
+    # A no-change `seek index` trusts the table its cache records: no LanceDB, no model.
+    store_and_model = ["lancedb", "lancedb._lancedb", "pyarrow", "model2vec", "huggingface_hub"]
+    out, loaded = run_seek(["-C", str(root), "index"], env, store_and_model)
+    assert "nothing changed" in out and not any(loaded.values()), (out, loaded)
+    assert (index_dir / MANIFEST_NAME).stat().st_mtime_ns != before  # it did run
 
 
 def test_caches_are_read_one_at_a_time(tmp_path, monkeypatch):

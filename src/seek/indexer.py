@@ -44,7 +44,7 @@ from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.root import resolve_workspace
 from seek.index.stages import FileSpec, prepare_file
-from seek.retrieve.search_cache import refresh_search_cache
+from seek.retrieve.search_cache import refresh_search_cache, table_unchanged
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
@@ -86,8 +86,13 @@ def new_table_name() -> str:
 
 def damage_reason(index_dir: Path, manifest: Manifest) -> str:
     """``index damaged: ...`` when the stored table does not match ``manifest``, else "".
-    After an interrupted run the row count is not compared (the next run repairs it)."""
-    if not manifest.has_index:
+    After an interrupted run the row count is not compared (the next run repairs it).
+
+    A table whose files are exactly those its search cache was derived from
+    (:func:`seek.retrieve.search_cache.table_unchanged`) is sound without opening LanceDB:
+    a no-change ``seek index`` then never imports it (issue 14; ``seek status`` decides the
+    same way)."""
+    if not manifest.has_index or table_unchanged(index_dir, manifest) is True:
         return ""
     expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
     problem = ChunkTable(index_dir, manifest.table).check(expected)

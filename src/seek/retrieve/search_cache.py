@@ -300,8 +300,12 @@ def _read_folder(folder: Path, n_chunks: int, n_rows: int) -> SearchData:
 
 
 def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
-    """Whether the table's files are as the current cache saw them (None: no cache to
-    compare with). A deleted, truncated or replaced file shows without opening LanceDB."""
+    """Whether the table's files are exactly those the current cache saw, with their sizes
+    (None: no cache to compare with). The cache was derived by reading every row of that
+    table when its rows matched the manifest, so an unchanged set of files is a sound table
+    (damage that keeps every size is not seen; the same trade as :meth:`ChunkTable.check`'s
+    memo). A deleted, truncated or replaced file, and any write since (every LanceDB commit
+    adds a version file), shows without opening LanceDB."""
     key = cache_key(manifest)
     if key is None:
         return None
@@ -309,14 +313,9 @@ def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
         recorded = json.loads((cache_dir(index_dir, key) / "table.json").read_bytes())
     except (OSError, ValueError):
         return None
-    table_dir = index_dir / "lancedb" / f"{manifest.table}.lance"
-    for name, size in recorded.items():
-        try:
-            if os.stat(table_dir / name).st_size != size:
-                return False
-        except OSError:
-            return False
-    return True
+    return bool(recorded) and table_files(index_dir / "lancedb" / f"{manifest.table}.lance") == (
+        recorded
+    )
 
 
 def refresh_search_cache(index_dir: Path) -> None:
