@@ -183,7 +183,7 @@ def test_nomic_models_get_task_prefixes(workspace, settings_for):
 
 def table_version(root, settings):
     table = ChunkTable(index_dir_for(root, settings))
-    return table._open().version
+    return table._open().version()
 
 
 def test_cold_index_embeds_in_steps_and_writes_once(make_tree, settings_for):
