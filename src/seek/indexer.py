@@ -53,6 +53,7 @@ from seek.store import (
     ChunkTable,
     LocalIndexStore,
     Manifest,
+    RowBatch,
     Stamp,
     index_dir_for,
     needs_keyword_index,
@@ -165,6 +166,10 @@ class Indexer:
         self._unwritten = Pending()
         """Embedded rows waiting for their write (touched by the writer thread only)."""
         self._unwritten_since = 0.0
+        self._written: RowBatch | None = None
+        self._written_vectors: list[np.ndarray] = []
+        """Every row written to a table this run created, for its search cache (see
+        :func:`seek.retrieve.search_cache.refresh_search_cache`); None otherwise."""
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -174,9 +179,24 @@ class Indexer:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
-            refresh_search_cache(self.index_dir)
+            refresh_search_cache(self.index_dir, self._written_rows())
+            self._written, self._written_vectors = None, []
         report.seconds = time.perf_counter() - started
         return report
+
+    def _written_rows(self) -> dict | None:
+        """The rows of the table this run created, in ``ChunkTable.load_all``'s form."""
+        rows = self._written
+        if rows is None:
+            return None
+        dims = self._written_vectors[0].shape[1] if self._written_vectors else 0
+        return {
+            "path": rows.path, "chunk": rows.chunk, "start_line": rows.start_line,
+            "end_line": rows.end_line, "part": rows.part, "content": rows.content,
+            "keywords": rows.keywords,
+            "vectors": np.concatenate(self._written_vectors)
+            if self._written_vectors else np.zeros((0, dims), dtype=np.float32),
+        }  # fmt: skip
 
     def _save(self, manifest: Manifest, name: str | None = None) -> None:
         """Every manifest this run writes goes through here (``name``: the current one, for a
@@ -222,6 +242,7 @@ class Indexer:
         report = IndexReport(self.root, self.index_dir, mode=mode)
         self.manifest_name = MANIFEST_NAME
         self.fresh_table = False
+        self._written, self._written_vectors = None, []
         manifest = self.store.load_manifest()
         self._collect_tables(manifest)
         self.table = self.store.table(manifest.table)
@@ -245,6 +266,7 @@ class Indexer:
             )  # fmt: skip
             self.table = self.store.table(manifest.table)
             self.fresh_table = True
+            self._written = RowBatch.empty(0)
             self._save(manifest)
 
         self.progress(Progress("scanning"))
@@ -452,6 +474,9 @@ class Indexer:
         if pending.vectors:
             rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
+        if self._written is not None and len(rows):  # a table this run created
+            self._written.extend(rows)
+            self._written_vectors.append(np.asarray(rows.vectors, dtype=np.float32))
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
         self._save(manifest)

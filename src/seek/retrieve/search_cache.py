@@ -318,10 +318,15 @@ def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
     )
 
 
-def refresh_search_cache(index_dir: Path) -> None:
+def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None) -> None:
     """After an index run's last commit (under the writer lock): write the cache of the
     current manifest unless it exists. A failure costs speed, never the run: the next search
-    reads the table and tries again."""
+    reads the table and tries again.
+
+    ``written``: every row of the current table, as the run that created it wrote them (in
+    :meth:`ChunkTable.load_all`'s form), so a cold index need not read its table back (a
+    scan that cost a small folder's run ~20 MB of LanceDB's query code and an Arrow copy of
+    every row; issue 14). Used only when its chunks add up to the manifest's."""
     from seek.store import ChunkTable, load_manifest
 
     manifest = load_manifest(index_dir)
@@ -329,8 +334,11 @@ def refresh_search_cache(index_dir: Path) -> None:
     if key is None or (cache_dir(index_dir, key) / "meta.json").is_file():
         return
     table = ChunkTable(index_dir, manifest.table)
+    expected = sum(stamp.chunks for stamp in manifest.files.values())
+    if written is not None and sum(1 for part in written["part"] if part == 0) != expected:
+        written = None
     try:
-        data = SearchData.from_rows(table.load_all())
+        data = SearchData.from_rows(table.load_all() if written is None else written)
         write_cache(index_dir, key, data, table.db_dir / f"{table.name}.lance")
     except Exception as exc:  # lance reports damage as many error types
         log.warning("could not write the search cache of %s: %s", index_dir, exc)
