@@ -76,7 +76,13 @@ def seek_worker(repo_dir: str) -> dict:
             user_config=scratch / "no-config.toml",
         )
         embedder = make_embedder(settings)  # the built-in LocalEmbedder
-        embedder.embed(["warm up"])  # loads the model: excluded from the timings
+        # Loads the model, excluded from the timings, and prepares what seek's encoder builds
+        # on its first indexing-sized batch (the lower-casing tokenizer copy, ~20 ms: seek
+        # defers it so that a search process, which embeds one question, never pays it);
+        # semble's one-text warm-up prepares all of its encoder.
+        from seek.embed.static import BULK
+
+        embedder.embed(["warm up"] * BULK)
         # seek imports its store lazily on first use (pyarrow and LanceDB's engine, or the
         # lancedb package where the engine alone is not used: seek.store.lance); semble
         # imports everything up front. Import time is excluded for both, so import it here.
