@@ -254,3 +254,30 @@ def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
     run(workspace, settings)
     assert ChunkTable(index_dir).has_keyword_index()
     assert damage_reason(index_dir, load_manifest(index_dir)) == ""
+
+
+def test_the_model_gets_ready_on_the_writer_thread_while_files_are_chunked(workspace, settings_for):
+    """A run with new or resized files has the writer thread load the model (``get_ready``)
+    before the first step, so loading overlaps chunking; a run that only touched files does
+    not load it; a failure there costs only the warm-up (the step that embeds reports its own)."""
+
+    class Ready(HashEmbedder):
+        def __init__(self, fail=False):
+            super().__init__()
+            self.ready_on, self.fail = [], fail
+
+        def get_ready(self):
+            self.ready_on.append(threading.current_thread().name)
+            if self.fail:
+                raise RuntimeError("no model")
+
+    settings = settings_for()
+    _, embedder = run(workspace, settings, Ready())
+    assert [name.startswith("seek-writer") for name in embedder.ready_on] == [True]
+    for path in workspace.rglob("*.py"):
+        os.utime(path, ns=(1, 1))  # touched: same sizes
+    report, embedder = run(workspace, settings, Ready())
+    assert embedder.ready_on == [] and report.embedded == 0
+    (workspace / "src" / "new.py").write_text("def new():\n    return 2\n")
+    report, embedder = run(workspace, settings, Ready(fail=True))
+    assert embedder.ready_on and report.embedded == 1  # the failure cost only the warm-up

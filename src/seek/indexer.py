@@ -179,8 +179,10 @@ class Indexer:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
-            refresh_search_cache(self.index_dir, self._written_rows())
-            self._written, self._written_vectors = None, []
+            written = self._written_rows()
+            self._written, self._written_vectors = None, []  # (the step arrays go now)
+            refresh_search_cache(self.index_dir, written)
+            del written
         report.seconds = time.perf_counter() - started
         return report
 
@@ -398,6 +400,8 @@ class Indexer:
         recent: list[str] = []
         in_flight: Future[None] | None = None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-writer") as writer:
+            if any(is_resized(manifest.files.get(f.rel), f) for f in stale):
+                in_flight = writer.submit(self._get_ready)  # while this thread chunks
             try:
                 for done, scanned in enumerate(stale):
                     if self.cancel.is_set():
@@ -421,6 +425,21 @@ class Indexer:
             self._embed_step(manifest, pending, report)
         self._write(manifest, report)
         self.progress(Progress("embedding", done, total, chunks=report.chunks))
+
+    def _get_ready(self) -> None:
+        """On the writer thread, before its first step: load the embedding model and the
+        table's libraries, so that a run's fixed start-up costs overlap the chunking of its
+        first files (a small folder's run was otherwise chunk, then load, then embed). A
+        failure is left to the step that needs the model or the table: it reports it."""
+        try:
+            if self.embedder is None:
+                self.embedder = make_embedder(self.settings)
+            getattr(self.embedder, "get_ready", lambda: None)()
+            from seek.store.lance import native_module
+
+            native_module()
+        except Exception as exc:  # noqa: BLE001 - reported by the step that needs it
+            log.debug("getting ready to embed and write failed: %s", exc)
 
     def _prepare(
         self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
@@ -499,6 +518,11 @@ class Indexer:
 
 def is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
     return stamp is None or stamp.size != scanned.size or stamp.mtime_ns != scanned.mtime_ns
+
+
+def is_resized(stamp: Stamp | None, scanned: ScannedFile) -> bool:
+    """New or of another size: surely embedded (a touched file of the same size may not be)."""
+    return stamp is None or stamp.size != scanned.size
 
 
 def refresh_before_search(root: Path, settings: Settings) -> list[str]:

@@ -113,8 +113,12 @@ class SearchData:
             [chunk_of_key[key] for key in zip(data["path"], data["chunk"], strict=True)],
             dtype=np.int64,
         )
-        order = np.argsort(row_chunk, kind="stable")
-        vectors = data["vectors"][order] if len(order) else data["vectors"]
+        vectors = data["vectors"]
+        # Rows already in chunk order (a cold run writes them so) are not copied to reorder
+        # them: one copy of the vectors less at the peak of an index run.
+        if len(row_chunk) and bool((row_chunk[1:] < row_chunk[:-1]).any()):
+            order = np.argsort(row_chunk, kind="stable")
+            vectors, row_chunk = vectors[order], row_chunk[order]
         if len(vectors):
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
@@ -126,7 +130,7 @@ class SearchData:
             ends=[data["end_line"][i] for i in first_rows],
             contents=contents,
             vectors=vectors,
-            chunk_first_row=np.searchsorted(row_chunk[order], np.arange(len(paths))),
+            chunk_first_row=np.searchsorted(row_chunk, np.arange(len(paths))),
             postings=Postings.build([] if pool else [data["keywords"][i] for i in first_rows]),
             word_sets=None if pool else WordSets.build(contents),
         )
