@@ -80,9 +80,7 @@ def seek_worker(repo_dir: str) -> dict:
         # on its first indexing-sized batch (the lower-casing tokenizer copy, ~20 ms: seek
         # defers it so that a search process, which embeds one question, never pays it);
         # semble's one-text warm-up prepares all of its encoder.
-        from seek.embed.static import BULK
-
-        embedder.embed(["warm up"] * BULK)
+        embedder.embed(["warm up"] * 64)  # seek.embed.static.BULK
         # seek imports its store lazily on first use (pyarrow and LanceDB's engine, or the
         # lancedb package where the engine alone is not used: seek.store.lance); semble
         # imports everything up front. Import time is excluded for both, so import it here.
@@ -92,10 +90,13 @@ def seek_worker(repo_dir: str) -> dict:
                 importlib.import_module(module)
             except ImportError:
                 pass
-        from seek.store import lance
-
-        if lance.native_module() is None:
-            lance.package()
+        try:
+            from seek.store import lance
+        except ImportError:  # a seek from before seek.store.lance (PYTHONPATH=old/src)
+            importlib.import_module("lancedb")
+        else:
+            if lance.native_module() is None:
+                lance.package()
         store_import_s = time.perf_counter() - started
 
         before = set(sys.modules)
