@@ -240,10 +240,16 @@ def test_a_cold_run_caches_what_it_wrote_as_reading_the_table_would(
     from_table = {f.name: f.read_bytes() for f in again.iterdir() if f.name != "meta.json"}
     assert from_run == from_table and len(from_run) == 7
 
-    shutil.rmtree(again)
+    table = load_manifest(index_dir).table
     short = {name: [] for name in ("path", "chunk", "start_line", "end_line", "part")}
     short.update(content=[], keywords=[], vectors=np.zeros((0, 8), dtype=np.float32))
-    search_cache.refresh_search_cache(index_dir, short)  # not the table's rows: read instead
+    data = ChunkTable(index_dir, table).load_all()
+    loads.clear()
+    for written in ({**short, "table": table}, {**data, "table": "chunks_other"}):
+        shutil.rmtree(next(index_dir.glob(PREFIX + "*")))
+        search_cache.refresh_search_cache(index_dir, written)  # not the table's: read it
+        [third] = index_dir.glob(PREFIX + "*")
+        assert {f.name: f.read_bytes() for f in third.iterdir() if f.name != "meta.json"} == (
+            from_table
+        )
     assert loads == [1, 1]
-    [third] = index_dir.glob(PREFIX + "*")
-    assert {f.name: f.read_bytes() for f in third.iterdir() if f.name != "meta.json"} == from_table

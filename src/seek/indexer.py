@@ -44,6 +44,7 @@ from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.root import resolve_workspace
 from seek.index.stages import FileSpec, prepare_file
+from seek.index.written import WrittenRows
 from seek.retrieve.search_cache import refresh_search_cache, table_unchanged
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
@@ -53,7 +54,6 @@ from seek.store import (
     ChunkTable,
     LocalIndexStore,
     Manifest,
-    RowBatch,
     Stamp,
     index_dir_for,
     needs_keyword_index,
@@ -166,10 +166,8 @@ class Indexer:
         self._unwritten = Pending()
         """Embedded rows waiting for their write (touched by the writer thread only)."""
         self._unwritten_since = 0.0
-        self._written: RowBatch | None = None
-        self._written_vectors: list[np.ndarray] = []
-        """Every row written to a table this run created, for its search cache (see
-        :func:`seek.retrieve.search_cache.refresh_search_cache`); None otherwise."""
+        self._written: WrittenRows | None = None
+        """The rows written to a table this run created (None otherwise), for its cache."""
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -179,26 +177,10 @@ class Indexer:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
-            written = self._written_rows()
-            self._written, self._written_vectors = None, []  # (the step arrays go now)
-            refresh_search_cache(self.index_dir, written)
-            del written
+            written, self._written = self._written, None
+            refresh_search_cache(self.index_dir, written.columns() if written else None)
         report.seconds = time.perf_counter() - started
         return report
-
-    def _written_rows(self) -> dict | None:
-        """The rows of the table this run created, in ``ChunkTable.load_all``'s form."""
-        rows = self._written
-        if rows is None:
-            return None
-        dims = self._written_vectors[0].shape[1] if self._written_vectors else 0
-        return {
-            "path": rows.path, "chunk": rows.chunk, "start_line": rows.start_line,
-            "end_line": rows.end_line, "part": rows.part, "content": rows.content,
-            "keywords": rows.keywords,
-            "vectors": np.concatenate(self._written_vectors)
-            if self._written_vectors else np.zeros((0, dims), dtype=np.float32),
-        }  # fmt: skip
 
     def _save(self, manifest: Manifest, name: str | None = None) -> None:
         """Every manifest this run writes goes through here (``name``: the current one, for a
@@ -244,7 +226,7 @@ class Indexer:
         report = IndexReport(self.root, self.index_dir, mode=mode)
         self.manifest_name = MANIFEST_NAME
         self.fresh_table = False
-        self._written, self._written_vectors = None, []
+        self._written = None
         manifest = self.store.load_manifest()
         self._collect_tables(manifest)
         self.table = self.store.table(manifest.table)
@@ -268,7 +250,7 @@ class Indexer:
             )  # fmt: skip
             self.table = self.store.table(manifest.table)
             self.fresh_table = True
-            self._written = RowBatch.empty(0)
+            self._written = WrittenRows(manifest.table)
             self._save(manifest)
 
         self.progress(Progress("scanning"))
@@ -494,8 +476,7 @@ class Indexer:
             rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
         if self._written is not None and len(rows):  # a table this run created
-            self._written.extend(rows)
-            self._written_vectors.append(np.asarray(rows.vectors, dtype=np.float32))
+            self._written.add(rows)
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
         self._save(manifest)

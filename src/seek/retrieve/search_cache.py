@@ -341,10 +341,12 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
     current manifest unless it exists. A failure costs speed, never the run: the next search
     reads the table and tries again.
 
-    ``written``: every row of the current table, as the run that created it wrote them (in
-    :meth:`ChunkTable.load_all`'s form), so a cold index need not read its table back (a
-    scan that cost a small folder's run ~20 MB of LanceDB's query code and an Arrow copy of
-    every row; issue 14). Used only when its chunks add up to the manifest's."""
+    ``written``: every row of a table, as the run that created it wrote them (in
+    :meth:`ChunkTable.load_all`'s form, plus the ``table`` name), so a cold index need not
+    read its table back (a scan that cost a small folder's run ~20 MB of LanceDB's query
+    code and an Arrow copy of every row; issue 14). Used only when that table is the
+    manifest's (a cancelled rebuild keeps the old one) and its chunks add up to the
+    manifest's."""
     from seek.store import ChunkTable, load_manifest
 
     manifest = load_manifest(index_dir)
@@ -353,7 +355,10 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
         return
     table = ChunkTable(index_dir, manifest.table)
     expected = sum(stamp.chunks for stamp in manifest.files.values())
-    if written is not None and sum(1 for part in written["part"] if part == 0) != expected:
+    if written is not None and (
+        written.get("table") != manifest.table
+        or sum(1 for part in written["part"] if part == 0) != expected
+    ):
         written = None
     try:
         data = SearchData.from_rows(table.load_all() if written is None else written)

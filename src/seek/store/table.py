@@ -190,13 +190,8 @@ class ChunkTable:
         if isinstance(table, lance.PackageTable):
             return table.raw
         if self._package is None:
-            lancedb = lance.package()
-            session = lancedb.Session(
-                index_cache_size_bytes=INDEX_CACHE_BYTES,
-                metadata_cache_size_bytes=METADATA_CACHE_BYTES,
-            )
-            db = lancedb.connect(str(self.db_dir), session=session)
-            self._package = db.open_table(self.name)
+            db = lance.PackageConnection(self.db_dir, INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
+            self._package = db.open_table(self.name).raw
         return self._package
 
     def _wrote(self, through_package: bool = False) -> None:
@@ -302,8 +297,7 @@ class ChunkTable:
         table = self._package_table()
         if table is None:
             return
-        lance.package()
-        from lancedb.index import FTS
+        from lancedb.index import FTS  # the package is loaded: _package_table opened it
 
         # No positions (no phrase queries); the simple tokenizer cannot split identifiers,
         # which is why the keyword column carries them pre-split.
