@@ -106,11 +106,11 @@ def _load_native() -> Any | None:
         loader.exec_module(module)
     except Exception:  # noqa: BLE001 - any failure: the public package does the work
         return None
-    needed = ("connect", "Session", "Connection", "Table")
-    if not all(hasattr(module, name) for name in needed):
-        return None
+    # Registered even when unusable here: a pyo3 module initialises once per process, so the
+    # package's own `from ._lancedb import ...` must find this one.
     sys.modules[NATIVE_NAME] = module
-    return module
+    needed = ("connect", "Session", "Connection", "Table")
+    return module if all(hasattr(module, name) for name in needed) else None
 
 
 def package() -> Any:
