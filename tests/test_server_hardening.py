@@ -265,6 +265,10 @@ def test_cors_for_a_configured_origin_and_its_preflight(config):
     assert slashed.status_code == 200
     assert slashed.headers["access-control-allow-origin"] == "https://app.example.box"
     assert refused.status_code == 401
+    # the page can read the refusal (it says a token is needed), once, naming its origin
+    assert refused.headers.get_list("access-control-allow-origin") == ["https://app.example.box"]
+    assert refused.json()["error"]["code"] == "unauthorized"
+    assert preflight.headers.get_list("access-control-allow-origin") == ["https://app.example.box"]
     assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
 
 

@@ -102,27 +102,31 @@ class RequestGuard:
         headers = Headers(scope=scope)
         origin = headers.get("origin", "").rstrip("/").lower()
         cors = origin if origin and origin in self.origins else ""
+        if cors:
+            # An allowed page must be able to read every answer, refusals included (a 401
+            # tells it to ask for the token), so the headers go on whatever is sent.
+            send = self.with_cors(send, cors)
         try:
             self.check(scope, headers, origin, cors)
         except Refused as exc:
             await error_response(exc.status, exc.code, exc.message)(scope, receive, send)
             return
         if cors and scope["method"] == "OPTIONS":
-            await Response(status_code=204, headers=self.cors_headers(cors, preflight=True))(
-                scope, receive, send
-            )
+            preflight = self.cors_headers(cors, preflight=True)
+            del preflight["Access-Control-Allow-Origin"], preflight["Vary"]  # added by `send`
+            await Response(status_code=204, headers=preflight)(scope, receive, send)
             return
-        if not cors:
-            await self.app(scope, receive, send)
-            return
+        await self.app(scope, receive, send)
+
+    def with_cors(self, send: Send, origin: str) -> Send:
+        extra = [(k.encode(), v.encode()) for k, v in self.cors_headers(origin).items()]
 
         async def send_with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
-                extra = [(k.encode(), v.encode()) for k, v in self.cors_headers(cors).items()]
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
-        await self.app(scope, receive, send_with_cors)
+        return send_with_cors
 
     @staticmethod
     def cors_headers(origin: str, preflight: bool = False) -> dict[str, str]:
