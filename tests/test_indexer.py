@@ -1,6 +1,7 @@
 """Incremental indexing through the library, with a deterministic embedder and real LanceDB."""
 
 import os
+import shutil
 import threading
 
 import pytest
@@ -182,7 +183,7 @@ def test_nomic_models_get_task_prefixes(workspace, settings_for):
 
 def table_version(root, settings):
     table = ChunkTable(index_dir_for(root, settings))
-    return table._open().version
+    return table._open().version()
 
 
 def test_cold_index_embeds_in_steps_and_writes_once(make_tree, settings_for):
@@ -246,8 +247,37 @@ def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
     assert hits.hits and hits.hits[0].path == "src/app.py"
     monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
     monkeypatch.setattr("seek.store.table._SOUND", {})  # found sound under the old threshold
+    for cache in index_dir.glob("search-*"):  # ...and so was the table its cache records
+        shutil.rmtree(cache)
     assert damage_reason(index_dir, manifest).endswith("the keyword index is missing")
     (workspace / "src" / "more.py").write_text("def more():\n    return 1\n")
     run(workspace, settings)
     assert ChunkTable(index_dir).has_keyword_index()
     assert damage_reason(index_dir, load_manifest(index_dir)) == ""
+
+
+def test_the_model_gets_ready_on_the_writer_thread_while_files_are_chunked(workspace, settings_for):
+    """A run with new or resized files has the writer thread load the model (``get_ready``)
+    before the first step, so loading overlaps chunking; a run that only touched files does
+    not load it; a failure there costs only the warm-up (the step that embeds reports its own)."""
+
+    class Ready(HashEmbedder):
+        def __init__(self, fail=False):
+            super().__init__()
+            self.ready_on, self.fail = [], fail
+
+        def get_ready(self):
+            self.ready_on.append(threading.current_thread().name)
+            if self.fail:
+                raise RuntimeError("no model")
+
+    settings = settings_for()
+    _, embedder = run(workspace, settings, Ready())
+    assert [name.startswith("seek-writer") for name in embedder.ready_on] == [True]
+    for path in workspace.rglob("*.py"):
+        os.utime(path, ns=(1, 1))  # touched: same sizes
+    report, embedder = run(workspace, settings, Ready())
+    assert embedder.ready_on == [] and report.embedded == 0
+    (workspace / "src" / "new.py").write_text("def new():\n    return 2\n")
+    report, embedder = run(workspace, settings, Ready(fail=True))
+    assert embedder.ready_on and report.embedded == 1  # the failure cost only the warm-up

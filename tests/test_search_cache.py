@@ -5,6 +5,7 @@ never used (the table is read instead)."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -166,6 +167,11 @@ def test_cli_search_on_an_unchanged_index_stays_lean(make_tree, seek_home):
     assert "chunks" in out and not any(loaded.values()), loaded
     _, loaded = run_seek(["--help"], env, [*HEAVY, "numpy"])
     assert not any(loaded.values()), loaded
+    # A no-change `seek index` trusts the table its cache records: no LanceDB, no model.
+    store_and_model = ["lancedb", "lancedb._lancedb", "pyarrow", "model2vec", "huggingface_hub"]
+    out, loaded = run_seek(["-C", str(root), "index"], env, store_and_model)
+    assert "nothing changed" in out and not any(loaded.values()), (out, loaded)
+    assert (index_dir / MANIFEST_NAME).stat().st_mtime_ns != before  # it did run
 
 
 def test_caches_are_read_one_at_a_time(tmp_path, monkeypatch):
@@ -206,3 +212,44 @@ def test_caches_are_read_one_at_a_time(tmp_path, monkeypatch):
         thread.join()
     assert results == ["data"] * 4
     assert most[0] == 1
+
+
+def test_a_cold_run_caches_what_it_wrote_as_reading_the_table_would(
+    make_tree, settings_for, monkeypatch
+):
+    """A run that created its table builds the cache from the rows it wrote, without reading
+    the table back; the files are the ones a cache read from the table has, byte for byte
+    (bar the time in meta.json). Rows that do not add up to the manifest are not used."""
+    from seek.retrieve import search_cache
+    from seek.store import ChunkTable
+
+    loads = []
+    real_load_all = ChunkTable.load_all
+    monkeypatch.setattr(ChunkTable, "load_all", lambda self: loads.append(1) or real_load_all(self))
+    tree = make_tree(SMALL_PROJECT)
+    settings = settings_for(tree, provider="test", model="hash", flush_every_files=2)
+    index_workspace(tree, settings, embedder=HashEmbedder())  # several writes
+    assert loads == []
+    index_dir = index_dir_for(tree, settings)
+    [folder] = index_dir.glob(PREFIX + "*")
+    from_run = {f.name: f.read_bytes() for f in folder.iterdir() if f.name != "meta.json"}
+    shutil.rmtree(folder)
+    search_cache.refresh_search_cache(index_dir)
+    assert loads == [1]
+    [again] = index_dir.glob(PREFIX + "*")
+    from_table = {f.name: f.read_bytes() for f in again.iterdir() if f.name != "meta.json"}
+    assert from_run == from_table and len(from_run) == 7
+
+    table = load_manifest(index_dir).table
+    short = {name: [] for name in ("path", "chunk", "start_line", "end_line", "part")}
+    short.update(content=[], keywords=[], vectors=np.zeros((0, 8), dtype=np.float32))
+    data = ChunkTable(index_dir, table).load_all()
+    loads.clear()
+    for written in ({**short, "table": table}, {**data, "table": "chunks_other"}):
+        shutil.rmtree(next(index_dir.glob(PREFIX + "*")))
+        search_cache.refresh_search_cache(index_dir, written)  # not the table's: read it
+        [third] = index_dir.glob(PREFIX + "*")
+        assert {f.name: f.read_bytes() for f in third.iterdir() if f.name != "meta.json"} == (
+            from_table
+        )
+    assert loads == [1, 1]

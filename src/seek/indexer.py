@@ -44,7 +44,8 @@ from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.root import resolve_workspace
 from seek.index.stages import FileSpec, prepare_file
-from seek.retrieve.search_cache import refresh_search_cache
+from seek.index.written import WrittenRows
+from seek.retrieve.search_cache import refresh_search_cache, table_unchanged
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
 from seek.settings import Settings, effective_chunk_sizes
@@ -86,8 +87,13 @@ def new_table_name() -> str:
 
 def damage_reason(index_dir: Path, manifest: Manifest) -> str:
     """``index damaged: ...`` when the stored table does not match ``manifest``, else "".
-    After an interrupted run the row count is not compared (the next run repairs it)."""
-    if not manifest.has_index:
+    After an interrupted run the row count is not compared (the next run repairs it).
+
+    A table whose files are exactly those its search cache was derived from
+    (:func:`seek.retrieve.search_cache.table_unchanged`) is sound without opening LanceDB:
+    a no-change ``seek index`` then never imports it (issue 14; ``seek status`` decides the
+    same way)."""
+    if not manifest.has_index or table_unchanged(index_dir, manifest) is True:
         return ""
     expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
     problem = ChunkTable(index_dir, manifest.table).check(expected)
@@ -160,6 +166,8 @@ class Indexer:
         self._unwritten = Pending()
         """Embedded rows waiting for their write (touched by the writer thread only)."""
         self._unwritten_since = 0.0
+        self._written: WrittenRows | None = None
+        """The rows written to a table this run created (None otherwise), for its cache."""
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -169,7 +177,8 @@ class Indexer:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
-            refresh_search_cache(self.index_dir)
+            written, self._written = self._written, None
+            refresh_search_cache(self.index_dir, written.columns() if written else None)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -217,6 +226,7 @@ class Indexer:
         report = IndexReport(self.root, self.index_dir, mode=mode)
         self.manifest_name = MANIFEST_NAME
         self.fresh_table = False
+        self._written = None
         manifest = self.store.load_manifest()
         self._collect_tables(manifest)
         self.table = self.store.table(manifest.table)
@@ -240,6 +250,7 @@ class Indexer:
             )  # fmt: skip
             self.table = self.store.table(manifest.table)
             self.fresh_table = True
+            self._written = WrittenRows(manifest.table)
             self._save(manifest)
 
         self.progress(Progress("scanning"))
@@ -371,6 +382,8 @@ class Indexer:
         recent: list[str] = []
         in_flight: Future[None] | None = None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-writer") as writer:
+            if any(is_resized(manifest.files.get(f.rel), f) for f in stale):
+                in_flight = writer.submit(self._get_ready)  # while this thread chunks
             try:
                 for done, scanned in enumerate(stale):
                     if self.cancel.is_set():
@@ -394,6 +407,21 @@ class Indexer:
             self._embed_step(manifest, pending, report)
         self._write(manifest, report)
         self.progress(Progress("embedding", done, total, chunks=report.chunks))
+
+    def _get_ready(self) -> None:
+        """On the writer thread, before its first step: load the embedding model and the
+        table's libraries, so that a run's fixed start-up costs overlap the chunking of its
+        first files (a small folder's run was otherwise chunk, then load, then embed). A
+        failure is left to the step that needs the model or the table: it reports it."""
+        try:
+            if self.embedder is None:
+                self.embedder = make_embedder(self.settings)
+            getattr(self.embedder, "get_ready", lambda: None)()
+            from seek.store.lance import native_module
+
+            native_module()
+        except Exception as exc:  # noqa: BLE001 - reported by the step that needs it
+            log.debug("getting ready to embed and write failed: %s", exc)
 
     def _prepare(
         self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
@@ -447,6 +475,8 @@ class Indexer:
         if pending.vectors:
             rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
+        if self._written is not None and len(rows):  # a table this run created
+            self._written.add(rows)
         manifest.files.update(pending.refreshed)
         manifest.files.update(pending.stamps)
         self._save(manifest)
@@ -469,6 +499,11 @@ class Indexer:
 
 def is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
     return stamp is None or stamp.size != scanned.size or stamp.mtime_ns != scanned.mtime_ns
+
+
+def is_resized(stamp: Stamp | None, scanned: ScannedFile) -> bool:
+    """New or of another size: surely embedded (a touched file of the same size may not be)."""
+    return stamp is None or stamp.size != scanned.size
 
 
 def refresh_before_search(root: Path, settings: Settings) -> list[str]:

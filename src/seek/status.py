@@ -1,6 +1,6 @@
 """What an index holds, read from its manifest; the database is opened only to check that it
 agrees (a damaged index shows as the next run's rebuild reason), and not even then when the
-table's files are as the search cache recorded them (:func:`table_unchanged`: a deleted,
+table's files are as the search cache recorded them (``table_unchanged``: a deleted,
 truncated or replaced file shows without LanceDB, whose import alone took ~2 s of a
 ``seek status``)."""
 
@@ -12,7 +12,6 @@ from typing import Any
 
 from seek.embed import model_id_for
 from seek.indexer import chunking_spec, damage_reason, rebuild_reason
-from seek.retrieve.search_cache import table_unchanged
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
 from seek.store.table import folder_size
@@ -63,8 +62,7 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
     writer = describe_holder(index_dir) if is_locked(index_dir) else ""
     reason = rebuild_reason(manifest, configured, chunking_spec(settings))
     if not reason and not writer:  # a running writer's rows and stamps may differ a moment
-        if table_unchanged(index_dir, manifest) is not True:
-            reason = damage_reason(index_dir, manifest)
+        reason = damage_reason(index_dir, manifest)  # LanceDB only when the table changed
     return WorkspaceStatus(
         workspace=root,
         index_dir=index_dir,

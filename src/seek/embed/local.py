@@ -74,6 +74,13 @@ class LocalEmbedder:
                 self._model = model
         return self._model
 
+    def get_ready(self) -> None:
+        """Load the model and what the encoder builds for indexing-sized batches (an index
+        run calls this on its writer thread while it chunks its first files)."""
+        self._load()
+        assert self._encoder is not None
+        _ = self._encoder.plain
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()
         if not texts:

@@ -1,6 +1,8 @@
 """The LanceDB table ``chunks``: one row per embedding window (reference §3.2).
 
-Contract (the only place seek touches lancedb/pyarrow):
+Contract (with :mod:`seek.store.lance`, the only place seek touches lancedb/pyarrow for it;
+writes, counts and full reads go through LanceDB's engine alone where that is safe, the
+full-text index and the two queries through the ``lancedb`` package):
 
 - ``replace_files(paths, rows)`` deletes every row of ``paths`` then adds ``rows``;
 - ``delete_files(paths)`` removes every row of ``paths``;
@@ -40,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from seek.store import lance
 from seek.threads import reads_lance, writes_lance
 
 log = logging.getLogger(__name__)
@@ -155,32 +158,50 @@ class ChunkTable:
             has_manifest = (index_dir / MANIFEST_NAME).exists()
             name = load_manifest(index_dir).table if has_manifest else DEFAULT_TABLE
         self.name = name
-        self._db: Any = None
-        self._table: Any = None
+        self._db: lance.Connection | lance.PackageConnection | None = None
+        self._table: lance.Table | lance.PackageTable | None = None
+        self._package: Any = None
+        """The package's handle on the table, for what only the package does (the keyword
+        index and queries); the same object as ``_table.raw`` on the package path."""
         self._has_keyword_index = False
 
     # -- opening --------------------------------------------------------------
-    def _connect(self) -> Any:
+    def _connect(self) -> lance.Connection | lance.PackageConnection:
         if self._db is None:
-            # lance logs through Rust's env_logger; its "creating dataset" warnings are noise.
-            os.environ.setdefault("LANCEDB_LOG", "error")
-            import lancedb
-
             self.db_dir.mkdir(parents=True, exist_ok=True)
-            session = lancedb.Session(
-                index_cache_size_bytes=INDEX_CACHE_BYTES,
-                metadata_cache_size_bytes=METADATA_CACHE_BYTES,
-            )
-            self._db = lancedb.connect(str(self.db_dir), session=session)
+            self._db = lance.connect(self.db_dir, INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
         return self._db
 
-    def _open(self) -> Any | None:
+    def _open(self) -> lance.Table | lance.PackageTable | None:
         """The table, or None when nothing was written yet (reading never creates files)."""
         if self._table is None and self.db_dir.is_dir():
             db = self._connect()
             if self.name in self.table_names():
                 self._table = db.open_table(self.name)
         return self._table
+
+    def _package_table(self) -> Any | None:
+        """The package's table, for the keyword index and the queries. A handle opened beside
+        the engine's sees the table as of its opening: it is dropped whenever this object
+        writes through the other (:meth:`_wrote`)."""
+        table = self._open()
+        if table is None:
+            return None
+        if isinstance(table, lance.PackageTable):
+            return table.raw
+        if self._package is None:
+            db = lance.PackageConnection(self.db_dir, INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
+            self._package = db.open_table(self.name).raw
+        return self._package
+
+    def _wrote(self, through_package: bool = False) -> None:
+        """After a write: the handle that did not write would read an older version."""
+        if isinstance(self._table, lance.PackageTable):
+            return
+        if through_package:
+            self._table = None
+        else:
+            self._package = None
 
     def table_names(self) -> list[str]:
         """Every table in the database (this one, a rebuild's, retired ones), read from the
@@ -204,6 +225,7 @@ class ChunkTable:
         name = name or self.name
         if name == self.name:
             self._table = None
+            self._package = None
             self._has_keyword_index = False
         if name in self.table_names():
             try:
@@ -243,6 +265,7 @@ class ChunkTable:
             return
         for i in range(0, len(paths), SQL_IN_BATCH):
             table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
+        self._wrote()
 
     @writes_lance
     def replace_files(self, paths: Sequence[str], rows: RowBatch) -> None:
@@ -253,9 +276,10 @@ class ChunkTable:
         data = self._arrow(rows)
         table = self._open()
         if table is None:
-            self._table = self._connect().create_table(self.name, data, mode="overwrite")
+            self._table = self._connect().create_table(self.name, data)
         else:
             table.add(data)
+        self._wrote()
 
     @reads_lance
     def has_keyword_index(self) -> bool:
@@ -269,10 +293,11 @@ class ChunkTable:
 
     @writes_lance
     def build_keyword_index(self) -> None:
-        table = self._open()
+        self._package = None  # opened now: it must see every row written so far
+        table = self._package_table()
         if table is None:
             return
-        from lancedb.index import FTS
+        from lancedb.index import FTS  # the package is loaded: _package_table opened it
 
         # No positions (no phrase queries); the simple tokenizer cannot split identifiers,
         # which is why the keyword column carries them pre-split.
@@ -285,6 +310,8 @@ class ChunkTable:
             remove_stop_words=True,
         )
         table.create_index(KEYWORD_COLUMN, config=config, replace=True)
+        self._wrote(through_package=True)
+        self._has_keyword_index = True
 
     @writes_lance
     def ensure_keyword_index(self) -> None:
@@ -298,8 +325,10 @@ class ChunkTable:
         """Merge the small fragments a run's writes leave, bring the indexes up to date with
         the rows added since they were built, and drop versions older than
         ``OLD_VERSIONS_KEPT`` (the index must not grow on disk with every update)."""
-        if self._open() is not None:
-            self._table.optimize(cleanup_older_than=OLD_VERSIONS_KEPT)
+        table = self._open()
+        if table is not None:
+            table.optimize(OLD_VERSIONS_KEPT)
+            self._wrote()
 
     @writes_lance
     def finish(self) -> None:
@@ -323,13 +352,9 @@ class ChunkTable:
         table = self._open()
         if table is None:
             return set()
-        rows = table.count_rows()
-        if not rows:
+        if not table.count_rows():
             return set()
-        column = (
-            table.search().where("part = 0").select(["path"]).limit(rows).to_arrow().column("path")
-        )
-        return set(column.unique().to_pylist())
+        return set(table.scan(["path"], "part = 0").column("path").unique().to_pylist())
 
     @reads_lance
     def load_all(self) -> dict[str, Any]:
@@ -351,13 +376,8 @@ class ChunkTable:
                 "keywords": [],
                 "vectors": np.zeros((0, 0), dtype=np.float32),
             }
-        data = (
-            table.search()
-            .select(
-                ["path", "chunk", "start_line", "end_line", "part", "content", "keywords", "vector"]
-            )
-            .limit(rows)
-            .to_arrow()
+        data = table.scan(
+            ["path", "chunk", "start_line", "end_line", "part", "content", "keywords", "vector"]
         )
         vector_column = data.column("vector").combine_chunks()
         dims = vector_column.type.list_size
@@ -377,7 +397,7 @@ class ChunkTable:
     def vector_search(
         self, vector: np.ndarray, limit: int, paths: Sequence[str] | None = None
     ) -> list[StoredChunk]:
-        table = self._open()
+        table = self._package_table()
         if table is None or limit <= 0:
             return []
         query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
@@ -422,7 +442,7 @@ class ChunkTable:
     def _keyword_rows(
         self, query_text: str, limit: int, paths: Sequence[str] | None, columns: list[str]
     ) -> list[dict]:
-        table = self._open()
+        table = self._package_table()
         if table is None or limit <= 0 or not query_text.strip():
             return []
         if not self.has_keyword_index():  # reported by check(); the next run rebuilds it
@@ -475,12 +495,15 @@ class ChunkTable:
                 return f"the table holds {chunks} chunks, the manifest {expected_chunks}"
             if not chunks:
                 return ""
-            table.search().select(["part"]).limit(table.count_rows()).to_arrow()
+            assert table is not None
+            table.scan(["part"])
             if expected_chunks is None:  # an interrupted run: its keyword index comes last
                 return ""
             if not self.has_keyword_index():
                 return "the keyword index is missing" if needs_keyword_index(chunks) else ""
-            table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN).limit(1).to_list()
+            package_table = self._package_table()
+            query = package_table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN)
+            query.limit(1).to_list()
         except Exception as exc:  # lance reports damage as many error types
             return f"the table cannot be read ({one_line(exc)})"
         return ""
