@@ -53,6 +53,8 @@ class Behaviour:
     api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    flight_lock: threading.Lock = field(default_factory=threading.Lock)
+    """Guards ``in_flight`` alone: answers are sent while ``lock`` may be held."""
     succeeded: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -68,8 +70,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # stdlib name
         pass  # keep test output clean
 
+    _counted = False
+
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        # A request stops being "in flight" before its answer is written: once the client
+        # reads it, it may send the next one before this thread runs again.
+        self._leave_flight()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -96,14 +103,20 @@ class _Handler(BaseHTTPRequestHandler):
             number = len(b.requests)
         if b.on_request is not None:
             b.on_request(number)
-        with b.lock:
+        with b.flight_lock:
             b.in_flight += 1
             b.max_in_flight = max(b.max_in_flight, b.in_flight)
+        self._counted = True
         try:
             self._answer(b, body)
         finally:
-            with b.lock:
-                b.in_flight -= 1
+            self._leave_flight()
+
+    def _leave_flight(self) -> None:
+        if self._counted:
+            self._counted = False
+            with self.behaviour.flight_lock:
+                self.behaviour.in_flight -= 1
 
     def _answer(self, b: Behaviour, body: Any) -> None:
         if b.hang_s:
