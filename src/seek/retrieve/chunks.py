@@ -37,6 +37,7 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.ranker import Corpus, Ranker, Retrieval
+from seek.retrieve.wordsets import may_hold
 from seek.text import IDENTIFIER, split_identifier
 
 BUILTIN_CHUNKER = Path(__file__).resolve().parent.parent / "models" / "chunker.json"
@@ -130,12 +131,15 @@ def file_parts(
     reads those bits of the chunks it weighs only, the ``WORD`` bits of every chunk)."""
     chunks = corpus.chunks_of_path[path].tolist()
     places: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    lean = only is not None and corpus.word_sets is None
     for n, chunk_id in enumerate(chunks):
-        if only is None:
-            words = corpus.words(chunk_id)
+        if lean:  # a chunk that cannot hold the words is neither tokenized nor parsed
+            wanted = may_hold(corpus.contents[chunk_id], only)  # type: ignore[arg-type]
+            if not wanted:
+                continue
+            kinds = [corpus.words(chunk_id) & wanted]
         else:
-            words = corpus.words_among(chunk_id, only)
-        kinds = [words]
+            kinds = [corpus.words(chunk_id)]
         if parsed is None or chunk_id in parsed:
             kinds.extend(chunk_parts(corpus.contents[chunk_id]))
         for kind, found in enumerate(kinds):
