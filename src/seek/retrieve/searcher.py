@@ -341,14 +341,14 @@ class Searcher:
         lead_in_on: bool,
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """:meth:`_rank_chunks`' two orders, as far as the ``k`` hits need them: the chunk
-        stage weighs only the files of the ``FIRST_FILES_MARGIN + max(k, TOP_FILES)`` most
-        probable files (and files as probable as the last), when that decides the first
-        ``k`` hits exactly. A chunk scores at most its file's probability (rest weights of
-        at most 1), so every entry of
-        an order that scores more than the best left-out file is where the whole order puts
-        it; the hits are taken from those entries alone, else everything is weighed.
-        Weighing every chunk of twenty files for ten hits was most of a whole-corpus
-        question's time (seek.corpus.search)."""
+        stage weighs only the ``FIRST_FILES_MARGIN + max(k, TOP_FILES)`` most probable files
+        (and files as probable as the last) when that decides the ``k`` hits exactly. A
+        chunk scores at most its file's probability (rest weights of at most 1), so every
+        entry that scores more than the best file left out is where the whole order puts
+        it: the returned orders are those entries, and when the hits (lead-ins included)
+        and context hits cannot be taken from them alone, everything is weighed. Weighing
+        every chunk of twenty files for ten hits was most of a whole-corpus question's
+        time (seek.corpus.search)."""
         keep = max(k, chunk_stage.TOP_FILES) + FIRST_FILES_MARGIN
         bounded = max(chunker.rest_weight, chunker.context_rest_weight) <= 1.0
         if len(files) > keep and bounded:

@@ -263,7 +263,7 @@ class CorpusTable:
         columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
                    "vector"]  # fmt: skip
         rows = self.open().search().where(where).select(columns).limit(1 << 30).to_arrow()
-        if len(repos) > 1:  # a path holds no NUL: "repo NUL path" names a pair
+        if len(repos) > 1:  # names and paths hold no NUL: "repo NUL path" names a pair
             pairs = pc.binary_join_element_wise(rows.column("repo"), rows.column("path"), "\0")
             wanted = pa.array([f"{repo}\0{path}" for repo, path in files], pa.string())
             rows = rows.filter(pc.is_in(pairs, value_set=wanted))
