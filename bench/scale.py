@@ -344,7 +344,6 @@ def to_s3(work: Path, uri: str, size: str) -> dict[str, Any]:
     table, indexes, manifests, catalog - uploaded with boto3 as it is (a LanceDB dataset
     names its files relative to its folder)."""
     import shutil
-    from datetime import timedelta
 
     from seek.corpus.catalog import Catalog
     from seek.corpus.location import CorpusLocation
@@ -352,30 +351,33 @@ def to_s3(work: Path, uri: str, size: str) -> dict[str, Any]:
 
     source = CorpusLocation(str(work / size))
     staging = work / f"{size}-s3"
-    shutil.rmtree(staging, ignore_errors=True)
-    target = CorpusLocation(str(staging))
-    src_catalog, dst_catalog = Catalog(source), Catalog(target)
-    started = time.perf_counter()
-    names = list(src_catalog.repos())
-    table = CorpusTable(target)
-    _copy_repos(CorpusTable(source), _Fragments(table), src_catalog, dst_catalog, names, "")
-    dst_catalog.set_model(src_catalog.model())
-    copied = time.perf_counter() - started
-    started = time.perf_counter()
-    table.finish(compact=False)
-    # One version per add: only the last is uploaded (each version file lists every fragment).
-    table.open().cleanup_old_versions(timedelta(0), delete_unverified=True)
-    indexed = time.perf_counter() - started
+    marker = staging / "staged.json"  # a staging that finished is uploaded as it is
+    table = CorpusTable(CorpusLocation(str(staging)))
+    if marker.is_file():
+        staged = json.loads(marker.read_text())
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
+        target = CorpusLocation(str(staging))
+        src_catalog, dst_catalog = Catalog(source), Catalog(target)
+        started = time.perf_counter()
+        names = list(src_catalog.repos())
+        _copy_repos(CorpusTable(source), _Fragments(table), src_catalog, dst_catalog, names, "")
+        dst_catalog.set_model(src_catalog.model())
+        copied = time.perf_counter() - started
+        started = time.perf_counter()
+        table.finish(compact=False)
+        staged = {"copy_s": round(copied, 1),
+                  "index_build_s": round(time.perf_counter() - started, 1)}  # fmt: skip
+        marker.write_text(json.dumps(staged))
     location = CorpusLocation(uri)
     client = location.s3()
     started = time.perf_counter()
-    files = [p for p in sorted(staging.rglob("*")) if p.is_file()]
+    files = [p for p in sorted(staging.rglob("*")) if p.is_file() and p != marker]
     for path in files:
         key = "/".join(filter(None, [location.prefix, str(path.relative_to(staging))]))
         client.upload_file(str(path), location.bucket, key)
     data_files = sorted(p.stat().st_size for p in files if p.suffix == ".lance")
-    return {"uri": uri, "rows": table.count_rows(), "copy_s": round(copied, 1),
-            "index_build_s": round(indexed, 1), "indexes": table.index_names(),
+    return {"uri": uri, "rows": table.count_rows(), **staged, "indexes": table.index_names(),
             "upload_s": round(time.perf_counter() - started, 1), "objects": len(files),
             "bytes": sum(p.stat().st_size for p in files),
             "largest_object": max(p.stat().st_size for p in files),
