@@ -60,7 +60,7 @@ def test_every_word_starts_with_its_stems_probe(code):
     assert stem_probe("die") == "d" and stem_probe("happi") == "happ"
 
 
-def test_words_among_the_wanted_are_those_of_the_whole_text(code):
+def test_the_probe_filter_keeps_every_wanted_word_a_text_holds(code):
     rng = random.Random(7)
     _, contents = code
     checked = 0
