@@ -53,6 +53,11 @@ POOL_FILES = 24
 whole-corpus question's named 80 and more (every repository's copy of the code) and its pool
 cost 3 x a filtered one's. 24 by fused rank: whole-corpus CPU -37 %, filtered NDCG@10 0.876
 as before, whole-corpus NDCG 0.504 -> 0.542 (bench/README.md, "Scale, round three")."""
+WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": 1}
+"""A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
+similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
+0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"). A filtered
+question keeps ``POOL_FILES``, ``VECTOR_WINDOWS`` and the table's IVF-PQ settings."""
 FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
 vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
@@ -209,8 +214,11 @@ class CorpusSearcher:
         n = max(self.settings.retrieve_k, 5 * k)
         keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
         q = self._query_vector(query)
+        wide = WHOLE_CORPUS if where is None else {}
+        windows = wide.get("vector_windows", VECTOR_WINDOWS)
+        ann = {k: wide[k] for k in ("nprobes", "refine_factor") if k in wide}
         vector_files = (
-            self.table.vector_files(q, VECTOR_WINDOWS * n, where, self._exact(where))
+            self.table.vector_files(q, windows * n, where, self._exact(where), **ann)
             if q is not None
             else []
         )
@@ -218,7 +226,7 @@ class CorpusSearcher:
         timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
         weight = sig.semantic_weight(query, sig.QUERY_TYPE_WEIGHTING not in disabled)
         files = pool_files(vector_files, [(r, p) for r, p, _, _ in keyword_hits], weight,
-                           self.settings.rrf_k, POOL_FILES)  # fmt: skip
+                           self.settings.rrf_k, wide.get("pool_files", POOL_FILES))  # fmt: skip
         if not files:
             return SearchResult(query, words, [], (), timings)
         started = time.perf_counter()

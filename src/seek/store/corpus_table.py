@@ -217,16 +217,23 @@ class CorpusTable:
 
     # -- searching ----------------------------------------------------------------------
     def vector_files(
-        self, q: np.ndarray, limit: int, where: str | None, exact: bool
+        self,
+        q: np.ndarray,
+        limit: int,
+        where: str | None,
+        exact: bool,
+        nprobes: int = NPROBES,
+        refine_factor: int = REFINE_FACTOR,
     ) -> list[tuple[str, str]]:
         """``(repo, path)`` of the ``limit`` windows nearest ``q`` (cosine), best first:
-        exact over the filtered rows, or the IVF-PQ index with its candidates re-scored."""
+        exact over the filtered rows, or the IVF-PQ index (``nprobes`` partitions) with
+        ``refine_factor`` x the candidates re-scored exactly."""
         table = self.open()
         query = table.search(q, vector_column_name="vector").distance_type("cosine")
         if exact:
             query = query.bypass_vector_index()
         else:
-            query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+            query = query.nprobes(nprobes).refine_factor(refine_factor)
         if where:
             query = query.where(where, prefilter=True)
         rows = query.select(["repo", "path"]).limit(limit).to_arrow()
