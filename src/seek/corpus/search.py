@@ -5,7 +5,8 @@ and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`
 the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
 candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
 they name are ranked by fusing the two lists (:func:`pool_files`), the first
-``POOL_FILES`` are fetched whole - every window with its vector - and
+``POOL_FILES`` (``WHOLE_CORPUS``'s, cheaper, without a filter) are fetched whole - every
+window with its vector - and
 become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
@@ -49,10 +50,11 @@ VECTOR_WINDOWS = 3
 """Windows asked of the vector index per wanted chunk (a chunk has ~1.3 windows, and the
 files of the top windows are fetched whole anyway)."""
 POOL_FILES = 24
-"""Files a question's pool holds. A filtered question's two lists name ~21 files; a
-whole-corpus question's named 80 and more (every repository's copy of the code) and its pool
-cost 3 x a filtered one's. 24 by fused rank: whole-corpus CPU -37 %, filtered NDCG@10 0.876
-as before, whole-corpus NDCG 0.504 -> 0.542 (bench/README.md, "Scale, round three")."""
+"""Files a filtered question's pool holds (a whole-corpus one: ``WHOLE_CORPUS``). A filtered
+question's two lists name ~21 files; a whole-corpus question's named 80 and more (every
+repository's copy of the code) and its pool cost 3 x a filtered one's. 24 by fused rank:
+whole-corpus CPU -37 %, filtered NDCG@10 0.876 as before, whole-corpus NDCG 0.504 -> 0.542
+(bench/README.md, "Scale, round three")."""
 WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": 1}
 """A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
 similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
