@@ -188,3 +188,69 @@ def test_serve_a_corpus_with_a_repos_filter(tmp_path, settings_for, two_repos):
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_a_pool_holds_the_files_both_retrievers_rank_first():
+    from seek.corpus.search import pool_files
+
+    vector = [("a", "x.py"), ("a", "x.py"), ("b", "y.py"), ("c", "z.py"), ("d", "w.py")]
+    keyword = [("e", "k.py"), ("c", "z.py"), ("f", "m.py")]
+    # z.py is third and second: fused, it leads; a keyword-only file is not crowded out
+    # by a long vector list (the pool used to take every vector file first).
+    assert pool_files(vector, keyword, 0.5, 60, 3) == [("c", "z.py"), ("a", "x.py"),
+                                                       ("e", "k.py")]  # fmt: skip
+    assert pool_files(vector, [], 0.5, 60, 10) == [("a", "x.py"), ("b", "y.py"),
+                                                  ("c", "z.py"), ("d", "w.py")]  # fmt: skip
+    assert pool_files(vector, keyword, 1.0, 60, 10) == pool_files(vector, [], 1.0, 60, 10)
+
+
+def test_a_pools_rows_across_repositories_are_the_asked_files_only(
+    tmp_path, settings_for, two_repos
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    table = CorpusTable(location)
+    asked = [("alpha", "src/router.py"), ("beta", "lib/parser.py")]
+    data = table.fetch_files(asked)
+    # router.py is in both repositories, parser.py in beta only: the pairs, not the product.
+    assert sorted(set(zip(data["repo"], data["path"], strict=True))) == sorted(asked)
+    assert "keywords" not in data and len(data["vectors"]) == len(data["path"])
+    firsts = [c for c, part in zip(data["content"], data["part"], strict=True) if part == 0]
+    assert all(firsts) and all(
+        c is None for c, part in zip(data["content"], data["part"], strict=True) if part
+    )
+
+
+def test_a_whole_corpus_question_takes_the_cheaper_pool_and_ann_pass(
+    tmp_path, settings_for, two_repos, monkeypatch
+):
+    from seek.corpus import search
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    searcher = CorpusSearcher(location, settings_for())
+    asked: list[tuple[str, int, dict]] = []
+    vector_files, fetch_files = CorpusTable.vector_files, CorpusTable.fetch_files
+
+    def spy_vectors(self, q, limit, where, exact, **ann):
+        asked.append(("vectors", limit, ann))
+        return vector_files(self, q, limit, where, exact, **ann)
+
+    def spy_fetch(self, files):
+        asked.append(("fetch", len(files), {}))
+        return fetch_files(self, files)
+
+    monkeypatch.setattr(CorpusTable, "vector_files", spy_vectors)
+    monkeypatch.setattr(CorpusTable, "fetch_files", spy_fetch)
+    monkeypatch.setitem(search.WHOLE_CORPUS, "pool_files", 2)
+    n = max(settings_for().retrieve_k, 5 * 10)
+    assert searcher.search("Router add_route retries parse", 10).hits
+    wide = {k: search.WHOLE_CORPUS[k] for k in ("nprobes", "refine_factor")}
+    assert asked == [("vectors", search.WHOLE_CORPUS["vector_windows"] * n, wide),
+                     ("fetch", 2, {})]  # fmt: skip
+    asked.clear()
+    assert searcher.search("Router add_route retries parse", 10, repos=["alpha"]).hits
+    assert asked[0] == ("vectors", search.VECTOR_WINDOWS * n, {})
+    assert asked[1][0] == "fetch" and asked[1][1] > 2  # alpha's 4 files, up to POOL_FILES

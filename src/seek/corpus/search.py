@@ -4,7 +4,9 @@ A question goes to LanceDB twice, in parallel, both prefiltered to the asked rep
 and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
 the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
 candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
-they name (at most ``POOL_FILES``) are fetched whole - every window with its vector - and
+they name are ranked by fusing the two lists (:func:`pool_files`), the first
+``POOL_FILES`` (``WHOLE_CORPUS``'s, cheaper, without a filter) are fetched whole - every
+window with its vector - and
 become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
@@ -33,6 +35,8 @@ import numpy as np
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.embed import Embedder, task_prefixes
+from seek.retrieve import signals as sig
+from seek.retrieve.fusion import fuse
 from seek.retrieve.search_cache import SearchData
 from seek.retrieve.searcher import IndexEmbedder, Searcher
 from seek.retrieve.types import Hit, SearchResult
@@ -45,7 +49,17 @@ from seek.untrusted import check_query
 VECTOR_WINDOWS = 3
 """Windows asked of the vector index per wanted chunk (a chunk has ~1.3 windows, and the
 files of the top windows are fetched whole anyway)."""
-POOL_FILES = 80
+POOL_FILES = 24
+"""Files a filtered question's pool holds (a whole-corpus one: ``WHOLE_CORPUS``). A filtered
+question's two lists name ~21 files; a whole-corpus question's named 80 and more (every
+repository's copy of the code) and its pool cost 3 x a filtered one's. 24 by fused rank:
+whole-corpus CPU -37 %, filtered NDCG@10 0.876 as before, whole-corpus NDCG 0.504 -> 0.542
+(bench/README.md, "Scale, round three")."""
+WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": 1}
+"""A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
+similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
+0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"). A filtered
+question keeps ``POOL_FILES``, ``VECTOR_WINDOWS`` and the table's IVF-PQ settings."""
 FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
 vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
@@ -70,6 +84,22 @@ def corpus_filter(repos: Sequence[str] = (), prefixes: Sequence[str] = ()) -> st
         ors = " OR ".join(f"starts_with(path, {sql_quote(p)})" for p in prefixes)
         parts.append(f"({ors})")
     return " AND ".join(parts) or None
+
+
+def pool_files(
+    vector_files: Sequence[tuple[str, str]],
+    keyword_files: Sequence[tuple[str, str]],
+    weight: float,
+    rrf_k: int,
+    limit: int,
+) -> list[tuple[str, str]]:
+    """The ``limit`` files a question's pool holds: each retriever's files ranked by their
+    best row, fused as the searcher fuses chunks (``weight`` on the vector list), best first.
+    """
+    lists = [(list(dict.fromkeys(vector_files)), weight),
+             (list(dict.fromkeys(keyword_files)), 1.0 - weight)]  # fmt: skip
+    scores = fuse(lists, rrf_k)
+    return sorted(scores, key=lambda f: -scores[f])[:limit]
 
 
 class _Rows:
@@ -186,15 +216,19 @@ class CorpusSearcher:
         n = max(self.settings.retrieve_k, 5 * k)
         keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
         q = self._query_vector(query)
+        wide = WHOLE_CORPUS if where is None else {}
+        windows = wide.get("vector_windows", VECTOR_WINDOWS)
+        ann = {k: wide[k] for k in ("nprobes", "refine_factor") if k in wide}
         vector_files = (
-            self.table.vector_files(q, VECTOR_WINDOWS * n, where, self._exact(where))
+            self.table.vector_files(q, windows * n, where, self._exact(where), **ann)
             if q is not None
             else []
         )
         keyword_hits = keyword_job.result()
         timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
-        files = list(dict.fromkeys(vector_files + [(r, p) for r, p, _, _ in keyword_hits]))
-        files = files[:POOL_FILES]
+        weight = sig.semantic_weight(query, sig.QUERY_TYPE_WEIGHTING not in disabled)
+        files = pool_files(vector_files, [(r, p) for r, p, _, _ in keyword_hits], weight,
+                           self.settings.rrf_k, wide.get("pool_files", POOL_FILES))  # fmt: skip
         if not files:
             return SearchResult(query, words, [], (), timings)
         started = time.perf_counter()

@@ -37,6 +37,7 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.ranker import Corpus, Ranker, Retrieval
+from seek.retrieve.wordsets import may_hold
 from seek.text import IDENTIFIER, split_identifier
 
 BUILTIN_CHUNKER = Path(__file__).resolve().parent.parent / "models" / "chunker.json"
@@ -117,18 +118,32 @@ in a name it defines, in a comment (:func:`chunk_parts`)."""
 
 
 def file_parts(
-    corpus: Corpus, path: str, only: frozenset[str] | None = None
+    corpus: Corpus,
+    path: str,
+    only: frozenset[str] | None = None,
+    parsed: frozenset[int] | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """For a file's chunks (in file order): per stemmed word, a code per chunk (bits
     ``WORD | DEFINED | COMMENT``), and ``log1p`` of their sizes; kept while the index is
     loaded, so a question's features are array look-ups (one per word and file). ``only``:
-    codes for these words alone (a corpus question's pool, made for one question)."""
+    codes for these words alone, and ``parsed``: ``DEFINED`` and ``COMMENT`` bits for these
+    chunk ids alone (a corpus question's pool, made for one question: :func:`features`
+    reads those bits of the chunks it weighs only, the ``WORD`` bits of every chunk)."""
     chunks = corpus.chunks_of_path[path].tolist()
     places: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    lean = only is not None and corpus.word_sets is None
     for n, chunk_id in enumerate(chunks):
-        names, notes = chunk_parts(corpus.contents[chunk_id])
-        for kind, words in enumerate((corpus.words(chunk_id), names, notes)):
-            for word in words if only is None else only.intersection(words):
+        if lean:  # a chunk that cannot hold the words is neither tokenized nor parsed
+            wanted = may_hold(corpus.contents[chunk_id], only)  # type: ignore[arg-type]
+            if not wanted:
+                continue
+            kinds = [corpus.words(chunk_id) & wanted]
+        else:
+            kinds = [corpus.words(chunk_id)]
+        if parsed is None or chunk_id in parsed:
+            kinds.extend(chunk_parts(corpus.contents[chunk_id]))
+        for kind, found in enumerate(kinds):
+            for word in found if only is None else only.intersection(found):
                 places.setdefault(word, ([], [], []))[kind].append(n)
     codes = {}
     for word, found in places.items():
@@ -246,8 +261,8 @@ def features(
     if corpus.word_sets is None:
         # A corpus question's pool lives for one question: a table of every word of its top
         # files would be most of the question's time (seek.corpus.search), so only its words.
-        only = frozenset(words)
-        parts = [file_parts(corpus, path, only) for path in paths]
+        only, parsed = frozenset(words), frozenset(id_list)
+        parts = [file_parts(corpus, path, only, parsed) for path in paths]
     else:
         parts = [corpus.kept(path, "chunk_parts", file_parts) for path in paths]
     columns = np.zeros((5, int(n_file.sum())))  # coverage, idf coverage, defined, comments, size

@@ -25,7 +25,7 @@ import numpy as np
 
 from seek.retrieve import signals as sig
 from seek.retrieve.versions import older_copies
-from seek.retrieve.wordsets import WordSets, identifier_words
+from seek.retrieve.wordsets import WordSets, identifier_words, may_hold
 from seek.text import IDENTIFIER
 
 POOL = 30
@@ -121,6 +121,27 @@ class Corpus:
             found = self._words[chunk_id] = chunk_words(self.contents[chunk_id])
         return found
 
+    def words_among(self, chunk_id: int, wanted: frozenset[str]) -> frozenset[str]:
+        """``words(chunk_id) & wanted``. Without precomputed word sets (a corpus question's
+        pool, met once) a chunk that lacks every wanted stem's probe
+        (:func:`~seek.retrieve.wordsets.may_hold`) is not tokenized: tokenizing every chunk
+        of a pool's files was most of a whole-corpus question's time."""
+        if self.word_sets is not None:
+            return self.word_sets.of(chunk_id) & wanted
+        maybe = may_hold(self.contents[chunk_id], wanted)
+        return self.words(chunk_id) & maybe if maybe else maybe
+
+    def file_words_among(self, path: str, wanted: frozenset[str]) -> frozenset[str]:
+        """``file_words(path) & wanted``, tokenizing as :meth:`words_among` does."""
+        if self.word_sets is not None:
+            return self.file_words(path) & wanted
+        found: frozenset[str] = frozenset()
+        for chunk_id in self.chunks_of_path[path].tolist():
+            if len(found) == len(wanted):
+                break
+            found |= self.words_among(chunk_id, wanted - found)
+        return found
+
     def file_positions(self) -> np.ndarray:
         """Each chunk's place in its file (0 for the first), found once per index."""
         found = self._kept.get(("", "file_positions"))
@@ -181,7 +202,9 @@ def features(
     dense = sims[ids] if sims is not None else np.zeros(len(ids))
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     words = list(keywords)
-    hits = [[w in found for w in words] for found in map(corpus.words, ids.tolist())]
+    wanted = frozenset(words)
+    hits = [[w in found for w in words] for found in
+            (corpus.words_among(i, wanted) for i in ids.tolist())]  # fmt: skip
     # A word found in every candidate says little: weight each by its rarity in the pool.
     doc_freq = [sum(column) for column in zip(*hits, strict=True)] if hits else []
     idf = [math.log((len(ids) + 1) / (df + 0.5)) for df in doc_freq]
@@ -251,7 +274,7 @@ def features(
         idf_coverage = [sum(i for i, hit in zip(idf, row, strict=True) if hit) / idf_total
                         for row in hits]  # fmt: skip
         out[:, 16] = per_file_max(np.array(idf_coverage, dtype=np.float64))
-    out[:, 17] = [coverage(corpus.file_words(path)) for path in files]
+    out[:, 17] = [coverage(corpus.file_words_among(path, wanted)) for path in files]
     if keywords:
         out[:, 18] = [sig.path_matches(keywords, path) / len(keywords) for path in files]
     if names:

@@ -69,6 +69,9 @@ SCOPE_FILTER_PATHS = 500
 path; a wider one fetches ``SCOPE_OVERFETCH`` times the rows and keeps those in scope (in
 memory, only the scope's chunks are scored)."""
 SCOPE_OVERFETCH = 4
+FIRST_FILES_MARGIN = 2
+"""Files weighed by the chunk stage beyond the ``k`` a search shows (see
+:meth:`Searcher._first_files_ranked`): room for hits that take in their next chunk."""
 
 
 def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
@@ -296,8 +299,9 @@ class Searcher:
             result.timings_ms["ranker_ms"] = (time.perf_counter() - started) * 1000
             if chunker is not None:
                 started = time.perf_counter()
-                pool, for_context = self._rank_chunks(
-                    query, pool, files, probabilities, retrieval, chunker
+                lead_in_on = sig.LEAD_IN not in disabled
+                pool, for_context = self._first_files_ranked(
+                    query, pool, files, probabilities, retrieval, chunker, k, lead_in_on
                 )
                 context_hits = [self.hit(i, score) for i, score in for_context[:k]]
                 result = replace(result, context_hits=context_hits)
@@ -325,6 +329,46 @@ class Searcher:
             hits.append(hit)
         return hits
 
+    def _first_files_ranked(
+        self,
+        query: str,
+        pool: list[tuple[int, float]],
+        files: list[str],
+        probabilities: np.ndarray,
+        retrieval: Retrieval,
+        chunker: chunk_stage.ChunkRanker,
+        k: int,
+        lead_in_on: bool,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """:meth:`_rank_chunks`' two orders, as far as the ``k`` hits need them: the chunk
+        stage weighs only the ``FIRST_FILES_MARGIN + max(k, TOP_FILES)`` most probable files
+        (and files as probable as the last) when that decides the ``k`` hits exactly. A
+        chunk scores at most its file's probability (rest weights of at most 1), so every
+        entry that scores more than the best file left out is where the whole order puts
+        it: the returned orders are those entries, and when the hits (lead-ins included)
+        and context hits cannot be taken from them alone, everything is weighed. Weighing
+        every chunk of twenty files for ten hits was most of a whole-corpus question's
+        time (seek.corpus.search)."""
+        keep = max(k, chunk_stage.TOP_FILES) + FIRST_FILES_MARGIN
+        bounded = max(chunker.rest_weight, chunker.context_rest_weight) <= 1.0
+        if len(files) > keep and bounded:
+            p = np.asarray(probabilities, dtype=np.float64)
+            floor = float(np.sort(p)[::-1][keep - 1])
+            kept = p >= floor
+            if not kept.all():
+                cut = float(p[~kept].max())
+                row_of = {path: row for row, path in enumerate(files)}
+                some = [(i, s) for i, s in pool if kept[row_of[self.paths[i]]]]
+                order, for_context = self._rank_chunks(
+                    query, pool, files, probabilities, retrieval, chunker, some
+                )
+                order = [(i, s) for i, s in order if s > cut]
+                for_context = [(i, s) for i, s in for_context if s > cut]
+                hits = len(self.lead_in_hits(order, k)) if lead_in_on else min(len(order), k)
+                if hits >= k and len(for_context) >= k:
+                    return order, for_context
+        return self._rank_chunks(query, pool, files, probabilities, retrieval, chunker)
+
     def _rank_chunks(
         self,
         query: str,
@@ -333,12 +377,14 @@ class Searcher:
         probabilities: np.ndarray,
         retrieval: Retrieval,
         chunker: chunk_stage.ChunkRanker,
+        some: list[tuple[int, float]] | None = None,
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The chunk stage (:mod:`.chunks`): the right part of each ranked file first; the
         order for a search, and the one for ``seek context`` (more parts of likely files)."""
         chosen = chunk_stage.candidates(
-            pool, files, probabilities, self.corpus, retrieval.similarities
-        )
+            pool if some is None else some, files, probabilities, self.corpus,
+            retrieval.similarities,
+        )  # fmt: skip
         rows = chunk_stage.features(query, chosen, pool, retrieval, self.corpus)
         p_chunk = chunker.probabilities(rows)
         return (

@@ -14,7 +14,7 @@ from itertools import count
 import numpy as np
 
 from seek.retrieve.bm25 import unique_counts
-from seek.retrieve.signals import english_stem
+from seek.retrieve.signals import english_stem, stem_probe
 from seek.text import IDENTIFIER, split_identifier
 
 
@@ -23,6 +23,19 @@ def identifier_words(token: str) -> frozenset[str]:
     """What :func:`chunk_words` takes from one identifier, stemmed (cached: code repeats its
     identifiers, and a corpus question derives the words of its pool's chunks afresh)."""
     return frozenset(english_stem(w) for w in (token.lower(), *split_identifier(token)))
+
+
+@lru_cache(maxsize=1024)
+def _probes(wanted: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((w, stem_probe(w)) for w in wanted))
+
+
+def may_hold(content: str, wanted: frozenset[str]) -> frozenset[str]:
+    """The ``wanted`` stems whose :func:`stem_probe` ``content`` holds, in any case: all
+    those it may hold as words (:func:`chunk_words`), defined names or comment words, each
+    of which is the stem of a lower-cased identifier of the text or a part of one."""
+    lower = content.lower()
+    return frozenset(w for w, probe in _probes(wanted) if probe in lower)
 
 
 @dataclass(frozen=True)

@@ -217,16 +217,23 @@ class CorpusTable:
 
     # -- searching ----------------------------------------------------------------------
     def vector_files(
-        self, q: np.ndarray, limit: int, where: str | None, exact: bool
+        self,
+        q: np.ndarray,
+        limit: int,
+        where: str | None,
+        exact: bool,
+        nprobes: int = NPROBES,
+        refine_factor: int = REFINE_FACTOR,
     ) -> list[tuple[str, str]]:
         """``(repo, path)`` of the ``limit`` windows nearest ``q`` (cosine), best first:
-        exact over the filtered rows, or the IVF-PQ index with its candidates re-scored."""
+        exact over the filtered rows, or the IVF-PQ index (``nprobes`` partitions) with
+        ``refine_factor`` x the candidates re-scored exactly."""
         table = self.open()
         query = table.search(q, vector_column_name="vector").distance_type("cosine")
         if exact:
             query = query.bypass_vector_index()
         else:
-            query = query.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+            query = query.nprobes(nprobes).refine_factor(refine_factor)
         if where:
             query = query.where(where, prefilter=True)
         rows = query.select(["repo", "path"]).limit(limit).to_arrow()
@@ -249,8 +256,10 @@ class CorpusTable:
 
     def fetch_files(self, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
         """Every row of these ``(repo, path)`` files, as :meth:`ChunkTable.load_all` returns
-        them plus ``repo``."""
+        them plus ``repo``, less ``keywords`` (a pool's keyword scores come from the
+        full-text index) and the text of windows after a chunk's first (None)."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         repos = sorted({repo for repo, _ in files})
         paths = sorted({path for _, path in files})
@@ -259,15 +268,18 @@ class CorpusTable:
         # OR of one clause per repository on the 1M-chunk corpus (bench/README.md, "Scale").
         where = f"{repo_filter(repos)} AND path IN ({', '.join(sql_quote(p) for p in paths)})"
         columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
-                   "keywords", "vector"]  # fmt: skip
+                   "vector"]  # fmt: skip
         rows = self.open().search().where(where).select(columns).limit(1 << 30).to_arrow()
-        if len(repos) > 1:
-            wanted = set(files)
-            pairs = zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
-                        strict=True)  # fmt: skip
-            rows = rows.filter(pa.array([pair in wanted for pair in pairs], pa.bool_()))
+        if len(repos) > 1:  # names and paths hold no NUL: "repo NUL path" names a pair
+            pairs = pc.binary_join_element_wise(rows.column("repo"), rows.column("path"), "\0")
+            wanted = pa.array([f"{repo}\0{path}" for repo, path in files], pa.string())
+            rows = rows.filter(pc.is_in(pairs, value_set=wanted))
         vectors = rows.column("vector").combine_chunks()
         dims = vectors.type.list_size
+        # Only a chunk's first window carries the text a pool reads (SearchData.from_rows).
+        first = pc.equal(rows.column("part"), 0)
+        rows = rows.set_column(columns.index("content"), "content",
+                               pc.if_else(first, rows.column("content"), None))  # fmt: skip
         data = {name: rows.column(name).to_pylist() for name in columns[:-1]}
         flat = vectors.values.to_numpy(zero_copy_only=False)
         data["vectors"] = flat.reshape(-1, dims) if dims else np.zeros((0, 0), np.float32)
