@@ -89,7 +89,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "indexer": (
-        ("src/seek/indexer.py",),
+        ("src/seek/indexer.py", "src/seek/index/rules.py"),
         (
             "tests/test_indexer.py",
             "tests/test_indexer_rules.py",

@@ -12,7 +12,8 @@ import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.errors import SeekError
-from seek.indexer import REBUILD, damage_reason, index_workspace
+from seek.index.rules import damage_reason
+from seek.indexer import REBUILD, index_workspace
 from seek.retrieve import Searcher
 from seek.settings import load_settings
 from seek.status import workspace_status

@@ -234,7 +234,7 @@ def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
     """Below ``KEYWORD_INDEX_MIN_CHUNKS`` chunks keywords are searched in memory, so a run
     builds no LanceDB full-text index and the table still counts as sound; a table that
     reaches the threshold gets one on its next run (issue 14)."""
-    from seek.indexer import damage_reason
+    from seek.index.rules import damage_reason
     from seek.retrieve import Searcher
 
     settings = settings_for()

@@ -9,6 +9,7 @@ from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError, IndexMismatchError, WorkspaceError
 from seek.index.report import format_duration
+from seek.index.rules import rebuild_reason
 from seek.index.stages import read_regular_file
 from seek.indexer import (
     REBUILD,
@@ -16,7 +17,6 @@ from seek.indexer import (
     IndexReport,
     Progress,
     index_workspace,
-    rebuild_reason,
     refresh_before_search,
     resolve_workspace,
 )

@@ -8,8 +8,8 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from seek.index.rules import chunking_spec
 from seek.index.stages import FileSpec, Prepared, prepare_file
-from seek.indexer import chunking_spec
 from seek.scan import scan_workspace
 from seek.store import Stamp
 

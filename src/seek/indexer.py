@@ -43,22 +43,20 @@ from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.root import resolve_workspace
+from seek.index.rules import chunking_spec, damage_reason, is_resized, is_stale, rebuild_reason
 from seek.index.stages import FileSpec, prepare_file
 from seek.index.written import WrittenRows
-from seek.retrieve.search_cache import refresh_search_cache, table_unchanged
+from seek.retrieve.search_cache import refresh_search_cache
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
-from seek.settings import Settings, effective_chunk_sizes
+from seek.settings import Settings
 from seek.store import (
-    ChunkingSpec,
-    ChunkTable,
     LocalIndexStore,
     Manifest,
-    Stamp,
     index_dir_for,
     needs_keyword_index,
 )
-from seek.store.manifest import INDEX_FORMAT, MANIFEST_NAME
+from seek.store.manifest import MANIFEST_NAME
 from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
@@ -83,49 +81,6 @@ killed run still loses at most about this much embedding work."""
 
 def new_table_name() -> str:
     return f"chunks_{uuid.uuid4().hex[:12]}"
-
-
-def damage_reason(index_dir: Path, manifest: Manifest) -> str:
-    """``index damaged: ...`` when the stored table does not match ``manifest``, else "".
-    After an interrupted run the row count is not compared (the next run repairs it).
-
-    A table whose files are exactly those its search cache was derived from
-    (:func:`seek.retrieve.search_cache.table_unchanged`) is sound without opening LanceDB:
-    a no-change ``seek index`` then never imports it (issue 14; ``seek status`` decides the
-    same way)."""
-    if not manifest.has_index or table_unchanged(index_dir, manifest) is True:
-        return ""
-    expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
-    problem = ChunkTable(index_dir, manifest.table).check(expected)
-    return f"index damaged: {problem}" if problem else ""
-
-
-def chunking_spec(settings: Settings) -> ChunkingSpec:
-    max_chars, min_chars, overlap = effective_chunk_sizes(settings)
-    return ChunkingSpec(
-        max_chars, min_chars, overlap, settings.window_chars, settings.window_overlap_chars
-    )
-
-
-def rebuild_reason(manifest: Manifest, model_id: str, chunking: ChunkingSpec) -> str:
-    """Why the stored index cannot be updated in place ("" when it can)."""
-    if not manifest.has_index:
-        return ""
-    if manifest.format != INDEX_FORMAT:
-        return f"index format changed ({manifest.format} -> {INDEX_FORMAT})"
-    if manifest.model != model_id:
-        return f"model changed ({manifest.model} -> {model_id})"
-    if manifest.chunking != chunking:
-        old, new = manifest.chunking, chunking
-        if old is None:
-            return "chunk settings unknown"
-        diffs = [
-            f"{name} {getattr(old, name)} -> {getattr(new, name)}"
-            for name in ("max", "min", "overlap", "window", "window_overlap")
-            if getattr(old, name) != getattr(new, name)
-        ]
-        return "chunk settings changed (" + ", ".join(diffs) + ")"
-    return ""
 
 
 class _DimensionsChanged(Exception):
@@ -495,15 +450,6 @@ class Indexer:
                 f"the embedder returned {vectors.shape[0]} vectors for {len(texts)} texts"
             )
         return vectors
-
-
-def is_stale(stamp: Stamp | None, scanned: ScannedFile) -> bool:
-    return stamp is None or stamp.size != scanned.size or stamp.mtime_ns != scanned.mtime_ns
-
-
-def is_resized(stamp: Stamp | None, scanned: ScannedFile) -> bool:
-    """New or of another size: surely embedded (a touched file of the same size may not be)."""
-    return stamp is None or stamp.size != scanned.size
 
 
 def refresh_before_search(root: Path, settings: Settings) -> list[str]:

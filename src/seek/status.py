@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seek.embed import model_id_for
-from seek.indexer import chunking_spec, damage_reason, rebuild_reason
+from seek.index.rules import chunking_spec, damage_reason, rebuild_reason
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
 from seek.store.table import folder_size

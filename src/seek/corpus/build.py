@@ -35,8 +35,8 @@ from seek.corpus.fanout import Runner
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.work import BatchResult, prepare_batch
 from seek.embed import model_id_for, task_prefixes
+from seek.index.rules import chunking_spec, is_stale, rebuild_reason
 from seek.index.stages import FileSpec
-from seek.indexer import chunking_spec, is_stale, rebuild_reason
 from seek.scan import ScannedFile, scan_workspace
 from seek.settings import Settings
 from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable

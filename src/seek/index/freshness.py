@@ -23,7 +23,7 @@ from seek.store import index_dir_for, is_locked, load_manifest
 
 def is_current(root: Path, settings: Settings) -> bool:
     """True when a search may skip the index run (see the module's docstring)."""
-    from seek.indexer import chunking_spec, is_stale, rebuild_reason
+    from seek.index.rules import chunking_spec, is_stale, rebuild_reason
 
     index_dir = index_dir_for(root, settings)
     manifest = load_manifest(index_dir)
