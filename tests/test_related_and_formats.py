@@ -14,10 +14,12 @@ from click.testing import CliRunner
 
 import seek.cli.search_cmd  # noqa: F401 - registers the commands
 from seek.cli import cli
+from seek.cli.output import snippet, vimgrep_line
 from seek.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve.related import chunk_at, related
 from seek.retrieve.scope import Scope, content_kind
+from seek.retrieve.types import Hit
 
 INVOICE = '''"""Invoices."""
 
@@ -165,6 +167,21 @@ def test_vimgrep_lines_point_at_the_text(env):
         path, row, column, text = parse_vimgrep(line)
         source = (env / path).read_text().splitlines()[row - 1]
         assert source[column - 1 :].rstrip() == text and text
+
+
+def test_a_glance_at_a_hit_starts_at_its_first_line_with_a_word(tmp_path):
+    """A chunk that opens with the end of the code before it (``}``, ``});``) is shown, and
+    pointed at, from its own first line of code; one of punctuation only from its first
+    non-blank line."""
+    content = (
+        "    }\n\n  });\n    def retry(policy):\n        return policy\n\n        x = 1\n    y\n"
+    )
+    assert snippet(content) == ["    def retry(policy):", "        return policy", "        x = 1"]
+    assert snippet(content, 1) == ["    def retry(policy):"]
+    assert snippet("\n  }\n);\n") == ["  }", ");"]
+    hit = Hit("src/a.py", 10, 16, 0.5, content)
+    assert vimgrep_line(tmp_path, hit) == f"{tmp_path / 'src/a.py'}:13:5:def retry(policy):"
+    assert vimgrep_line(tmp_path, Hit("b.py", 4, 5, 0.5, "\n  }\n")).endswith("b.py:5:3:}")
 
 
 @pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")

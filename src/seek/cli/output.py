@@ -1,12 +1,13 @@
 """How ``seek search`` and ``seek related`` print hits: ``--format text|json|jsonl|vimgrep``
 and ``--max-lines`` (issue 15).
 
-- ``text``: rank, ``path:start-end``, score, then the first non-blank lines (3 by default);
+- ``text``: rank, ``path:start-end``, score, then the chunk's first lines (3 by default) from
+  its first line with a word in it;
 - ``json``: one object (the result's JSON, see the README's schema), hit contents cut to
   ``--max-lines`` when given;
 - ``jsonl``: one hit object per line (notes go to stderr);
 - ``vimgrep``: ``path:line:col:text`` per hit, the line and column of the chunk's first
-  non-blank line and that line's text; the path is relative to the current folder when
+  line with a word in it, and that line's text; the path is relative to the current folder when
   the file is under it (absolute otherwise), so ``vim -q`` / ``:cfile`` and editors'
   problem matchers open it.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import click
@@ -25,11 +27,23 @@ from seek.untrusted import printable
 FORMATS = ("text", "json", "jsonl", "vimgrep")
 TEXT_LINES = 3
 SNIPPET_WIDTH = 100
+_WORD = re.compile(r"\w")
+
+
+def first_line(lines: list[str]) -> int:
+    """Where a glance at a chunk starts: its first line with a word in it. A chunk often
+    begins with the end of the code before it (``}``, ``});``), which says nothing about
+    the hit; a chunk of punctuation only starts at its first non-blank line."""
+    for i, line in enumerate(lines):
+        if _WORD.search(line):
+            return i
+    return next((i for i, line in enumerate(lines) if line.strip()), 0)
 
 
 def snippet(content: str, lines: int = TEXT_LINES) -> list[str]:
-    """The first few non-blank lines, shortened, for a glance at the hit."""
-    kept = [line.rstrip() for line in content.split("\n") if line.strip()][:lines]
+    """The first few non-blank lines from :func:`first_line`, shortened, for a glance."""
+    rows = content.split("\n")
+    kept = [line.rstrip() for line in rows[first_line(rows) :] if line.strip()][:lines]
     return [
         line if len(line) <= SNIPPET_WIDTH else line[: SNIPPET_WIDTH - 1] + "…" for line in kept
     ]
@@ -49,7 +63,7 @@ def editor_path(root: Path, path: str) -> str:
 
 def vimgrep_line(root: Path, hit: Hit) -> str:
     lines = hit.content.split("\n")
-    offset = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    offset = first_line(lines)
     text = lines[offset] if lines else ""
     column = len(text) - len(text.lstrip()) + 1
     where = printable(editor_path(root, hit.path))
