@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -64,7 +63,6 @@ FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
 vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
 PATH_VECTORS_KEPT = 20_000
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-corpus-query")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,13 +212,14 @@ class CorpusSearcher:
         started = time.perf_counter()
         where = corpus_filter(repos, prefixes)
         n = max(self.settings.retrieve_k, 5 * k)
-        keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
+        # Both passes run on LanceDB's event loop while this thread embeds the question.
+        keyword_job = self.table.keyword_hits(words, n, where)
         q = self._query_vector(query)
         wide = WHOLE_CORPUS if where is None else {}
         windows = wide.get("vector_windows", VECTOR_WINDOWS)
         ann = {k: wide[k] for k in ("nprobes", "refine_factor") if k in wide}
         vector_files = (
-            self.table.vector_files(q, windows * n, where, self._exact(where), **ann)
+            self.table.vector_files(q, windows * n, where, self._exact(where), **ann).result()
             if q is not None
             else []
         )
