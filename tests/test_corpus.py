@@ -254,3 +254,26 @@ def test_a_whole_corpus_question_takes_the_cheaper_pool_and_ann_pass(
     assert searcher.search("Router add_route retries parse", 10, repos=["alpha"]).hits
     assert asked[0] == ("vectors", search.VECTOR_WINDOWS * n, {})
     assert asked[1][0] == "fetch" and asked[1][1] > 2  # alpha's 4 files, up to POOL_FILES
+
+
+def test_a_whole_corpus_question_on_the_ivf_pq_index(tmp_path, settings_for, make_tree):
+    """Without a filter the vector pass runs on IVF-PQ with no exact re-scoring
+    (``WHOLE_CORPUS``'s ``refine_factor`` None): its files are ranked by their PQ codes,
+    and the pool's similarities are exact all the same."""
+    from seek.corpus import search
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"many": make_tree(many_files("pkg", 300), "many")})
+    index(location, settings_for(), ann_min_rows=256, files_per_task=100)
+    table = CorpusTable(location)
+    assert table.has_vector_index()
+    searcher = CorpusSearcher(location, settings_for())
+    assert not searcher._exact(None) and search.WHOLE_CORPUS["refine_factor"] is None
+    q = searcher._query_vector("handler_42 backoff 294")
+    assert q is not None
+    pq_only = table.vector_files(q, 40, None, False, nprobes=4, refine_factor=None).result()
+    exact = table.vector_files(q, 40, None, True).result()
+    assert len(pq_only) == 40 and {r for r, _ in pq_only} == {"many"}
+    assert len(set(pq_only) & set(exact)) >= 30  # approximate: most of the exact files
+    hits = searcher.search("handler_42 backoff 294", 5).hits
+    assert (hits[0].repo, hits[0].path) == ("many", "pkg/mod_042.py")

@@ -54,10 +54,12 @@ question's two lists name ~21 files; a whole-corpus question's named 80 and more
 repository's copy of the code) and its pool cost 3 x a filtered one's. 24 by fused rank:
 whole-corpus CPU -37 %, filtered NDCG@10 0.876 as before, whole-corpus NDCG 0.504 -> 0.542
 (bench/README.md, "Scale, round three")."""
-WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": 1}
+WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": None}
 """A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
 similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
-0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"). A filtered
+0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"); no exact
+re-scoring of the pass's candidates (``refine_factor`` None: ranked by their PQ codes, no
+read of their vectors) 0.5472 -> 0.5477, CPU p50 -8 ms ("Scale, round four"). A filtered
 question keeps ``POOL_FILES``, ``VECTOR_WINDOWS`` and the table's IVF-PQ settings."""
 FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
