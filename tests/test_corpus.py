@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import (
@@ -212,7 +213,9 @@ def test_a_pools_rows_across_repositories_are_the_asked_files_only(
     index(location, settings_for())
     table = CorpusTable(location)
     asked = [("alpha", "src/router.py"), ("beta", "lib/parser.py")]
-    data = table.fetch_files(asked)
+    ran = []
+    data = table.fetch_files(asked, meanwhile=lambda: ran.append(True))
+    assert ran == [True] and data == table.fetch_files(asked) | {"vectors": data["vectors"]}
     # router.py is in both repositories, parser.py in beta only: the pairs, not the product.
     assert sorted(set(zip(data["repo"], data["path"], strict=True))) == sorted(asked)
     assert "keywords" not in data and len(data["vectors"]) == len(data["path"])
@@ -238,9 +241,9 @@ def test_a_whole_corpus_question_takes_the_cheaper_pool_and_ann_pass(
         asked.append(("vectors", limit, ann))
         return vector_files(self, q, limit, where, exact, **ann)
 
-    def spy_fetch(self, files):
+    def spy_fetch(self, files, meanwhile=None):
         asked.append(("fetch", len(files), {}))
-        return fetch_files(self, files)
+        return fetch_files(self, files, meanwhile)
 
     monkeypatch.setattr(CorpusTable, "vector_files", spy_vectors)
     monkeypatch.setattr(CorpusTable, "fetch_files", spy_fetch)
@@ -277,3 +280,33 @@ def test_a_whole_corpus_question_on_the_ivf_pq_index(tmp_path, settings_for, mak
     assert len(set(pq_only) & set(exact)) >= 30  # approximate: most of the exact files
     hits = searcher.search("handler_42 backoff 294", 5).hits
     assert (hits[0].repo, hits[0].path) == ("many", "pkg/mod_042.py")
+
+
+def test_a_pools_paths_are_embedded_while_its_rows_are_read(
+    tmp_path, settings_for, two_repos, monkeypatch
+):
+    """The ranker's path similarities come from vectors made during the fetch (every pool
+    file's, before the pool is ranked), the same vectors the ranker would make; a pool over
+    two repositories names its files repo/path."""
+    from seek.embed import task_prefixes
+    from seek.retrieve.embedding import PathVectors
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    searcher = CorpusSearcher(location, settings_for())
+    during: list[set[str]] = []
+    fetch_files = CorpusTable.fetch_files
+
+    def spy(self, files, meanwhile=None):
+        data = fetch_files(self, files, meanwhile)
+        during.append(set(searcher._path_vectors))
+        assert {f"{r}/{p}" for r, p in files} <= during[-1]
+        return data
+
+    monkeypatch.setattr(CorpusTable, "fetch_files", spy)
+    hits = searcher.search("Router add_route retries parse", 10).hits
+    assert {h.repo for h in hits} == {"alpha", "beta"} and len(during) == 1
+    kept = dict(searcher._path_vectors)
+    fresh = PathVectors(searcher.embedding, task_prefixes(searcher.model_id)[0], 0)
+    np.testing.assert_array_equal(np.array(list(kept.values())), fresh(list(kept)))

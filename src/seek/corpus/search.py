@@ -35,6 +35,7 @@ from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.embed import Embedder, task_prefixes
 from seek.retrieve import signals as sig
+from seek.retrieve.embedding import PathVectors
 from seek.retrieve.fusion import fuse
 from seek.retrieve.search_cache import SearchData
 from seek.retrieve.searcher import IndexEmbedder, Searcher
@@ -232,15 +233,17 @@ class CorpusSearcher:
                            self.settings.rrf_k, wide.get("pool_files", POOL_FILES))  # fmt: skip
         if not files:
             return SearchResult(query, words, [], (), timings)
-        started = time.perf_counter()
-        data = self.table.fetch_files(files)
-        timings["fetch_ms"] = (time.perf_counter() - started) * 1000
         several = len({r for r, _ in files}) > 1
         name = (lambda r, p: f"{r}/{p}") if several else (lambda r, p: p)
         origin = {name(r, p): (r, p) for r, p in files}
-        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
         if len(self._path_vectors) > PATH_VECTORS_KEPT:
             self._path_vectors.clear()
+        started = time.perf_counter()
+        # While LanceDB reads the pool, this thread embeds its paths (the ranker's path
+        # similarity; 0.9 ms a whole-corpus question, bench/README.md "Scale, round four").
+        data = self.table.fetch_files(files, meanwhile=lambda: self._embed_paths(list(origin), q))
+        timings["fetch_ms"] = (time.perf_counter() - started) * 1000
+        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
         pool = PoolSearcher(
             data, self.settings, self.embedding, q,
             [(name(r, p), c, s) for r, p, c, s in keyword_hits], self._path_vectors,
@@ -258,6 +261,15 @@ class CorpusSearcher:
             context_hits=[with_repo(h) for h in found.context_hits],
             timings_ms=timings,
         )
+
+    def _embed_paths(self, paths: list[str], q: np.ndarray | None) -> None:
+        """Unit embeddings of the pool's paths into the cache the pool's ranker reads (its
+        :class:`~seek.retrieve.embedding.PathVectors` shares it), as that ranker would make them."""
+        if q is not None:
+            document_prefix = task_prefixes(self.settings.model or self.model_id)[0]
+            vectors = PathVectors(self.embedding, document_prefix, len(q))
+            vectors.known = self._path_vectors
+            vectors(paths)
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         embedder = self.embedding.get()

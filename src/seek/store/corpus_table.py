@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -285,10 +285,13 @@ class CorpusTable:
         query = query.select(["repo", "path", "chunk", "_score"]).limit(limit)
         return _run(_keyword_rows(query))
 
-    def fetch_files(self, files: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    def fetch_files(
+        self, files: Sequence[tuple[str, str]], meanwhile: Callable[[], object] | None = None
+    ) -> dict[str, Any]:
         """Every row of these ``(repo, path)`` files, as :meth:`ChunkTable.load_all` returns
         them plus ``repo``, less ``keywords`` (a pool's keyword scores come from the
-        full-text index) and the text of windows after a chunk's first (None)."""
+        full-text index) and the text of windows after a chunk's first (None).
+        ``meanwhile`` runs on this thread while LanceDB reads them."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -300,7 +303,14 @@ class CorpusTable:
         where = f"{repo_filter(repos)} AND path IN ({', '.join(sql_quote(p) for p in paths)})"
         columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
                    "vector"]  # fmt: skip
-        rows = _run(self.reader().query().where(where).select(columns).to_arrow()).result()
+        reading = _run(self.reader().query().where(where).select(columns).to_arrow())
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except BaseException:
+                reading.cancel()
+                raise
+        rows = reading.result()
         if len(repos) > 1:  # names and paths hold no NUL: "repo NUL path" names a pair
             pairs = pc.binary_join_element_wise(rows.column("repo"), rows.column("path"), "\0")
             wanted = pa.array([f"{repo}\0{path}" for repo, path in files], pa.string())
