@@ -23,6 +23,7 @@ existing indexes (``optimize``) and retrain the vector index when the table has 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -292,9 +293,6 @@ class CorpusTable:
         them plus ``repo``, less ``keywords`` (a pool's keyword scores come from the
         full-text index) and the text of windows after a chunk's first (None).
         ``meanwhile`` runs on this thread while LanceDB reads them."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         repos = sorted({repo for repo, _ in files})
         paths = sorted({path for _, path in files})
         # One repository: its files. Several: every asked path in every asked repository
@@ -311,19 +309,21 @@ class CorpusTable:
                 reading.cancel()
                 raise
         rows = reading.result()
-        if len(repos) > 1:  # names and paths hold no NUL: "repo NUL path" names a pair
-            pairs = pc.binary_join_element_wise(rows.column("repo"), rows.column("path"), "\0")
-            wanted = pa.array([f"{repo}\0{path}" for repo, path in files], pa.string())
-            rows = rows.filter(pc.is_in(pairs, value_set=wanted))
+        data = {name: rows.column(name).to_pylist() for name in columns[:-2]}
+        # Only a chunk's first window carries the text a pool reads (SearchData.from_rows).
+        texts = rows.column("content").to_pylist()
+        data["content"] = [t if p == 0 else None for t, p in zip(texts, data["part"], strict=True)]
         vectors = rows.column("vector").combine_chunks()
         dims = vectors.type.list_size
-        # Only a chunk's first window carries the text a pool reads (SearchData.from_rows).
-        first = pc.equal(rows.column("part"), 0)
-        rows = rows.set_column(columns.index("content"), "content",
-                               pc.if_else(first, rows.column("content"), None))  # fmt: skip
-        data = {name: rows.column(name).to_pylist() for name in columns[:-1]}
         flat = vectors.values.to_numpy(zero_copy_only=False)
         data["vectors"] = flat.reshape(-1, dims) if dims else np.zeros((0, 0), np.float32)
+        if len(repos) > 1:  # the asked pairs only (0.4 ms less than the same in Arrow)
+            wanted = set(files)
+            keep = [pair in wanted for pair in zip(data["repo"], data["path"], strict=True)]
+            if not all(keep):
+                for name in columns[:-1]:
+                    data[name] = list(itertools.compress(data[name], keep))
+                data["vectors"] = data["vectors"][np.array(keep, dtype=bool)]
         return data
 
     # -- indexes -----------------------------------------------------------------------
