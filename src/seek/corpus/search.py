@@ -1,12 +1,13 @@
 """Search a corpus without loading it (issue 17, "Search that does not load the corpus").
 
-A question goes to LanceDB twice, in parallel, both prefiltered to the asked repositories
-and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
-the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
-candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
-they name are ranked by fusing the two lists (:func:`pool_files`), the first
+A question goes to LanceDB twice, at once (both queries on LanceDB's event loop while this
+thread embeds the question), both prefiltered to the asked repositories and path prefixes:
+the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and the filter leaves
+more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the candidates, re-scored
+exactly by ``refine_factor``, not at all over the whole corpus) and the full-text index.
+The files they name are ranked by fusing the two lists (:func:`pool_files`), the first
 ``POOL_FILES`` (``WHOLE_CORPUS``'s, cheaper, without a filter) are fetched whole - every
-window with its vector - and
+window with its vector; their paths are embedded meanwhile - and
 become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
