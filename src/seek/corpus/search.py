@@ -166,6 +166,7 @@ class CorpusSearcher:
         if not self.model_id or self.table.open() is None:
             raise CorpusError(f"the corpus {location.uri} has no index yet: "
                               "run `seek corpus index`")  # fmt: skip
+        self.table.reader()  # opened here, not by the first questions (a server's threads)
         self.embedding = IndexEmbedder(settings, self.model_id, embedder)
         self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
         self._path_vectors: dict[str, np.ndarray] = {}

@@ -256,7 +256,7 @@ class CorpusTable:
         exact: bool,
         nprobes: int = NPROBES,
         refine_factor: int | None = REFINE_FACTOR,
-    ) -> Future:
+    ) -> Future[list[tuple[str, str]]]:
         """Started at once, a future of ``(repo, path)`` of the ``limit`` windows nearest
         ``q`` (cosine), best first: exact over the filtered rows, or the IVF-PQ index
         (``nprobes`` partitions) with ``refine_factor`` x the candidates re-scored exactly
@@ -273,11 +273,13 @@ class CorpusTable:
         query = query.select(["repo", "path", "_distance"]).limit(limit)
         return _run(_pairs(query))
 
-    def keyword_hits(self, words: str, limit: int, where: str | None) -> Future:
+    def keyword_hits(
+        self, words: str, limit: int, where: str | None
+    ) -> Future[list[tuple[str, str, int, float]]]:
         """Started at once, a future of ``(repo, path, chunk, BM25 score)`` of the best
         keyword matches."""
         if not words or self.open() is None:
-            done: Future = Future()
+            done: Future[list[tuple[str, str, int, float]]] = Future()
             done.set_result([])
             return done
         query = self.reader().query().nearest_to_text(words, columns="keywords")
