@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -401,9 +402,35 @@ def _run(coroutine: Coroutine[Any, Any, Any]) -> Future:
     synchronous API runs on, restarted by LanceDB in a forked child)."""
     import asyncio
 
-    from lancedb.background_loop import LOOP
+    return asyncio.run_coroutine_threadsafe(coroutine, _event_loop())
 
-    return asyncio.run_coroutine_threadsafe(coroutine, LOOP.loop)
+
+_OWN_LOOP: Any = None
+_OWN_LOOP_LOCK = threading.Lock()
+
+
+def _event_loop() -> Any:
+    """LanceDB's background loop (``lancedb.background_loop``, not a public API: tested
+    with lancedb 0.40.x, which ``pyproject.toml`` allows and newer), else a loop of this
+    module's own on a daemon thread, so that a lancedb release that moves it still runs."""
+    try:
+        from lancedb.background_loop import LOOP
+
+        return LOOP.loop
+    except (ImportError, AttributeError):
+        return _own_loop()
+
+
+def _own_loop() -> Any:
+    global _OWN_LOOP
+    import asyncio
+
+    with _OWN_LOOP_LOCK:
+        if _OWN_LOOP is None:
+            _OWN_LOOP = asyncio.new_event_loop()
+            threading.Thread(target=_OWN_LOOP.run_forever, name="seek-corpus-loop",
+                             daemon=True).start()  # fmt: skip
+        return _OWN_LOOP
 
 
 async def _pairs(query: Any) -> list[tuple[str, str]]:
