@@ -446,6 +446,7 @@ def query_process(
             out[label]["ndcg10_per_repo"] = per_repo_mean
     out["peak_rss_mb"] = round(peak_rss_kb() / 1024, 1)
     out["rss_before_open_mb"] = round(rss_start / 1024, 1)
+    out["openblas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "")
     return out
 
 
@@ -453,7 +454,11 @@ def query(uri: str, bench_dir: Path, runs: int, modes: str = "", every: int = 1)
     command = [sys.executable, "-m", "bench.scale", "--query-process", uri,
                "--bench-dir", str(bench_dir), "--runs", str(runs), "--modes", modes,
                "--every", str(every)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
+    # The search process runs numpy's BLAS on one thread, as every seek command does
+    # (seek.threads.one_blas_thread): OpenBLAS's idle threads spin, and on 2 cores they
+    # took CPU from LanceDB's (bench/README.md, "Scale, round four").
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env)
     if done.returncode:
         raise RuntimeError(f"query process failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1]) | {"loadavg": loadavg()}

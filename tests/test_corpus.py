@@ -5,8 +5,10 @@ HTTP API (issue 17)."""
 from __future__ import annotations
 
 import json
+import sys
 
 import httpx
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import (
@@ -52,6 +54,31 @@ def test_one_table_many_repos_and_hits_name_their_repo(tmp_path, settings_for, t
     under = searcher.search("configure retries", 10, prefixes=["docs/"]).hits
     assert under and {(h.repo, h.path) for h in under} == {("alpha", "docs/guide.md")}
     assert searcher.search("configure retries", 3).to_json()["hits"][0]["repo"] == "alpha"
+
+
+def test_search_runs_on_its_own_event_loop_when_lancedb_moves_its_own(
+    tmp_path, settings_for, two_repos, monkeypatch
+):
+    """The corpus queries run on LanceDB's background loop, which is not a public API: a
+    lancedb release without ``lancedb.background_loop`` gets a loop of seek's own and the
+    same answers."""
+    import seek.store.corpus_table as corpus_table
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    questions = [("Router add_route", ()), ("configure retries", ("alpha",))]
+
+    def answers() -> list[list[tuple[str, str, int, int]]]:
+        searcher = CorpusSearcher(location, settings_for())
+        found = [searcher.search(q, 5, repos=repos).hits for q, repos in questions]
+        return [[(h.repo, h.path, h.start_line, h.end_line) for h in hits] for hits in found]
+
+    on_lancedbs = answers()
+    monkeypatch.setitem(sys.modules, "lancedb.background_loop", None)  # import fails
+    monkeypatch.setattr(corpus_table, "_OWN_LOOP", None)
+    assert on_lancedbs[0] and answers() == on_lancedbs
+    assert corpus_table._OWN_LOOP is not None and corpus_table._OWN_LOOP.is_running()
 
 
 def test_a_second_run_embeds_only_what_changed_and_ends_like_a_clean_index(
@@ -212,7 +239,9 @@ def test_a_pools_rows_across_repositories_are_the_asked_files_only(
     index(location, settings_for())
     table = CorpusTable(location)
     asked = [("alpha", "src/router.py"), ("beta", "lib/parser.py")]
-    data = table.fetch_files(asked)
+    ran = []
+    data = table.fetch_files(asked, meanwhile=lambda: ran.append(True))
+    assert ran == [True] and data == table.fetch_files(asked) | {"vectors": data["vectors"]}
     # router.py is in both repositories, parser.py in beta only: the pairs, not the product.
     assert sorted(set(zip(data["repo"], data["path"], strict=True))) == sorted(asked)
     assert "keywords" not in data and len(data["vectors"]) == len(data["path"])
@@ -238,9 +267,9 @@ def test_a_whole_corpus_question_takes_the_cheaper_pool_and_ann_pass(
         asked.append(("vectors", limit, ann))
         return vector_files(self, q, limit, where, exact, **ann)
 
-    def spy_fetch(self, files):
+    def spy_fetch(self, files, meanwhile=None):
         asked.append(("fetch", len(files), {}))
-        return fetch_files(self, files)
+        return fetch_files(self, files, meanwhile)
 
     monkeypatch.setattr(CorpusTable, "vector_files", spy_vectors)
     monkeypatch.setattr(CorpusTable, "fetch_files", spy_fetch)
@@ -254,3 +283,56 @@ def test_a_whole_corpus_question_takes_the_cheaper_pool_and_ann_pass(
     assert searcher.search("Router add_route retries parse", 10, repos=["alpha"]).hits
     assert asked[0] == ("vectors", search.VECTOR_WINDOWS * n, {})
     assert asked[1][0] == "fetch" and asked[1][1] > 2  # alpha's 4 files, up to POOL_FILES
+
+
+def test_a_whole_corpus_question_on_the_ivf_pq_index(tmp_path, settings_for, make_tree):
+    """Without a filter the vector pass runs on IVF-PQ with no exact re-scoring
+    (``WHOLE_CORPUS``'s ``refine_factor`` None): its files are ranked by their PQ codes,
+    and the pool's similarities are exact all the same."""
+    from seek.corpus import search
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"many": make_tree(many_files("pkg", 300), "many")})
+    index(location, settings_for(), ann_min_rows=256, files_per_task=100)
+    table = CorpusTable(location)
+    assert table.has_vector_index()
+    searcher = CorpusSearcher(location, settings_for())
+    assert not searcher._exact(None) and search.WHOLE_CORPUS["refine_factor"] is None
+    q = searcher._query_vector("handler_42 backoff 294")
+    assert q is not None
+    pq_only = table.vector_files(q, 40, None, False, nprobes=4, refine_factor=None).result()
+    exact = table.vector_files(q, 40, None, True).result()
+    assert len(pq_only) == 40 and {r for r, _ in pq_only} == {"many"}
+    assert len(set(pq_only) & set(exact)) >= 30  # approximate: most of the exact files
+    hits = searcher.search("handler_42 backoff 294", 5).hits
+    assert (hits[0].repo, hits[0].path) == ("many", "pkg/mod_042.py")
+
+
+def test_a_pools_paths_are_embedded_while_its_rows_are_read(
+    tmp_path, settings_for, two_repos, monkeypatch
+):
+    """The ranker's path similarities come from vectors made during the fetch (every pool
+    file's, before the pool is ranked), the same vectors the ranker would make; a pool over
+    two repositories names its files repo/path."""
+    from seek.embed import task_prefixes
+    from seek.retrieve.embedding import PathVectors
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    searcher = CorpusSearcher(location, settings_for())
+    during: list[set[str]] = []
+    fetch_files = CorpusTable.fetch_files
+
+    def spy(self, files, meanwhile=None):
+        data = fetch_files(self, files, meanwhile)
+        during.append(set(searcher._path_vectors))
+        assert {f"{r}/{p}" for r, p in files} <= during[-1]
+        return data
+
+    monkeypatch.setattr(CorpusTable, "fetch_files", spy)
+    hits = searcher.search("Router add_route retries parse", 10).hits
+    assert {h.repo for h in hits} == {"alpha", "beta"} and len(during) == 1
+    kept = dict(searcher._path_vectors)
+    fresh = PathVectors(searcher.embedding, task_prefixes(searcher.model_id)[0], 0)
+    np.testing.assert_array_equal(np.array(list(kept.values())), fresh(list(kept)))

@@ -1,12 +1,13 @@
 """Search a corpus without loading it (issue 17, "Search that does not load the corpus").
 
-A question goes to LanceDB twice, in parallel, both prefiltered to the asked repositories
-and path prefixes: the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and
-the filter leaves more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the
-candidates, re-scored exactly by ``refine_factor``) and the full-text index. The files
-they name are ranked by fusing the two lists (:func:`pool_files`), the first
+A question goes to LanceDB twice, at once (both queries on LanceDB's event loop while this
+thread embeds the question), both prefiltered to the asked repositories and path prefixes:
+the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and the filter leaves
+more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the candidates, re-scored
+exactly by ``refine_factor``, not at all over the whole corpus) and the full-text index.
+The files they name are ranked by fusing the two lists (:func:`pool_files`), the first
 ``POOL_FILES`` (``WHOLE_CORPUS``'s, cheaper, without a filter) are fetched whole - every
-window with its vector - and
+window with its vector; their paths are embedded meanwhile - and
 become a small in-memory index, :class:`PoolSearcher`,
 on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
 the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.embed import Embedder, task_prefixes
 from seek.retrieve import signals as sig
+from seek.retrieve.embedding import PathVectors
 from seek.retrieve.fusion import fuse
 from seek.retrieve.search_cache import SearchData
 from seek.retrieve.searcher import IndexEmbedder, Searcher
@@ -55,16 +56,17 @@ question's two lists name ~21 files; a whole-corpus question's named 80 and more
 repository's copy of the code) and its pool cost 3 x a filtered one's. 24 by fused rank:
 whole-corpus CPU -37 %, filtered NDCG@10 0.876 as before, whole-corpus NDCG 0.504 -> 0.542
 (bench/README.md, "Scale, round three")."""
-WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": 1}
+WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": None}
 """A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
 similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
-0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"). A filtered
+0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"); no exact
+re-scoring of the pass's candidates (``refine_factor`` None: ranked by their PQ codes, no
+read of their vectors) 0.5472 -> 0.5477, CPU p50 -8 ms ("Scale, round four"). A filtered
 question keeps ``POOL_FILES``, ``VECTOR_WINDOWS`` and the table's IVF-PQ settings."""
 FLAT_MAX_ROWS = 60_000
 """A question whose filter leaves at most this many rows is answered by exact (flat)
 vector search over them, as a workspace search is; a wider one uses the IVF-PQ index."""
 PATH_VECTORS_KEPT = 20_000
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="seek-corpus-query")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,7 @@ class CorpusSearcher:
         if not self.model_id or self.table.open() is None:
             raise CorpusError(f"the corpus {location.uri} has no index yet: "
                               "run `seek corpus index`")  # fmt: skip
+        self.table.reader()  # opened here, not by the first questions (a server's threads)
         self.embedding = IndexEmbedder(settings, self.model_id, embedder)
         self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
         self._path_vectors: dict[str, np.ndarray] = {}
@@ -214,13 +217,14 @@ class CorpusSearcher:
         started = time.perf_counter()
         where = corpus_filter(repos, prefixes)
         n = max(self.settings.retrieve_k, 5 * k)
-        keyword_job = _POOL.submit(self.table.keyword_hits, words, n, where)
+        # Both passes run on LanceDB's event loop while this thread embeds the question.
+        keyword_job = self.table.keyword_hits(words, n, where)
         q = self._query_vector(query)
         wide = WHOLE_CORPUS if where is None else {}
         windows = wide.get("vector_windows", VECTOR_WINDOWS)
         ann = {k: wide[k] for k in ("nprobes", "refine_factor") if k in wide}
         vector_files = (
-            self.table.vector_files(q, windows * n, where, self._exact(where), **ann)
+            self.table.vector_files(q, windows * n, where, self._exact(where), **ann).result()
             if q is not None
             else []
         )
@@ -231,15 +235,17 @@ class CorpusSearcher:
                            self.settings.rrf_k, wide.get("pool_files", POOL_FILES))  # fmt: skip
         if not files:
             return SearchResult(query, words, [], (), timings)
-        started = time.perf_counter()
-        data = self.table.fetch_files(files)
-        timings["fetch_ms"] = (time.perf_counter() - started) * 1000
         several = len({r for r, _ in files}) > 1
         name = (lambda r, p: f"{r}/{p}") if several else (lambda r, p: p)
         origin = {name(r, p): (r, p) for r, p in files}
-        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
         if len(self._path_vectors) > PATH_VECTORS_KEPT:
             self._path_vectors.clear()
+        started = time.perf_counter()
+        # While LanceDB reads the pool, this thread embeds its paths (the ranker's path
+        # similarity; 0.9 ms a whole-corpus question, bench/README.md "Scale, round four").
+        data = self.table.fetch_files(files, meanwhile=lambda: self._embed_paths(list(origin), q))
+        timings["fetch_ms"] = (time.perf_counter() - started) * 1000
+        data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
         pool = PoolSearcher(
             data, self.settings, self.embedding, q,
             [(name(r, p), c, s) for r, p, c, s in keyword_hits], self._path_vectors,
@@ -257,6 +263,15 @@ class CorpusSearcher:
             context_hits=[with_repo(h) for h in found.context_hits],
             timings_ms=timings,
         )
+
+    def _embed_paths(self, paths: list[str], q: np.ndarray | None) -> None:
+        """Unit embeddings of the pool's paths into the cache the pool's ranker reads (its
+        :class:`~seek.retrieve.embedding.PathVectors` shares it), as that ranker would make them."""
+        if q is not None:
+            document_prefix = task_prefixes(self.settings.model or self.model_id)[0]
+            vectors = PathVectors(self.embedding, document_prefix, len(q))
+            vectors.known = self._path_vectors
+            vectors(paths)
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         embedder = self.embedding.get()
