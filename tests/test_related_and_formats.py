@@ -145,6 +145,31 @@ def test_content_filter_and_several_paths(env):
     assert "outside the workspace" in outside.output
 
 
+def test_a_path_in_a_repository_searched_from_outside_any_searches_that_repository(
+    tmp_path, monkeypatch
+):
+    """From a folder in no git repository (a home folder), ``seek search Q proj/src``
+    searches the repository ``proj`` with the path as its limit, and indexes nothing else
+    of the current folder; a folder in no repository is still searched inside the current
+    folder's workspace (README, ``seek search``)."""
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "seek-home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    home = tmp_path / "home"
+    for rel, text in {"proj/src/cart.py": CART, "proj/src/slug.py": FILES["src/text/slug.py"],
+                      "notes/billing.py": INVOICE}.items():  # fmt: skip
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(home / "proj")], check=True)
+    monkeypatch.chdir(home)
+    found = CliRunner().invoke(cli, ["search", "total with tax", "proj/src", "--format", "jsonl"])
+    assert found.exit_code == 0, found.output
+    assert paths_of(found.output)[0] == "src/cart.py"  # relative to the repository
+    assert not list((tmp_path / "seek-home").glob("home-*"))  # the home folder: not indexed
+    plain = CliRunner().invoke(cli, ["search", "invoice total", "notes", "--format", "jsonl"])
+    assert plain.exit_code == 0, plain.output
+    assert paths_of(plain.output) == ["notes/billing.py"]  # the current folder's workspace
+
+
 def test_formats_and_max_lines(env):
     text = run("search", "cart_total", "-k", "1", "--max-lines", "1").output.splitlines()
     assert re.match(r" 1  src/shop/cart\.py:1-9  0\.\d{4}$", text[0])

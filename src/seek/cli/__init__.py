@@ -36,20 +36,25 @@ class Context:
         return load_settings(workspace if workspace.is_dir() else None, overrides=overrides)
 
 
-def default_workspace(cwd: Path) -> Path:
-    """The git root above ``cwd``, else ``cwd`` itself."""
+def git_root(folder: Path) -> Path | None:
+    """The top of the git work tree holding ``folder``, or None outside one."""
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=5,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return cwd
-    return Path(top.stdout.strip()) if top.returncode == 0 and top.stdout.strip() else cwd
+        return None
+    return Path(top.stdout.strip()) if top.returncode == 0 and top.stdout.strip() else None
+
+
+def default_workspace(cwd: Path) -> Path:
+    """The git root above ``cwd``, else ``cwd`` itself."""
+    return git_root(cwd) or cwd
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:

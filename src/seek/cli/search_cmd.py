@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from seek.cli import Context, cli, default_workspace
+from seek.cli import Context, cli, default_workspace, git_root
 from seek.cli.output import format_options, print_result, workspace_file
 from seek.index.root import resolve_workspace
 from seek.retrieve.scope import CONTENT_KINDS, Scope
@@ -26,7 +26,11 @@ def _inside(path: Path, root: Path) -> bool:
 def workspace_and_prefixes(obj: Context, paths: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
     """The workspace a search runs in and the workspace-relative files or folders it is
     limited to. The workspace is ``-C``, else the git root above the current folder when it
-    holds every PATH, else the git root above the first PATH (or that folder itself)."""
+    holds every PATH, else the git root above the first PATH (or that folder itself).
+
+    From a folder outside any git repository (``~``, ``/tmp``), a PATH inside a repository
+    searches that repository: the current folder would hold every PATH, but indexing all of
+    it (a home folder) to answer about one project is never what was meant."""
     absolute = [Path(os.path.realpath(p)) for p in paths]
     for given, path in zip(paths, absolute, strict=True):
         if not path.exists():
@@ -34,10 +38,15 @@ def workspace_and_prefixes(obj: Context, paths: tuple[str, ...]) -> tuple[Path, 
     if obj.path:
         root = resolve_workspace(obj.path)
     else:
-        root = resolve_workspace(obj.workspace())
-        if absolute and not all(_inside(p, root) for p in absolute):
+        here = git_root(Path.cwd())
+        root = resolve_workspace(here or Path.cwd())
+        if absolute:
             first = absolute[0] if absolute[0].is_dir() else absolute[0].parent
-            root = resolve_workspace(default_workspace(first))
+            theirs = git_root(first) if here is None else None
+            if not all(_inside(p, root) for p in absolute):
+                root = resolve_workspace(default_workspace(first))
+            elif theirs is not None and all(_inside(p, theirs.resolve()) for p in absolute):
+                root = resolve_workspace(theirs)
     prefixes = []
     for given, path in zip(paths, absolute, strict=True):
         if not _inside(path, root):
