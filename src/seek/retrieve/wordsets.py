@@ -25,6 +25,12 @@ def identifier_words(token: str) -> frozenset[str]:
     return frozenset(english_stem(w) for w in (token.lower(), *split_identifier(token)))
 
 
+_words_once = identifier_words.__wrapped__
+""":func:`identifier_words` past its cache, for :meth:`WordSets.build`, which expands each
+distinct identifier once: through the cache, an index run kept 65,536 frozensets (~25 MB)
+it never asked for again, at its peak (issue 14)."""
+
+
 @lru_cache(maxsize=1024)
 def _probes(wanted: frozenset[str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((w, stem_probe(w)) for w in wanted))
@@ -77,7 +83,7 @@ class WordSets:
         del blocks
         word_ids: dict[str, int] = {}
         expansions = [
-            [word_ids.setdefault(w, len(word_ids)) for w in identifier_words(raw)]
+            [word_ids.setdefault(w, len(word_ids)) for w in _words_once(raw)]
             for raw in raw_code
         ]
         sizes = np.array([len(e) for e in expansions], dtype=np.int64)
