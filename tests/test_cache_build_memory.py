@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from seek.index import written
-from seek.retrieve import bm25, search_cache, wordsets
+from seek.retrieve import bm25, search_cache
 from seek.retrieve.bm25 import Postings, tokens
 from seek.retrieve.ranker import chunk_words
 from seek.retrieve.search_cache import SearchData
@@ -75,7 +75,7 @@ def test_postings_in_blocks_are_the_postings(monkeypatch, block):
 @pytest.mark.parametrize("block", [1, 3, 1 << 20])
 def test_word_sets_in_blocks_are_each_chunks_words(monkeypatch, block):
     whole = WordSets.build(TEXTS)
-    monkeypatch.setattr(wordsets, "CODE_BLOCK", block)
+    monkeypatch.setattr(bm25, "CODE_BLOCK", block)
     blocked = WordSets.build(TEXTS)
     arrays_equal(blocked, whole, ["words", "starts", "ids"])
     for i, text in enumerate(TEXTS):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import count
 
@@ -32,10 +32,6 @@ K1 = np.float32(1.2)
 B = np.float32(0.75)
 MAX_TOKEN_CHARS = 40
 """LanceDB's ``max_token_length``: longer tokens are not indexed."""
-CODE_BLOCK = 1 << 16
-"""Tokens gathered in a Python list before they move to an int32 array (8 bytes a token
-in the list, 4 in the array): a whole index's 2M tokens in one list, and the int64 copies
-made of it, were ~100 MB at the peak of a cold index of abseil-cpp."""
 _TOKEN = re.compile(r"[^\W_]+")
 STOP_STEMS = frozenset(
     "i me my myself we our ours ourselves you your yours yourself yourselves he him his "
@@ -88,20 +84,13 @@ class Postings:
         Vectorised: each distinct raw token is stemmed once, and the (term, chunk) pairs are
         counted by numpy (a Python loop per token cost ~1 s for 9,500 chunks)."""
         raw_code: defaultdict[str, int] = defaultdict(count().__next__)
-        blocks: list[np.ndarray] = []
-        codes: list[int] = []
+        codes = Codes()
         per_doc: list[int] = []
         for text in keyword_texts:
             found = split_tokens(text)
             codes.extend(map(raw_code.__getitem__, found))
             per_doc.append(len(found))
-            if len(codes) >= CODE_BLOCK:
-                blocks.append(np.array(codes, dtype=np.int32))
-                codes.clear()
-        blocks.append(np.array(codes, dtype=np.int32))
-        del codes
-        code = np.concatenate(blocks)
-        del blocks
+        code = codes.array()
         term_ids: dict[str, int] = {}
         raw_term = np.array(
             [_term_id(_term(raw), term_ids) for raw in raw_code], dtype=np.int32
@@ -137,6 +126,35 @@ class Postings:
             freqs.astype(np.float32),
             lengths,
         )
+
+
+CODE_BLOCK = 1 << 16
+"""Codes gathered in a Python list before they move to an int32 array (8 bytes a code in
+the list, 4 in the array)."""
+
+
+class Codes:
+    """A growing sequence of small non-negative integers (a token's or an identifier's
+    number), held as int32 blocks: the postings and word sets of a whole index were built
+    from one Python list of ~2M codes and int64 copies of it, ~100 MB each at the peak of a
+    cold index of abseil-cpp (issue 14)."""
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        self._list: list[int] = []
+
+    def extend(self, codes: Iterable[int]) -> None:
+        self._list.extend(codes)
+        if len(self._list) >= CODE_BLOCK:
+            self._blocks.append(np.array(self._list, dtype=np.int32))
+            self._list.clear()
+
+    def array(self) -> np.ndarray:
+        """Every code, in order, as one int32 array; this object is emptied."""
+        blocks, self._blocks = self._blocks, []
+        blocks.append(np.array(self._list, dtype=np.int32))
+        self._list = []
+        return np.concatenate(blocks)
 
 
 def sorted_counts(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

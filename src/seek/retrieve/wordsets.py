@@ -13,7 +13,7 @@ from itertools import count
 
 import numpy as np
 
-from seek.retrieve.bm25 import CODE_BLOCK, sorted_unique
+from seek.retrieve.bm25 import Codes, sorted_unique
 from seek.retrieve.signals import english_stem, stem_probe
 from seek.text import IDENTIFIER, split_identifier
 
@@ -27,8 +27,8 @@ def identifier_words(token: str) -> frozenset[str]:
 
 _words_once = identifier_words.__wrapped__
 """:func:`identifier_words` past its cache, for :meth:`WordSets.build`, which expands each
-distinct identifier once: through the cache, an index run kept 65,536 frozensets (~25 MB)
-it never asked for again, at its peak (issue 14)."""
+distinct identifier once: through the cache, an index run kept up to 65,536 frozensets it
+never asked for again, at its peak (17 MB of curl/lib's; issue 14)."""
 
 
 @lru_cache(maxsize=1024)
@@ -68,23 +68,15 @@ class WordSets:
         the (chunk, word) pairs are made unique by numpy."""
         raw_code: defaultdict[str, int] = defaultdict(count().__next__)
         per_chunk: list[int] = []
-        blocks: list[np.ndarray] = []
-        codes: list[int] = []
+        codes = Codes()
         for content in contents:
             found = set(map(raw_code.__getitem__, IDENTIFIER.findall(content)))
             codes.extend(found)
             per_chunk.append(len(found))
-            if len(codes) >= CODE_BLOCK:
-                blocks.append(np.array(codes, dtype=np.int32))
-                codes.clear()
-        blocks.append(np.array(codes, dtype=np.int32))
-        del codes
-        code = np.concatenate(blocks)
-        del blocks
+        code = codes.array()
         word_ids: dict[str, int] = {}
         expansions = [
-            [word_ids.setdefault(w, len(word_ids)) for w in _words_once(raw)]
-            for raw in raw_code
+            [word_ids.setdefault(w, len(word_ids)) for w in _words_once(raw)] for raw in raw_code
         ]
         sizes = np.array([len(e) for e in expansions], dtype=np.int64)
         flat = np.array([w for e in expansions for w in e], dtype=np.int32)
