@@ -28,11 +28,25 @@ class WrittenRows:
     def columns(self) -> dict[str, Any]:
         """``ChunkTable.load_all``'s form plus ``table``; this object lets go of its vector
         blocks (one matrix of them is made), so call it once."""
-        rows, vectors = self._rows, self._vectors
+        rows, blocks = self._rows, self._vectors
         self._rows, self._vectors = RowBatch.empty(0), []
         return {
             "table": self.table, "path": rows.path, "chunk": rows.chunk,
             "start_line": rows.start_line, "end_line": rows.end_line, "part": rows.part,
-            "content": rows.content, "keywords": rows.keywords,
-            "vectors": np.concatenate(vectors) if vectors else np.zeros((0, 0), np.float32),
+            "content": rows.content, "keywords": rows.keywords, "vectors": _stack(blocks),
         }  # fmt: skip
+
+
+def _stack(blocks: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(blocks)``, letting go of each block once copied (``blocks`` ends
+    empty): the whole matrix and one block at the peak, not two whole matrices."""
+    if not blocks:
+        return np.zeros((0, 0), np.float32)
+    out = np.empty((sum(len(b) for b in blocks), blocks[0].shape[1]), np.float32)
+    at = 0
+    blocks.reverse()
+    while blocks:
+        block = blocks.pop()
+        out[at : at + len(block)] = block
+        at += len(block)
+    return out

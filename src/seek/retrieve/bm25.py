@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import count
 
@@ -84,51 +84,100 @@ class Postings:
         Vectorised: each distinct raw token is stemmed once, and the (term, chunk) pairs are
         counted by numpy (a Python loop per token cost ~1 s for 9,500 chunks)."""
         raw_code: defaultdict[str, int] = defaultdict(count().__next__)
-        codes: list[int] = []
+        codes = Codes()
         per_doc: list[int] = []
         for text in keyword_texts:
             found = split_tokens(text)
             codes.extend(map(raw_code.__getitem__, found))
             per_doc.append(len(found))
+        code = codes.array()
         term_ids: dict[str, int] = {}
         raw_term = np.array(
-            [_term_id(_term(raw), term_ids) for raw in raw_code], dtype=np.int64
+            [_term_id(_term(raw), term_ids) for raw in raw_code], dtype=np.int32
         ).reshape(-1)
         n_docs = len(per_doc)
-        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), per_doc)
-        term_of = raw_term[np.asarray(codes, dtype=np.int64)] if codes else doc_of
+        width = max(n_docs, 1)
+        doc_of = np.repeat(np.arange(n_docs, dtype=np.int32), per_doc)
+        term_of = raw_term[code] if len(code) else doc_of
+        del code
         keep = term_of >= 0
         doc_of, term_of = doc_of[keep], term_of[keep]
+        del keep
+        lengths = np.bincount(doc_of, minlength=n_docs).astype(np.float32)
         # Terms in sorted order, so a cache's term list is the same for the same rows.
         terms = sorted(term_ids)
         rank = np.empty(len(terms), dtype=np.int64)
         rank[[term_ids[t] for t in terms]] = np.arange(len(terms))
-        term_of = rank[term_of] if len(term_of) else term_of
-        pairs, freqs = unique_counts(term_of * max(n_docs, 1) + doc_of)
-        sizes = np.bincount(pairs // max(n_docs, 1), minlength=len(terms))
+        keys = rank[term_of] if len(term_of) else term_of.astype(np.int64)
+        del term_of
+        keys *= width
+        keys += doc_of
+        del doc_of
+        keys.sort()  # in place: the same order as a stable sort, for integers
+        pairs, freqs = sorted_counts(keys)
+        del keys
+        sizes = np.bincount(pairs // width, minlength=len(terms))
         starts = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum(sizes, out=starts[1:])
-        lengths = np.bincount(doc_of, minlength=n_docs).astype(np.float32)
         return cls(
             terms,
             starts,
-            (pairs % max(n_docs, 1)).astype(np.int32),
+            (pairs % width).astype(np.int32),
             freqs.astype(np.float32),
             lengths,
         )
 
 
-def unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of an int64 array, ascending, and how often each occurs (a sort:
-    numpy 2's hash-based ``np.unique`` took ~1 s for the 600,000 keys of laravel-framework)."""
-    ordered = np.sort(keys, kind="stable")
+CODE_BLOCK = 1 << 16
+"""Codes gathered in a Python list before they move to an int32 array (8 bytes a code in
+the list, 4 in the array)."""
+
+
+class Codes:
+    """A growing sequence of small non-negative integers (a token's or an identifier's
+    number), held as int32 blocks: the postings and word sets of a whole index were built
+    from one Python list of ~2M codes and int64 copies of it, ~100 MB each at the peak of a
+    cold index of abseil-cpp (issue 14)."""
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        self._list: list[int] = []
+
+    def extend(self, codes: Iterable[int]) -> None:
+        self._list.extend(codes)
+        if len(self._list) >= CODE_BLOCK:
+            self._blocks.append(np.array(self._list, dtype=np.int32))
+            self._list.clear()
+
+    def array(self) -> np.ndarray:
+        """Every code, in order, as one int32 array; this object is emptied."""
+        blocks, self._blocks = self._blocks, []
+        blocks.append(np.array(self._list, dtype=np.int32))
+        self._list = []
+        return np.concatenate(blocks)
+
+
+def sorted_counts(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of an ascending int64 array and how often each occurs. The caller
+    sorts (numpy 2's hash-based ``np.unique`` took ~1 s for the 600,000 keys of
+    laravel-framework), in place where it can: a sorted copy is one more array at the
+    peak."""
     if not len(ordered):
         return ordered, ordered
+    firsts = np.flatnonzero(_run_starts(ordered))
+    return ordered[firsts], np.diff(firsts, append=len(ordered))
+
+
+def sorted_unique(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array (:func:`sorted_counts` without counts)."""
+    return ordered[_run_starts(ordered)] if len(ordered) else ordered
+
+
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
     new = np.empty(len(ordered), dtype=bool)
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    firsts = np.flatnonzero(new)
-    return ordered[firsts], np.diff(firsts, append=len(ordered))
+    return new
 
 
 def split_tokens(text: str) -> list[str]:

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from seek.memory import release_free_memory
 from seek.retrieve.bm25 import Postings
 from seek.retrieve.wordsets import WordSets
 from seek.store.manifest import Manifest
@@ -102,11 +103,16 @@ class SearchData:
         return np.diff(np.append(self.chunk_first_row, len(self.vectors)))
 
     @classmethod
-    def from_rows(cls, data: dict[str, Any], pool: bool = False) -> SearchData:
+    def from_rows(
+        cls, data: dict[str, Any], pool: bool = False, *, consume: bool = False
+    ) -> SearchData:
         """From :meth:`ChunkTable.load_all`'s columns (rows in any order). ``pool``: one
         corpus question's candidate files (:mod:`seek.corpus.search`), whose keyword scores
         come from LanceDB: no BM25 postings, and word sets left to the ranker (building
-        both for every pool chunk was half of a 1M-chunk corpus question's CPU time)."""
+        both for every pool chunk was half of a 1M-chunk corpus question's CPU time).
+        ``consume``: the caller hands ``data`` over (an index run's cache build), so its
+        vectors are normalized in place rather than copied (the same values: one division
+        per element either way), one matrix less at the peak of a cold index."""
         first_rows = [i for i, part in enumerate(data["part"]) if part == 0]
         paths = [data["path"][i] for i in first_rows]
         chunk_of_key = {(data["path"][i], data["chunk"][i]): n for n, i in enumerate(first_rows)}
@@ -121,18 +127,31 @@ class SearchData:
             order = np.argsort(row_chunk, kind="stable")
             vectors, row_chunk = vectors[order], row_chunk[order]
         if len(vectors):
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors = np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            owned = consume or vectors is not data["vectors"]  # a reordered copy is ours too
+            flags = vectors.flags  # an Arrow column read from the table is read-only
+            if owned and vectors.dtype == np.float32 and flags.c_contiguous and flags.writeable:
+                vectors = np.divide(vectors, norms, out=vectors)
+            else:
+                vectors = np.ascontiguousarray(vectors / norms, dtype=np.float32)
         contents = [data["content"][i] for i in first_rows]
+        numbers = np.array([data["chunk"][i] for i in first_rows], dtype=np.int32)
+        starts = [data["start_line"][i] for i in first_rows]
+        ends = [data["end_line"][i] for i in first_rows]
+        keywords = [] if pool else [data["keywords"][i] for i in first_rows]
+        if consume:  # every other row's columns can go before the postings are built
+            data.clear()
+        postings = Postings.build(keywords)
+        del keywords
         return cls(
             paths=paths,
-            chunk_numbers=np.array([data["chunk"][i] for i in first_rows], dtype=np.int32),
-            starts=[data["start_line"][i] for i in first_rows],
-            ends=[data["end_line"][i] for i in first_rows],
+            chunk_numbers=numbers,
+            starts=starts,
+            ends=ends,
             contents=contents,
             vectors=vectors,
             chunk_first_row=np.searchsorted(row_chunk, np.arange(len(paths))),
-            postings=Postings.build([] if pool else [data["keywords"][i] for i in first_rows]),
+            postings=postings,
             word_sets=None if pool else WordSets.build(contents),
         )
 
@@ -145,6 +164,19 @@ def _save_npz(folder: Path, name: str, **arrays: np.ndarray) -> None:
 def _write_bytes(path: Path, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data)
+
+
+TEXT_PIECE = 1024
+"""Chunks joined and encoded at a time when ``contents.txt`` is written: one string of a
+whole index's text, and its bytes, were ~50 MB at the peak of a cold index of abseil-cpp
+(one character outside Latin-1 makes the joined string 4 bytes a character). The bytes
+are the same: ``surrogatepass`` encodes each code point on its own."""
+
+
+def _write_text(path: Path, texts: list[str]) -> None:
+    with open(path, "wb") as fh:
+        for i in range(0, len(texts), TEXT_PIECE):
+            fh.write("".join(texts[i : i + TEXT_PIECE]).encode("utf-8", "surrogatepass"))
 
 
 def _sync_files(folder: Path) -> None:
@@ -204,7 +236,6 @@ def write_cache(index_dir: Path, key: str, data: SearchData, table_dir: Path) ->
 def _write_folder(folder: Path, key: str, data: SearchData, table_dir: Path) -> None:
     unique_paths = list(dict.fromkeys(data.paths))
     path_index = {p: i for i, p in enumerate(unique_paths)}
-    text = "".join(data.contents)
     offsets = np.zeros(len(data.contents) + 1, dtype=np.int64)
     np.cumsum([len(c) for c in data.contents], out=offsets[1:])
     with open(folder / "vectors.npy", "wb") as fh:
@@ -216,7 +247,7 @@ def _write_folder(folder: Path, key: str, data: SearchData, table_dir: Path) -> 
               end=np.array(data.ends, dtype=np.int32),
               first_row=np.asarray(data.chunk_first_row, dtype=np.int64),
               text=offsets)  # fmt: skip
-    _write_bytes(folder / "contents.txt", text.encode("utf-8", "surrogatepass"))
+    _write_text(folder / "contents.txt", data.contents)
     p = data.postings
     _save_npz(folder, "keywords.npz", starts=p.starts, docs=p.docs, freqs=p.freqs,
               lengths=p.lengths)  # fmt: skip
@@ -360,8 +391,13 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
         or sum(1 for part in written["part"] if part == 0) != expected
     ):
         written = None
+    # An index run's writes (its writer thread, LanceDB's threads) leave freed memory in
+    # heaps this thread does not allocate from, which the cache built next would add to
+    # instead of reusing (issue 14): ~70 MB on abseil-cpp without the trim after each write
+    # (seek.indexer), ~20 MB with it.
+    release_free_memory()
     try:
-        data = SearchData.from_rows(table.load_all() if written is None else written)
+        data = SearchData.from_rows(table.load_all() if written is None else written, consume=True)
         write_cache(index_dir, key, data, table.db_dir / f"{table.name}.lance")
     except Exception as exc:  # lance reports damage as many error types
         log.warning("could not write the search cache of %s: %s", index_dir, exc)

@@ -13,7 +13,7 @@ from itertools import count
 
 import numpy as np
 
-from seek.retrieve.bm25 import unique_counts
+from seek.retrieve.bm25 import Codes, sorted_unique
 from seek.retrieve.signals import english_stem, stem_probe
 from seek.text import IDENTIFIER, split_identifier
 
@@ -23,6 +23,12 @@ def identifier_words(token: str) -> frozenset[str]:
     """What :func:`chunk_words` takes from one identifier, stemmed (cached: code repeats its
     identifiers, and a corpus question derives the words of its pool's chunks afresh)."""
     return frozenset(english_stem(w) for w in (token.lower(), *split_identifier(token)))
+
+
+_words_once = identifier_words.__wrapped__
+""":func:`identifier_words` past its cache, for :meth:`WordSets.build`, which expands each
+distinct identifier once: through the cache, an index run kept up to 65,536 frozensets it
+never asked for again, at its peak (17 MB of curl/lib's; issue 14)."""
 
 
 @lru_cache(maxsize=1024)
@@ -62,31 +68,40 @@ class WordSets:
         the (chunk, word) pairs are made unique by numpy."""
         raw_code: defaultdict[str, int] = defaultdict(count().__next__)
         per_chunk: list[int] = []
-        codes: list[int] = []
+        codes = Codes()
         for content in contents:
             found = set(map(raw_code.__getitem__, IDENTIFIER.findall(content)))
             codes.extend(found)
             per_chunk.append(len(found))
+        code = codes.array()
         word_ids: dict[str, int] = {}
         expansions = [
-            [word_ids.setdefault(w, len(word_ids)) for w in identifier_words(raw)]
-            for raw in raw_code
+            [word_ids.setdefault(w, len(word_ids)) for w in _words_once(raw)] for raw in raw_code
         ]
         sizes = np.array([len(e) for e in expansions], dtype=np.int64)
-        flat = np.array([w for e in expansions for w in e], dtype=np.int64)
-        offsets = np.zeros(len(expansions) + 1, dtype=np.int64)
+        flat = np.array([w for e in expansions for w in e], dtype=np.int32)
+        del expansions
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         n = len(per_chunk)
-        code = np.asarray(codes, dtype=np.int64)
-        chunk_of = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
-        # Expand each (chunk, identifier) to its words: a ragged gather.
-        reps = sizes[code] if len(code) else code
-        chunk_of = np.repeat(chunk_of, reps)
-        first = np.repeat(offsets[code] if len(code) else code, reps)
-        within = np.arange(len(first), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
-        word_of = flat[first + within] if len(first) else first
         width = max(len(word_ids), 1)
-        pairs, _ = unique_counts(chunk_of * width + word_of)
+        # Expand each (chunk, identifier) to its words, a ragged gather, into one int64 key
+        # per pair (chunk * width + word), built in place: the int64 arrays of every step
+        # were ~100 MB at the peak of a cold index of abseil-cpp.
+        reps = sizes[code] if len(code) else code.astype(np.int64)
+        ends = np.cumsum(reps)
+        at = np.repeat(offsets[code] - (ends - reps) if len(code) else ends, reps)
+        del code
+        at += np.arange(len(at), dtype=np.int64)  # each pair's place in ``flat``
+        keys = np.repeat(np.arange(n, dtype=np.int64), per_chunk)
+        keys = np.repeat(keys, reps)
+        del reps, ends
+        keys *= width
+        keys += flat[at] if len(at) else at
+        del at
+        keys.sort()  # in place: the same order as a stable sort, for integers
+        pairs = sorted_unique(keys)
+        del keys
         starts = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(pairs // width, minlength=n), out=starts[1:])
         words = [""] * len(word_ids)
