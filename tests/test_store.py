@@ -1,13 +1,17 @@
 """The LanceDB table and the manifest, for real (temp dirs)."""
 
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seek.store import ChunkingSpec, ChunkTable, Manifest, RowBatch, Stamp
+from seek.errors import IndexLockedError
+from seek.store import ChunkingSpec, ChunkTable, Manifest, RowBatch, Stamp, WriterLock, is_locked
+from seek.store.lock import LOCK_NAME
 from seek.store.manifest import load_manifest, save_manifest
 from seek.store.table import sql_quote
 from seek.text import keyword_column, keyword_query
@@ -248,6 +252,40 @@ def test_is_locked_only_while_a_writer_holds_the_lock(tmp_path):
         assert is_locked(tmp_path)
     assert not is_locked(tmp_path)  # the lock file stays, unheld
     assert (tmp_path / "writer.lock").exists() and not (tmp_path / "writer.json").exists()
+
+
+def test_a_writer_is_not_refused_by_someone_probing_the_lock(tmp_path):
+    """``seek status`` and every search's freshness check probe the writer lock by taking
+    it for an instant: a writer starting in that instant waits it out (``PROBE_GRACE_S``)
+    instead of failing with "the index is being written by another process"."""
+    stop = threading.Event()
+    probes = [0]
+
+    def probe() -> None:
+        while not stop.is_set():
+            is_locked(tmp_path)
+            probes[0] += 1
+
+    (tmp_path / LOCK_NAME).touch()
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        for _ in range(300):
+            with WriterLock(tmp_path, "seek index"):
+                pass
+    finally:
+        stop.set()
+        prober.join()
+    assert probes[0] > 300
+
+
+def test_a_held_lock_still_refuses_a_second_writer_at_once(tmp_path):
+    with WriterLock(tmp_path, "seek watch"):
+        started = time.monotonic()
+        with pytest.raises(IndexLockedError, match="seek watch"):
+            with WriterLock(tmp_path, "seek index"):
+                pass
+        assert time.monotonic() - started < 2.0
 
 
 def test_an_unwritten_table_is_empty_not_an_error(tmp_path):

@@ -17,6 +17,12 @@ from seek.errors import IndexLockedError
 
 LOCK_NAME = "writer.lock"
 HOLDER_NAME = "writer.json"
+PROBE_GRACE_S = 0.25
+"""How long a writer waits for the lock before it is refused. :func:`is_locked` (``seek
+status``, and every search's freshness check) tests the lock by taking it for an instant;
+a writer starting in that instant (``seek watch`` saving a file while an agent searches)
+must not fail for it. A real writer holds the lock far longer, so a second writer is still
+refused, a quarter of a second later."""
 
 
 def describe_holder(index_dir: Path) -> str:
@@ -42,7 +48,8 @@ def is_locked(index_dir: Path) -> bool:
 
 
 class WriterLock:
-    """``with WriterLock(dir, "seek index", wait_s=0):`` - raises IndexLockedError if held."""
+    """``with WriterLock(dir, "seek index"):`` - raises IndexLockedError when another writer
+    holds it (after ``PROBE_GRACE_S``, or ``wait_s`` when longer)."""
 
     def __init__(self, index_dir: Path, command: str, wait_s: float = 0.0) -> None:
         self.index_dir = index_dir
@@ -53,7 +60,7 @@ class WriterLock:
     def __enter__(self) -> WriterLock:
         self.index_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self._lock.acquire(timeout=self.wait_s)
+            self._lock.acquire(timeout=max(self.wait_s, PROBE_GRACE_S), poll_interval=0.01)
         except filelock.Timeout:
             raise IndexLockedError(
                 f"the index is being written by {describe_holder(self.index_dir)}; "
