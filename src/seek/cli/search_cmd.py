@@ -42,11 +42,12 @@ def workspace_and_prefixes(obj: Context, paths: tuple[str, ...]) -> tuple[Path, 
         root = resolve_workspace(here or Path.cwd())
         if absolute:
             first = absolute[0] if absolute[0].is_dir() else absolute[0].parent
-            theirs = git_root(first) if here is None else None
             if not all(_inside(p, root) for p in absolute):
                 root = resolve_workspace(default_workspace(first))
-            elif theirs is not None and all(_inside(p, theirs.resolve()) for p in absolute):
-                root = resolve_workspace(theirs)
+            elif here is None and (theirs := git_root(first)) is not None:
+                project = resolve_workspace(theirs)
+                if all(_inside(p, project) for p in absolute):
+                    root = project
     prefixes = []
     for given, path in zip(paths, absolute, strict=True):
         if not _inside(path, root):
