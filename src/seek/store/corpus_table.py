@@ -272,7 +272,7 @@ class CorpusTable:
         if where:
             query = query.where(where)  # a prefilter: the query's rows are the filter's
         query = query.select(["repo", "path", "_distance"]).limit(limit)
-        return _run(_pairs(query))
+        return _run(_tuples(query, ("repo", "path")))
 
     def keyword_hits(
         self, words: str, limit: int, where: str | None
@@ -287,7 +287,7 @@ class CorpusTable:
         if where:
             query = query.where(where)
         query = query.select(["repo", "path", "chunk", "_score"]).limit(limit)
-        return _run(_keyword_rows(query))
+        return _run(_tuples(query, ("repo", "path", "chunk", "_score")))
 
     def fetch_files(
         self, files: Sequence[tuple[str, str]], meanwhile: Callable[[], object] | None = None
@@ -433,16 +433,10 @@ def _own_loop() -> Any:
         return _OWN_LOOP
 
 
-async def _pairs(query: Any) -> list[tuple[str, str]]:
+async def _tuples(query: Any, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """The query's rows as tuples of these columns, in its order."""
     rows = await query.to_arrow()
-    return list(zip(rows.column("repo").to_pylist(), rows.column("path").to_pylist(),
-                    strict=True))  # fmt: skip
-
-
-async def _keyword_rows(query: Any) -> list[tuple[str, str, int, float]]:
-    rows = await query.to_arrow()
-    columns = [rows.column(c).to_pylist() for c in ("repo", "path", "chunk", "_score")]
-    return list(zip(*columns, strict=True))
+    return list(zip(*(rows.column(c).to_pylist() for c in columns), strict=True))
 
 
 def _string_array(values: list[str]) -> Any:
