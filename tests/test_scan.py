@@ -1,8 +1,12 @@
 """Scanning: ignore rules (nested, negations, exclude, .seekignore, globs), submodules,
 symlinks, size limits and skip reasons."""
 
+import json
 import os
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
 from hypothesis import given
@@ -431,3 +435,72 @@ def test_ignore_patterns_keep_their_last_character(make_tree):
     root = make_tree({"cacheX/a.py": "x", "cache/b.py": "x", "tmp /c.py": "x", "tmp/d.py": "x"})
     (root / ".gitignore").write_text("cacheX\ntmp\\ \n")
     assert paths(scan(root)) == ["cache/b.py", "tmp/d.py"]
+
+
+# -- hostile patterns (issue 27 finding 2) -----------------------------------------------------
+# pattern: (a long name it does not match, a name it matches). Each takes exponential time in a
+# backtracking matcher (Python's ``re``, behind pathspec's own) against the first name; RE2
+# takes linear time.
+CATASTROPHIC = {
+    "a*a*a*a*a*a*a*a*a*a*b": ("a" * 100, "a" * 30 + "b"),  # the issue's reproduction
+    "**/a*a*a*a*a*a*a*a*a*a*b": ("a" * 100 + ".py", "x/" + "a" * 30 + "b"),
+    "*a*a*a*a*a*a*a*a*a*a*[!x]": ("a" * 100 + "x", "a" * 30 + "y"),
+    "a/**/a/**/a/**/a/**/a/**/a/**/b": ("/".join(["a"] * 40), "a/a/a/a/a/a/b"),
+}
+
+
+def test_hostile_ignore_patterns_are_matched_in_linear_time(make_tree):
+    # The glob setting and ignore files of every depth go through the same matcher. A child
+    # process, killed after a while: a regex blow-up cannot be interrupted where it runs.
+    files = {
+        "ok.py": "x",
+        "src/util.py": "x",
+        **{f"p{i}/{miss}": "x" for i, (miss, _) in enumerate(CATASTROPHIC.values())},
+    }
+    root = make_tree(files)
+    (root / ".gitignore").write_text("\n".join(CATASTROPHIC) + "\n")
+    (root / "p1/.gitignore").write_text("\n".join(CATASTROPHIC) + "\n")
+    code = (
+        "import json, sys, pathlib\n"
+        "from seek.scan import scan_workspace\n"
+        "from seek.scan.ignore import rules_from_lines\n"
+        "globs = json.loads(sys.argv[2])\n"
+        "root = pathlib.Path(sys.argv[1])\n"
+        "r = scan_workspace(root, max_file_bytes=9, ignored_globs=tuple(globs))\n"
+        "misses = [rules_from_lines([g], '').decide(m, False) for g, (m, _) in globs.items()]\n"
+        "print(json.dumps([sorted(f.rel for f in r.files), misses]))"
+    )
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root), json.dumps(CATASTROPHIC)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert time.monotonic() - start < 15, "matching hostile patterns took many seconds"
+    assert done.returncode == 0, done.stderr
+    files, misses = json.loads(done.stdout)
+    assert files == ["ok.py", "src/util.py"]
+    assert misses == [None] * len(CATASTROPHIC)
+
+
+@pytest.mark.parametrize("pattern", sorted(CATASTROPHIC))
+def test_hostile_patterns_still_match_what_they_name(pattern):
+    hit = CATASTROPHIC[pattern][1]
+    rules = rules_from_lines([pattern], "")
+    assert rules is not None
+    assert rules.decide(hit, is_dir=False) is True  # (the misses are timed in a child above)
+
+
+def test_an_ignore_file_of_thousands_of_lines_still_matches_every_line():
+    # Past RE2's memory budget for one set the lines are split over several; the last
+    # matching line still decides across the split.
+    lines = [f"dir{i}/*.x{i}" for i in range(5000)] + ["*.log", "!keep.log"]
+    rules = rules_from_lines(lines, "")
+    assert rules is not None
+    assert len(rules.matcher._sets) > 1  # the case under test: more than one set
+    assert rules.decide("dir0/a.x0", is_dir=False) is True
+    assert rules.decide("dir4999/a.x4999", is_dir=False) is True
+    assert rules.decide("dir4999/a.x4998", is_dir=False) is None
+    assert rules.decide("dir7/z.log", is_dir=False) is True
+    assert rules.decide("dir7/keep.log", is_dir=False) is False

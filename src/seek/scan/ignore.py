@@ -1,5 +1,5 @@
-"""Ignore rules with git's semantics: nested ``.gitignore`` files, ``.git/info/exclude``,
-``.seekignore``, and the ``ignored_globs`` setting.
+"""Ignore rules (seek.md §4) with git's semantics: nested ``.gitignore`` files,
+``.git/info/exclude``, ``.seekignore``, and the ``ignored_globs`` setting.
 
 Precedence, highest first (the first source with a matching rule decides, and inside one
 source the last matching rule wins, negations included):
@@ -12,28 +12,142 @@ source the last matching rule wins, negations included):
 Paths are tested relative to the folder that holds the rules file; folders get a trailing
 ``/`` so ``build/`` patterns match them. An ignored folder is never entered, so (as in git)
 nothing inside it can be re-included.
+
+Matching runs on RE2 (linear in the path's length), never on Python's backtracking ``re``:
+pathspec's translation of a hostile line such as ``a*a*a*a*a*a*a*a*a*a*b`` takes exponential
+time in ``re`` against a long name, so a cloned repository's ``.gitignore`` could hang
+indexing (issue 27 finding 2). pathspec still translates each line; the verdict is the one its
+own Python-``re`` matcher gives (tests/test_fuzz.py compares the two).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
+import re2  # google-re2: matching in linear time
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 log = logging.getLogger(__name__)
 
 RULE_FILES = (".gitignore", ".seekignore")  # later in the tuple wins in the same folder
 
 
+# pathspec's regex for a pattern ends in a directory mark: "/" there means the pattern matched
+# a folder above the path (a weaker verdict, see ``_Matcher.decide``), "$" the path itself.
+_DIR_MARK = "(?P<ps_d>/)"
+_DIR_MARK_OR_END = f"(?:{_DIR_MARK}|$)"
+
+
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False  # a rejected line is reported once by ``_warn``, not on stderr
+    options.never_capture = True  # sets cannot use groups
+    return options
+
+
+def _literal_brackets_in_classes(regex: str) -> str:
+    """``regex`` with every ``[`` inside a character class escaped. Python's ``re`` reads such
+    a ``[`` as a literal (pathspec copies a bracket expression such as ``[[:alpha:]]`` as is),
+    RE2 as the start of a POSIX class; escaping makes RE2 read it as ``re`` does."""
+    out: list[str] = []
+    i, n = 0, len(regex)
+    in_class = False
+    class_start = 0
+    while i < n:
+        char = regex[i]
+        if char == "\\":
+            out.append(regex[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if char == "[":
+                out.append("\\[")
+                i += 1
+                continue
+            if char == "]" and i > class_start:  # a "]" first in the class is a literal
+                in_class = False
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            i += 1
+            if i < n and regex[i] == "^":
+                out.append("^")
+                i += 1
+            class_start = i
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Regex:
+    line: int  # later lines win
+    include: bool  # False for a "!negation"
+    folder_mark: bool  # matched a folder above the path, not the path itself
+
+
+class _Matcher:
+    """pathspec's gitignore verdict for some lines, computed with RE2 sets."""
+
+    __slots__ = ("_sets", "_regexes")
+
+    def __init__(self, lines: list[str], source: str) -> None:
+        regexes: list[tuple[str, _Regex]] = []
+        parsed = re2.Set.SearchSet(_re2_options())  # only parses: cheaper than compiling each
+        for number, line in enumerate(lines, 1):
+            variants = _translate(line, parsed)
+            if variants is None:
+                _warn(source, number, line)
+                continue
+            regexes += [(regex, _Regex(number, include, mark)) for regex, include, mark in variants]
+        self._regexes = [meta for _, meta in regexes]
+        self._sets = self._compile([regex for regex, _ in regexes], 0)
+
+    @staticmethod
+    def _compile(regexes: list[str], offset: int) -> list[tuple[re2.Set, int]]:
+        """One RE2 set, or several when one would pass RE2's memory budget (thousands of
+        lines): halves until each compiles."""
+        if not regexes:
+            return []
+        regex_set = re2.Set.SearchSet(_re2_options())  # pathspec searches (only "^" anchors)
+        for regex in regexes:
+            regex_set.Add(regex)
+        try:
+            regex_set.Compile()
+        except re2.error:
+            if len(regexes) == 1:  # each regex parsed in __init__: cannot happen
+                return []
+            half = len(regexes) // 2
+            first = _Matcher._compile(regexes[:half], offset)
+            return first + _Matcher._compile(regexes[half:], offset + half)
+        return [(regex_set, offset)]
+
+    def decide(self, path: str) -> bool | None:
+        """The same verdict as pathspec's own matcher: the last pattern that matches the path
+        itself decides; failing that, the last one that matches a folder above it."""
+        text = path.encode("utf-8", "surrogateescape")
+        best: _Regex | None = None
+        for regex_set, offset in self._sets:
+            for found in regex_set.Match(text) or ():
+                regex = self._regexes[offset + found]
+                if (
+                    best is None
+                    or (best.folder_mark and not regex.folder_mark)
+                    or (best.folder_mark == regex.folder_mark and regex.line > best.line)
+                ):
+                    best = regex
+        return None if best is None else best.include
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """The patterns of one source, anchored at ``base`` (a workspace-relative folder)."""
+    """The patterns of one source, regex_set at ``base`` (a workspace-relative folder)."""
 
     base: str
-    spec: pathspec.GitIgnoreSpec
+    matcher: _Matcher
 
     def decide(self, rel: str, is_dir: bool) -> bool | None:
         """True = ignored, False = re-included by a negation, None = no rule matched."""
@@ -41,27 +155,47 @@ class RuleSet:
             if not rel.startswith(self.base + "/"):
                 return None
             rel = rel[len(self.base) + 1 :]
-        return self.spec.check_file(rel + "/" if is_dir else rel).include
+        return self.matcher.decide(rel + "/" if is_dir else rel)
 
 
 _warned: set[tuple[str, int, str]] = set()
 
 
-def _valid_lines(lines: list[str], source: str) -> list[str]:
-    """Lines pathspec can compile. Git skips a malformed line ("!", "foo\\", a reversed
-    range such as "[z-a]"): it matches nothing, and so it does here, with one warning per
-    file and line for the life of the process (servers re-read rules on every update)."""
-    valid = []
-    for number, line in enumerate(lines, 1):
-        try:
-            pathspec.GitIgnoreSpec.from_lines([line])
-        except (ValueError, re.error):
-            if (source, number, line) not in _warned:
-                _warned.add((source, number, line))
-                log.warning("%s line %d: ignoring the malformed pattern %r", source, number, line)
-            continue
-        valid.append(line)
-    return valid
+def _warn(source: str, number: int, line: str) -> None:
+    """Git skips a malformed line ("!", "foo\\", a reversed range such as "[z-a]"): it matches
+    nothing, and so it does here, with one warning per file and line for the life of the
+    process (servers re-read rules on every update)."""
+    if (source, number, line) not in _warned:
+        _warned.add((source, number, line))
+        log.warning("%s line %d: ignoring the malformed pattern %r", source, number, line)
+
+
+def _translate(line: str, parsed: re2.Set) -> list[tuple[str, bool, bool]] | None:
+    """(RE2 regex, include, folder mark) for each form of the line (none for a blank line or
+    a comment), or None when the line is malformed. pathspec translates; ``parsed`` checks
+    that RE2 reads the result (it refuses what ``re`` would, such as a reversed range)."""
+    if not line:
+        return []
+    try:
+        regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+    except ValueError:
+        return None
+    if regex is None or include is None:
+        return []
+    regex = _literal_brackets_in_classes(regex)
+    if regex.endswith(_DIR_MARK_OR_END):
+        base = regex[: -len(_DIR_MARK_OR_END)]
+        variants = [(base + "/", include, True), (base + "$", include, False)]
+    elif _DIR_MARK in regex:
+        variants = [(regex.replace(_DIR_MARK, "/"), include, True)]
+    else:
+        variants = [(regex, include, False)]
+    try:
+        for variant, _, _ in variants:
+            parsed.Add(variant)
+    except (re2.error, UnicodeEncodeError):
+        return None
+    return variants
 
 
 def rules_from_lines(lines: list[str], base: str, source: str = "ignored_globs") -> RuleSet | None:
@@ -69,11 +203,7 @@ def rules_from_lines(lines: list[str], base: str, source: str = "ignored_globs")
     cleaned = [line.rstrip("\r\n") for line in lines]
     if not any(line.strip() and not line.startswith("#") for line in cleaned):
         return None
-    try:
-        spec = pathspec.GitIgnoreSpec.from_lines(cleaned)
-    except (ValueError, re.error):
-        spec = pathspec.GitIgnoreSpec.from_lines(_valid_lines(cleaned, source))
-    return RuleSet(base, spec)
+    return RuleSet(base, _Matcher(cleaned, source))
 
 
 def read_rules(path: Path, base: str) -> RuleSet | None:
