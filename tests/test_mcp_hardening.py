@@ -139,3 +139,79 @@ def test_unreadable_lines_get_json_rpc_errors(folders, seek_home):
     }
     assert invalid["id"] == 4 and invalid["error"]["code"] == -32600
     assert still_serving["id"] == 5 and "tools" in still_serving["result"]
+
+
+def test_no_single_line_ends_the_server(folders, seek_home, tmp_path):
+    """Issue 27 finding 5: 3,000 '[' on one line ended `seek mcp` with a RecursionError
+    traceback. Each hostile line gets its JSON-RPC answer and the next request is served."""
+    root, _ = folders
+    stderr = (tmp_path / "stderr.txt").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "seek", "mcp"], cwd=root,
+                            env=server_env(seek_home), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr)  # fmt: skip
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+
+    def send(raw: bytes):
+        proc.stdin.write(raw + b"\n")
+        proc.stdin.flush()
+
+    def answer():
+        return json.loads(lines.get(timeout=60))
+
+    deep_request = (  # under json's recursion limit, over the SDK's: checked for surrogates
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"x": '
+        + b"[" * 900
+        + b"]" * 900
+        + b', "s": "\\ud800"}}'
+    )
+    hostile = {
+        "deep arrays": (b"[" * 3000, -32700, None),
+        "deep objects": (b'{"a":' * 3000, -32700, None),
+        "deep request with a surrogate": (deep_request, -32602, 7),
+        "invalid UTF-8": (b'\xff\xfe{"jsonrpc": "2.0", "id": 8}', -32700, None),
+        "a 2 MB line": (b"x" * (2 << 20), -32700, None),
+    }
+    answers = {}
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}).encode())  # fmt: skip
+        assert answer()["id"] == 1
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for number, (name, (line, _, _)) in enumerate(hostile.items(), 100):
+            send(line)
+            send(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/list"}' % number)
+            answers[name] = (answer(), answer())
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        finally:
+            proc.kill()
+            stderr.close()
+    for number, (name, (_, code, request_id)) in enumerate(hostile.items(), 100):
+        error, served = answers[name]
+        assert error["error"]["code"] == code and error["id"] == request_id, name
+        assert served["id"] == number and "tools" in served["result"], name
+    assert proc.returncode == 0
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text(errors="replace")
+
+
+def test_a_line_that_breaks_the_reader_is_still_answered(monkeypatch, caplog):
+    # The last guard of finding 5: a failure not foreseen while reading a bad line answers a
+    # parse error (and logs one line) instead of ending the server.
+    from seek import mcp_stdio
+
+    def broken(exc):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(mcp_stdio, "error_for", broken)
+    with caplog.at_level("WARNING"):
+        answer = mcp_stdio._answer(ValueError("bad line"))
+    assert answer.model_dump() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: the line is not JSON", "data": None},
+    }
+    assert caplog.messages == ["cannot read a line from the client: answered as a parse error"]

@@ -7,11 +7,14 @@ every dropped line gets the JSON-RPC answer (spec §5.1): ``-32700`` parse error
 not JSON, ``-32600`` invalid request for JSON that is not a request, ``-32602`` invalid
 params for a request whose text is not valid Unicode, with the request's ``id`` when it can
 be read (else ``null``). Answers go through the SDK's own writer, so lines never interleave.
+No line ends the server: JSON nested past Python's recursion limit (3,000 ``[``) is a parse
+error too, and the surrogate check walks values without recursing.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -20,8 +23,11 @@ from mcp import types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+log = logging.getLogger(__name__)
+
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 _SURROGATE = re.compile("[\ud800-\udfff]")
+PARSE_MESSAGE = "Parse error: the line is not JSON"
 
 
 def _raw_message(exc: Exception) -> Any:
@@ -33,7 +39,7 @@ def _raw_message(exc: Exception) -> Any:
         if isinstance(value, str):
             try:
                 return json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deeply
                 return None
     for error in errors:
         if isinstance(error.get("input"), dict):
@@ -42,12 +48,19 @@ def _raw_message(exc: Exception) -> Any:
 
 
 def _has_surrogates(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_has_surrogates(k) or _has_surrogates(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogates(v) for v in value)
+    """Whether any string in ``value`` holds a lone surrogate; iterative, because a value
+    nested just under ``json``'s limit would pass the interpreter's when walked recursively."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
     return False
 
 
@@ -56,7 +69,7 @@ def error_for(exc: Exception) -> types.JSONRPCError | None:
     notification from the client, which gets no answer)."""
     data = _raw_message(exc)
     if data is None:
-        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+        return _error(None, PARSE_ERROR, PARSE_MESSAGE)
     raw_id = data.get("id") if isinstance(data, dict) else None
     request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
     if isinstance(data, dict) and ("result" in data or "error" in data):
@@ -70,6 +83,16 @@ def error_for(exc: Exception) -> types.JSONRPCError | None:
     if isinstance(data, dict) and request_id is None and isinstance(data.get("method"), str):
         return None  # a notification: never answered, even when malformed
     return _error(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+
+
+def _answer(exc: Exception) -> types.JSONRPCError | None:
+    """``error_for``, and a parse error should reading the line fail in a way not foreseen:
+    one line from the client must never end the server."""
+    try:
+        return error_for(exc)
+    except Exception:
+        log.warning("cannot read a line from the client: answered as a parse error")
+        return _error(None, PARSE_ERROR, PARSE_MESSAGE)
 
 
 def _error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
@@ -88,7 +111,7 @@ async def run_stdio(server: Any) -> None:
             async with send, sdk_read:
                 async for item in sdk_read:
                     if isinstance(item, Exception):
-                        answer = error_for(item)
+                        answer = _answer(item)
                         if answer is not None:
                             await write_stream.send(SessionMessage(answer))
                         continue
