@@ -5,6 +5,9 @@
   (:func:`check_query`).
 - A file name may hold CR, LF or other control characters; printed raw in text output it
   could forge result lines, so :func:`printable` escapes them (JSON output keeps the name).
+  File contents, team hits and a model's answer go through :func:`printable_text`, which
+  keeps line breaks and tabs: an ``ESC ] 0 ; title BEL`` in a file cannot retitle the
+  terminal when its hit is printed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ MAX_QUERY_CHARS = 2_000
 attack, and its cost grows with its length."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Bidirectional-text controls reorder what a terminal shows (CVE-2021-42574, "Trojan Source").
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
+# In text: LF, tab and the CR of a CRLF stay; a lone CR could overwrite the line it ends.
+_TEXT_CONTROL = re.compile(f"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
 
 
 def has_lone_surrogates(text: str) -> bool:
@@ -38,11 +45,19 @@ def check_query(text: str, what: str = "the query") -> str:
 
 
 def printable(name: str) -> str:
-    """``name`` with control characters as ``\\n``, ``\\r``, ``\\t`` or ``\\xNN``/``\\uNNNN``
-    escapes (and lone surrogates from undecodable bytes as ``\\udcNN``), so one name is
-    always one line of output."""
+    """``name`` with control characters (bidirectional overrides too) as ``\\n``, ``\\r``,
+    ``\\t`` or ``\\xNN``/``\\uNNNN`` escapes (and lone surrogates from undecodable bytes as
+    ``\\udcNN``), so one name is always one line of output, shown in order."""
+    return _SURROGATE.sub(_escape, _CONTROL.sub(_escape, name))
 
-    def escape(match: re.Match[str]) -> str:
-        return match.group().encode("unicode_escape").decode("ascii")
 
-    return _SURROGATE.sub(escape, _CONTROL.sub(escape, name))
+def printable_text(text: str) -> str:
+    """``text`` (file contents, a team hit, a model's answer) for a terminal: line breaks and
+    tabs kept, every other control character (ESC, BEL, C1, bidirectional overrides) escaped
+    as :func:`printable` does, so it cannot move the cursor, retitle the window or reorder
+    what is shown."""
+    return _SURROGATE.sub(_escape, _TEXT_CONTROL.sub(_escape, text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")

@@ -6,6 +6,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
+from seek.untrusted import printable, printable_text
 
 
 @cli.command("ask")
@@ -27,10 +28,10 @@ def ask_command(
 
     root = resolve_workspace(obj.workspace(path))
     answer = ask(root, question, obj.settings(root), model=chat_model, session=session,
-                 on_piece=lambda piece: click.echo(piece, nl=False))  # fmt: skip
+                 on_piece=lambda piece: click.echo(printable_text(piece), nl=False))  # fmt: skip
     click.echo("")
     if answer.context.blocks:
         click.echo("\nSources:")
         for block in answer.context.blocks:
-            click.echo(f"  {block.path} (lines {block.start + 1}-{block.end + 1})")
+            click.echo(f"  {printable(block.path)} (lines {block.start + 1}-{block.end + 1})")
     click.echo(answer.context.context_line(), err=True)

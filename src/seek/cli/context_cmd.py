@@ -8,6 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
+from seek.untrusted import printable_text
 
 
 @cli.command("context")
@@ -47,5 +48,5 @@ def context_command(
         click.echo(json.dumps(result.to_json(), indent=2))
         return
     if result.blocks:
-        click.echo(result.prompt())
+        click.echo(printable_text(result.prompt()))  # the blocks are workspace text
     click.echo(result.context_line(), err=True)

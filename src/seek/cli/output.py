@@ -2,7 +2,7 @@
 and ``--max-lines`` (issue 15).
 
 - ``text``: rank, ``path:start-end``, score, then the chunk's first lines (3 by default) from
-  its first line with a word in it;
+  its first line with a word in it, control characters escaped (``untrusted.printable_text``);
 - ``json``: one object (the result's JSON, see the README's schema), hit contents cut to
   ``--max-lines`` when given;
 - ``jsonl``: one hit object per line (notes go to stderr);
@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from seek.retrieve.types import Hit, SearchResult
-from seek.untrusted import printable
+from seek.untrusted import printable, printable_text
 
 FORMATS = ("text", "json", "jsonl", "vimgrep")
 TEXT_LINES = 3
@@ -78,7 +78,7 @@ def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | No
         click.echo(json.dumps(data, indent=2))
         return
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {printable(note)}", err=True)
     if fmt == "jsonl":
         for hit in result.hits:
             data = hit.to_json()
@@ -94,7 +94,7 @@ def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | No
             where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
             click.echo(f"{rank:>2}  {where}  {hit.score:.4f}")
             for line in snippet(hit.content, TEXT_LINES if max_lines is None else max_lines):
-                click.echo(f"      {line}")
+                click.echo(f"      {printable_text(line)}")
 
 
 def format_options(command):  # a click decorator
