@@ -141,3 +141,23 @@ def test_storage_failures_are_one_line_without_credentials(s3_endpoint, make_tre
     catalog = Catalog(CorpusLocation("s3://missing-bucket/x"))
     with pytest.raises(CorpusError, match=r"^cannot create s3://missing-bucket/x/locks/_corpus"):
         catalog.add(str(make_tree({"a.py": "x = 1\n"})), "a")
+
+
+def test_a_folder_named_by_a_shared_corpus_json_is_not_indexed_unless_passed(
+    bucket, settings_for, make_tree, caplog
+):
+    """Issue 27 finding 7: whoever can write the bucket's corpus.json names a private folder
+    of the indexing machine; it is indexed only when the operator passes it."""
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.fanout import LocalRunner
+
+    private = make_tree({"notes.py": "API_PASSWORD = 'hunter2'\n"}, "private")
+    location = CorpusLocation(f"s3://{bucket}/corpus")
+    location.write_json("corpus.json", {"model": "", "repos": {"notes": str(private)}})
+    with caplog.at_level("WARNING", logger="seek.corpus.catalog"):
+        with pytest.raises(CorpusError, match="has no repositories"):
+            CorpusIndexer(location, settings_for(), LocalRunner()).run()
+    assert "repository notes skipped" in caplog.text and f"--folder {private}" in caplog.text
+    assert CorpusTable(location).open() is None  # nothing of the folder was written
+    report = CorpusIndexer(location, settings_for(), LocalRunner(), folders=[private]).run()
+    assert [(r.name, r.files) for r in report.repos] == [("notes", 1)]

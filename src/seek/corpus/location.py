@@ -49,6 +49,8 @@ from seek.redact import one_line, origin
 
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
+CORPUS_LOCK = "_corpus"
+"""The lock held while ``corpus.json`` is edited (no repository name starts with ``_``)."""
 
 
 @dataclass
@@ -269,6 +271,10 @@ class RepoLock:
     """Held by the one process indexing ``repo`` (see the module docstring)."""
 
     def __init__(self, location: CorpusLocation, repo: str, command: str) -> None:
+        if repo != CORPUS_LOCK:  # every other lock is named by a checked repository name
+            from seek.corpus.catalog import check_repo_name
+
+            check_repo_name(repo)
         self.location, self.repo, self.command = location, repo, command
         self.name = f"locks/{repo}.json"
 
