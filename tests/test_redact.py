@@ -117,3 +117,17 @@ def test_the_pages_ask_error_names_the_chat_server_without_credentials(
     assert f"cannot reach http://127.0.0.1:{port}" in errors[0]
     assert f"chat_url=http://127.0.0.1:{port}," in errors[0]
     assert "secretpw" not in answer.text and "abc123" not in answer.text
+
+
+def test_a_team_note_names_the_team_server_without_credentials():
+    from seek.settings import load_settings
+    from seek.team import ask_team
+
+    port = closed_port()
+    url = f"http://alice:secretpw@127.0.0.1:{port}/team?token=abc123"
+    settings = load_settings(None, overrides={"team_url": url}, env={})
+    hits, note = ask_team(settings, "retries")
+    assert hits == [] and note.startswith(
+        f"No team hits: the team server at http://***@127.0.0.1:{port}/team?token=*** failed"
+    )
+    assert "secretpw" not in note and "abc123" not in note
