@@ -161,3 +161,13 @@ def test_a_folder_named_by_a_shared_corpus_json_is_not_indexed_unless_passed(
     assert CorpusTable(location).open() is None  # nothing of the folder was written
     report = CorpusIndexer(location, settings_for(), LocalRunner(), folders=[private]).run()
     assert [(r.name, r.files) for r in report.repos] == [("notes", 1)]
+
+    from click.testing import CliRunner
+
+    import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
+    from seek.cli import cli
+
+    other = make_tree({"b.py": "y = 2\n"}, "other")
+    added = CliRunner().invoke(cli, ["corpus", "add", location.uri, str(other)])
+    assert added.exit_code == 0, added.output
+    assert f"index it with `seek corpus index {location.uri} --folder {other}`" in added.stderr

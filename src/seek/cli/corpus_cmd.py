@@ -33,10 +33,14 @@ def add_command(uri: str, sources: tuple[str, ...], name: str | None) -> None:
 
     if name and len(sources) > 1:
         raise CorpusError("--name names one repository: give one source with it")
-    catalog = Catalog(CorpusLocation(uri))
+    location = CorpusLocation(uri)
+    catalog = Catalog(location)
     for source in sources:
         entry = catalog.add(source, name)
         click.echo(f"{entry.name}\t{entry.source}")
+        if location.is_s3 and not entry.is_git:
+            hint = f"seek corpus index {location.uri} --folder {entry.source}"
+            click.echo(f"note: a folder of this machine: index it with `{hint}`", err=True)
 
 
 @corpus_group.command("remove")

@@ -36,6 +36,7 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from seek.corpus.location import CONFIG_OBJECT, CORPUS_LOCK, CorpusError, CorpusLocation
+from seek.redact import one_line
 from seek.store.manifest import MANIFEST_VERSION, Manifest
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class RepoEntry:
             command = ["git", "clone", "--depth", "1", "--quiet", "--", source, str(folder)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
         if done.returncode:
-            raise CorpusError(f"repository {self.name}: git failed: {done.stderr.strip()[:300]}")
+            raise CorpusError(f"repository {self.name}: git failed: {one_line(done.stderr)}")
         return folder
 
 
