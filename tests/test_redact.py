@@ -131,3 +131,28 @@ def test_a_team_note_names_the_team_server_without_credentials():
         f"No team hits: the team server at http://***@127.0.0.1:{port}/team?token=*** failed"
     )
     assert "secretpw" not in note and "abc123" not in note
+
+
+def test_the_cli_masks_a_credential_in_any_error_it_prints(tmp_path, monkeypatch, capsys):
+    from seek.cli import main
+
+    monkeypatch.setattr("sys.argv", ["seek", "corpus", "unlock", str(tmp_path), "x?token=abcdef"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("seek: error: bad repository name 'x?token=***'") and "abcdef" not in err
+
+
+def test_the_clis_log_lines_are_masked(tmp_path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "corpus.json").write_text(json.dumps({"repos": {"x?token=abcdef": "/nowhere"}}))
+    command = [sys.executable, "-m", "seek", "corpus", "list", str(corpus)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("seek: WARNING: corpus.json: repository 'x?token=***' skipped")
+    assert "abcdef" not in done.stderr
