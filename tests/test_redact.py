@@ -156,3 +156,12 @@ def test_the_clis_log_lines_are_masked(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("seek: WARNING: corpus.json: repository 'x?token=***' skipped")
     assert "abcdef" not in done.stderr
+
+
+def test_a_malformed_log_call_is_still_written_masked():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    record = logging.LogRecord("seek", logging.WARNING, "f", 1, "to %s %s", ("http://u:p@h",), None)
+    handler.handle(record)  # one argument for two placeholders: no exception escapes
+    assert stream.getvalue() == "to %s %s ('http://***@h',)\n"

@@ -73,7 +73,11 @@ class RedactingFilter(logging.Filter):
     """Redacts a record's message (and its traceback) before a handler writes it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), None
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: logging reports those itself, never raises
+            message = f"{record.msg} {record.args}"
+        record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = redact("".join(traceback.format_exception(*record.exc_info)))
             record.exc_text = record.exc_text.rstrip("\n")
