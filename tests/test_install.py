@@ -240,12 +240,13 @@ def test_a_hostile_file_is_one_line_for_its_agent_and_the_others_are_installed(h
         "gemini": "[" * 5000 + "]" * 5000,
         "cursor": '{"mcpServers":' * 5000 + "{}" + "}" * 5000,
         "zed": '{"context_servers": {"\\x": 1}}',
+        "codex": "a = " + "[" * 5000 + "]" * 5000 + "\n",
     }
     for name, text in bad.items():
         path = BY_NAME[name].config(home)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    args = [f"--agent={name}" for name in (*bad, "codex")]
+    args = [f"--agent={name}" for name in (*bad, "windsurf")]
     result = run("install", *args, "--type", "mcp", "-y", ok=False)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     lines = result.output.splitlines()
@@ -255,7 +256,8 @@ def test_a_hostile_file_is_one_line_for_its_agent_and_the_others_are_installed(h
         assert len(said) == 1 and len(said[0]) < 300, result.output
         assert path.read_text() == text
     assert_points_at_seek(
-        BY_NAME["codex"], read_entry(BY_NAME["codex"], BY_NAME["codex"].config(home))["seek"]
+        BY_NAME["windsurf"],
+        read_entry(BY_NAME["windsurf"], BY_NAME["windsurf"].config(home))["seek"],
     )
 
 
