@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import numpy as np
@@ -336,3 +338,130 @@ def test_a_pools_paths_are_embedded_while_its_rows_are_read(
     kept = dict(searcher._path_vectors)
     fresh = PathVectors(searcher.embedding, task_prefixes(searcher.model_id)[0], 0)
     np.testing.assert_array_equal(np.array(list(kept.values())), fresh(list(kept)))
+
+
+def test_repos_are_read_from_storage_once_per_refresh_not_per_request(
+    tmp_path, settings_for, two_repos, monkeypatch
+):
+    """Issue 27 finding 10: /v1/repos read corpus.json and every manifest per request."""
+    import seek.corpus.serve as serve
+    from seek.web.api import ServeConfig
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    index(location, settings_for())
+    reads: list[str] = []
+    real_read = CorpusLocation.read
+
+    def counted(self, name):
+        reads.append(name)
+        return real_read(self, name)
+
+    monkeypatch.setattr(CorpusLocation, "read", counted)
+    monkeypatch.setattr(serve, "REFRESH_S", 3600.0)
+    config = ServeConfig(workspaces=(), overrides={"home": str(tmp_path / "home")})
+    with corpus_server(serve.create_corpus_app(location.uri, config)) as client:
+        reads.clear()  # what opening the corpus read
+        for _ in range(10):
+            repos = client.get("/v1/repos").json()["repos"]
+            assert {r["name"]: r["files"] for r in repos} == {"alpha": 4, "beta": 3}
+            found = client.post("/v1/search", json={"query": "Router", "repos": ["beta"]})
+            assert found.status_code == 200 and {h["repo"] for h in found.json()["hits"]} == {
+                "beta"
+            }
+        assert sorted(reads) == ["corpus.json", "manifests/alpha.json", "manifests/beta.json"]
+        Catalog(location).remove("beta")
+        monkeypatch.setattr(serve, "REFRESH_S", 0.0)  # the snapshot is now old: read again
+        repos = client.get("/v1/repos").json()["repos"]
+        assert [r["name"] for r in repos] == ["alpha"]
+        assert client.post("/v1/search", json={"query": "x", "repos": ["beta"]}).status_code == 404
+
+
+@contextmanager
+def corpus_server(app) -> Iterator[httpx.Client]:
+    """``app`` served by uvicorn on a free 127.0.0.1 port (as ``seek serve --corpus``)."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from seek.serving import uvicorn_config
+
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", 0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started and time.time() < deadline:
+        time.sleep(0.02)
+    base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+HOSTILE_ENTRIES = {
+    "../../pwned": "FOLDER",  # a name that would put the lock and manifest outside
+    "bad-scheme": "file:///etc",
+    "option": "-oProxyCommand=touch /tmp/x",
+    "ssh-option": "ssh://-oProxyCommand=x/repo",
+    "not-text": 42,
+    "relative": "some/folder",
+    "control": "/tmp/a\nb",
+    "ext": "ext::sh -c touch% /tmp/x",
+}
+
+
+def test_corpus_json_entries_are_checked_on_every_read(tmp_path, settings_for, make_tree, caplog):
+    """Issue 27 finding 7: whoever writes corpus.json does not choose paths or programs."""
+    corpus = tmp_path / "area" / "corpus"
+    location = CorpusLocation(str(corpus))
+    alpha = make_tree(REPO_A, "alpha")
+    entries = {name: str(alpha) if v == "FOLDER" else v for name, v in HOSTILE_ENTRIES.items()}
+    location.write_json("corpus.json", {"model": "", "repos": {"alpha": str(alpha), **entries}})
+
+    with caplog.at_level("WARNING", logger="seek.corpus.catalog"):
+        assert list(Catalog(location).repos()) == ["alpha"]
+    skipped = [r.getMessage() for r in caplog.records]
+    assert len(skipped) == len(HOSTILE_ENTRIES)
+    for name in HOSTILE_ENTRIES:
+        assert sum(f"repository {name!r} skipped: " in line for line in skipped) == 1, skipped
+
+    report = index(location, settings_for())  # the other repository is indexed
+    assert [r.name for r in report.repos] == ["alpha"]
+    assert sorted(p.name for p in (corpus / "manifests").iterdir()) == ["alpha.json"]
+    assert sorted(p.name for p in (tmp_path / "area").iterdir()) == ["corpus"]
+    assert not (tmp_path / "pwned.json").exists()
+
+    listed = CliRunner().invoke(cli, ["corpus", "list", str(corpus)])
+    assert listed.exit_code == 0 and listed.output.startswith("alpha\t4 files")
+    with pytest.raises(CorpusError, match="bad repository name"):
+        location.lock("../../pwned", "test")
+    with pytest.raises(CorpusError, match="bad repository name"):
+        Catalog.manifest_name("../x")
+    unlock = CliRunner().invoke(cli, ["corpus", "unlock", str(corpus), "../../pwned"])
+    assert unlock.exit_code == 1 and isinstance(unlock.exception, CorpusError)
+
+
+def test_a_folder_source_is_indexed_only_when_this_machine_vouched_for_it(
+    tmp_path, settings_for, two_repos, caplog
+):
+    """Issue 27 finding 7: a folder named by a corpus.json others can write is skipped
+    unless the run names it (``--folder``)."""
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, two_repos)
+    (tmp_path / "corpus" / "corpus.json").chmod(0o666)  # another user could have written it
+    with caplog.at_level("WARNING", logger="seek.corpus.catalog"):
+        with pytest.raises(CorpusError, match="has no repositories"):
+            index(location, settings_for())
+    assert "pass `--folder " in caplog.text and "repository alpha skipped" in caplog.text
+    report = index(location, settings_for(), folders=[two_repos["beta"]])
+    assert [r.name for r in report.repos] == ["beta"]
+
+    (tmp_path / "corpus" / "corpus.json").chmod(0o664)  # the run rewrote it (the model)
+    done = CliRunner().invoke(cli, ["corpus", "index", location.uri, "--in-process", "--json",
+                                    "--folder", str(two_repos["alpha"])])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert [r["name"] for r in json.loads(done.output)["repos"]] == ["alpha"]

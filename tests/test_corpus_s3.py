@@ -4,6 +4,7 @@ the manifests and locks (issue 17)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from corpus_helpers import REPO_A, REPO_B, add_repos, assert_same_corpus, index, many_files
 
 from seek.corpus.catalog import Catalog
-from seek.corpus.location import CorpusLocation, CorpusLockedError
+from seek.corpus.location import CorpusError, CorpusLocation, CorpusLockedError
 from seek.corpus.search import CorpusSearcher
 from seek.store.corpus_table import CorpusTable
 
@@ -110,3 +111,63 @@ def test_vector_and_full_text_indexes_on_s3(bucket, settings_for, make_tree):
     assert Catalog(location).load_manifest("many").files.keys() == {
         f"pkg/mod_{i:03d}.py" for i in range(300)
     }
+
+
+def seek_corpus_list(uri: str, endpoint: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **ENV, "AWS_ENDPOINT_URL": endpoint}
+    command = [sys.executable, "-m", "seek", "corpus", "list", uri]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_storage_failures_are_one_line_without_credentials(s3_endpoint, make_tree, monkeypatch):
+    """Issue 27 finding 10: a missing bucket, a refused connection; the endpoint carries
+    ``user:pw@``, which no message repeats."""
+    port = s3_endpoint.rsplit(":", 1)[1]
+    missing = seek_corpus_list("s3://missing-bucket/x", f"http://user:secretpw@127.0.0.1:{port}")
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr == (
+        "seek: error: cannot read s3://missing-bucket/x/corpus.json: "
+        "the bucket missing-bucket does not exist\n"
+    )
+    closed = free_port()
+    refused = seek_corpus_list("s3://b/x", f"http://user:secretpw@127.0.0.1:{closed}")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        f"seek: error: cannot read s3://b/x/corpus.json: cannot reach http://127.0.0.1:{closed}\n"
+    )
+
+    for name, value in (ENV | {"AWS_ENDPOINT_URL": s3_endpoint}).items():
+        monkeypatch.setenv(name, value)
+    catalog = Catalog(CorpusLocation("s3://missing-bucket/x"))
+    with pytest.raises(CorpusError, match=r"^cannot create s3://missing-bucket/x/locks/_corpus"):
+        catalog.add(str(make_tree({"a.py": "x = 1\n"})), "a")
+
+
+def test_a_folder_named_by_a_shared_corpus_json_is_not_indexed_unless_passed(
+    bucket, settings_for, make_tree, caplog
+):
+    """Issue 27 finding 7: whoever can write the bucket's corpus.json names a private folder
+    of the indexing machine; it is indexed only when the operator passes it."""
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.fanout import LocalRunner
+
+    private = make_tree({"notes.py": "API_PASSWORD = 'hunter2'\n"}, "private")
+    location = CorpusLocation(f"s3://{bucket}/corpus")
+    location.write_json("corpus.json", {"model": "", "repos": {"notes": str(private)}})
+    with caplog.at_level("WARNING", logger="seek.corpus.catalog"):
+        with pytest.raises(CorpusError, match="has no repositories"):
+            CorpusIndexer(location, settings_for(), LocalRunner()).run()
+    assert "repository notes skipped" in caplog.text and f"--folder {private}" in caplog.text
+    assert CorpusTable(location).open() is None  # nothing of the folder was written
+    report = CorpusIndexer(location, settings_for(), LocalRunner(), folders=[private]).run()
+    assert [(r.name, r.files) for r in report.repos] == [("notes", 1)]
+
+    from click.testing import CliRunner
+
+    import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
+    from seek.cli import cli
+
+    other = make_tree({"b.py": "y = 2\n"}, "other")
+    added = CliRunner().invoke(cli, ["corpus", "add", location.uri, str(other)])
+    assert added.exit_code == 0, added.output
+    assert f"index it with `seek corpus index {location.uri} --folder {other}`" in added.stderr

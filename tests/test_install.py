@@ -195,3 +195,103 @@ def test_the_real_entry_point_installs_for_claude(tmp_path):
     assert proc.returncode == 0, proc.stderr
     entry = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["seek"]
     assert entry == {"type": "stdio", "command": seek_command(), "args": ["mcp"]}
+
+
+def test_a_symlinked_config_is_written_through_the_link(home, tmp_path):
+    """Issue 27 finding 6a: ``~/.claude.json`` kept in a dotfiles repository stays a link."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude.json"
+    original = original_config(BY_NAME["claude"])
+    target.write_text(original)
+    target.chmod(0o600)
+    link = home / ".claude.json"
+    link.symlink_to(target)
+
+    run("install", "--agent", "claude", "--type", "mcp", "-y")
+    assert link.is_symlink() and link.readlink() == target
+    servers = json.loads(target.read_text())["mcpServers"]
+    assert_points_at_seek(BY_NAME["claude"], servers["seek"])
+    assert servers["other"] == {"command": "other"}
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in dotfiles.iterdir()] == ["claude.json"]  # no temporary file left
+    assert Path(str(link) + ".seek-backup").read_text() == original
+
+    run("uninstall", "--agent", "claude", "--type", "mcp", "-y")
+    assert link.is_symlink() and target.read_text() == original
+
+
+def test_a_link_to_a_file_seek_created_is_emptied_not_deleted(home, tmp_path):
+    target = tmp_path / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    link = home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(target)  # dangling: the dotfiles repository has no such file yet
+    run("install", "--agent", "cursor", "-y")
+    assert link.is_symlink() and "seek" in json.loads(target.read_text())["mcpServers"]
+    run("uninstall", "--agent", "cursor", "-y")
+    assert link.is_symlink() and json.loads(target.read_text()) == {}
+
+
+def test_a_hostile_file_is_one_line_for_its_agent_and_the_others_are_installed(home):
+    """Issue 27 finding 6b: an invalid escape or 5,000-deep nesting in one agent's file."""
+    bad = {
+        "claude": '{"a":"\\q"}',
+        "gemini": "[" * 5000 + "]" * 5000,
+        "cursor": '{"mcpServers":' * 5000 + "{}" + "}" * 5000,
+        "zed": '{"context_servers": {"\\x": 1}}',
+        "codex": "a = " + "[" * 5000 + "]" * 5000 + "\n",
+    }
+    for name, text in bad.items():
+        path = BY_NAME[name].config(home)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    args = [f"--agent={name}" for name in (*bad, "windsurf")]
+    result = run("install", *args, "--type", "mcp", "-y", ok=False)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    lines = result.output.splitlines()
+    for name, text in bad.items():
+        path = BY_NAME[name].config(home)
+        said = [line for line in lines if f"{path}: left unchanged:" in line]
+        assert len(said) == 1 and len(said[0]) < 300, result.output
+        assert path.read_text() == text
+    assert_points_at_seek(
+        BY_NAME["windsurf"],
+        read_entry(BY_NAME["windsurf"], BY_NAME["windsurf"].config(home))["seek"],
+    )
+
+
+def test_an_agents_write_between_plan_and_apply_is_kept(home):
+    """Issue 27 finding 6c: the agent added a server after seek read the file."""
+    from seek.install import apply, plan
+
+    agent = BY_NAME["claude"]
+    config = agent.config(home)
+    config.write_text('{"mcpServers": {}}\n')
+    changes = plan(home, [agent], command="/opt/seek", kinds=("mcp",))
+    config.write_text('{"mcpServers": {"mine": {"command": "mine"}}}\n')
+    assert apply(changes) == []
+    servers = json.loads(config.read_text())["mcpServers"]
+    assert servers["mine"] == {"command": "mine"}
+    assert servers["seek"]["command"] == "/opt/seek"
+
+
+def test_a_file_changed_while_seek_writes_it_is_left_alone(home, monkeypatch):
+    import seek.install as install
+
+    agent = BY_NAME["claude"]
+    config = agent.config(home)
+    config.write_text("{}\n")
+    changes = install.plan(home, [agent], command="/opt/seek", kinds=("mcp",))
+    real_mkstemp = install.tempfile.mkstemp
+
+    def agent_writes_meanwhile(**kwargs):
+        made = real_mkstemp(**kwargs)
+        config.write_text('{"agent": "wrote this"}\n')
+        return made
+
+    monkeypatch.setattr(install.tempfile, "mkstemp", agent_writes_meanwhile)
+    failed = install.apply(changes)
+    assert failed == changes and "changed while seek was writing it" in failed[0].error
+    assert config.read_text() == '{"agent": "wrote this"}\n'
+    assert sorted(p.name for p in home.iterdir()) == [".claude.json", ".claude.json.seek-backup"]

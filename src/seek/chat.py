@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seek.errors import ChatError, SettingsError
+from seek.redact import one_line
 from seek.remote import Remote, Response, join_route
 from seek.retrieve.context import ContextResult
 from seek.settings import Settings, user_config_path
@@ -160,7 +161,7 @@ def _ollama_pieces(response: Response) -> Iterator[str]:
             continue
         data = json.loads(line)
         if data.get("error"):
-            raise ChatError(str(data["error"]))
+            raise ChatError(one_line(str(data["error"])))  # a server may echo the key
         piece = (data.get("message") or {}).get("content", "")
         if piece:
             yield piece

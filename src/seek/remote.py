@@ -7,8 +7,10 @@ Every server seek talks to goes through :class:`Remote`: embedding servers
 - **auth**: a bearer token read from a *named* environment variable (never stored, never
   logged); a named variable that is empty is a one-line :class:`SettingsError`;
 - **routes**: :func:`join_route` turns a base address into an endpoint (``/v1`` handling);
-- **errors**: httpx's exceptions become the caller's :class:`SeekError` subclass here and
-  nowhere else, in three words: *cannot reach* (connection refused, DNS, proxy), *did not
+- **errors**: credentials are masked from every message made here (:mod:`seek.redact`:
+  ``user:pw@`` in an address, tokens in a query, a server echoing a key); httpx's
+  exceptions become the caller's :class:`SeekError` subclass here and nowhere else, in
+  three words: *cannot reach* (connection refused, DNS, proxy), *did not
   answer within* (a timeout) or *interrupted* (a connection dropped mid-answer); a refusal
   (HTTP >= 400) becomes "401: check the API key in $VAR", "model ... not found" or
   "answered HTTP <status>: <the server's own message>";
@@ -32,6 +34,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from seek.errors import SeekError, SettingsError
+from seek.redact import one_line, origin, redact
 
 Response = httpx.Response
 Timeout = httpx.Timeout
@@ -66,11 +69,6 @@ def join_route(url: str, route: str, *, named: tuple[str, ...], v1_route: str) -
     return url + route
 
 
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def bearer(token_env: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``Authorization: Bearer`` from the variable named ``token_env`` (none when unnamed)."""
     if not token_env:
@@ -92,7 +90,7 @@ def server_message(response: httpx.Response) -> str:
         text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
     else:
         text = response.text or response.reason_phrase
-    return " ".join(text.split())[:300]
+    return one_line(text)
 
 
 def failure_kind(exc: httpx.HTTPError) -> str:
@@ -111,7 +109,7 @@ def failure_kind(exc: httpx.HTTPError) -> str:
 
 
 def reason(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
+    return one_line(str(exc), 200) or type(exc).__name__
 
 
 class Remote:
@@ -186,7 +184,7 @@ class Remote:
         except RuntimeError:  # an exception raised before a request existed
             pass
         if self.describe is not None:
-            return self.error(self.describe(kind, server, exc))
+            return self.error(redact(self.describe(kind, server, exc)))
         if kind == TIMED_OUT:
             return self.error(f"{server} did not answer within {self.timeout_s:g} s")
         return self.error(f"cannot reach {server}{self.hint}")

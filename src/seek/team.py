@@ -12,6 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from seek.errors import SeekError, SettingsError
+from seek.redact import redact
 from seek.remote import Remote, reason
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
@@ -25,7 +26,7 @@ _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="seek-team")
 
 def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
     """The team server's hits for ``query`` and a note ("" when all went well)."""
-    failed = f"No team hits: the team server at {settings.team_url} failed"
+    failed = f"No team hits: the team server at {redact(settings.team_url)} failed"
     try:
         remote = Remote(
             settings.team_url.rstrip("/") + "/v1/search", timeout_s=settings.team_timeout_s,

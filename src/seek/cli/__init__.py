@@ -14,6 +14,7 @@ import click
 from seek._version import __version__
 from seek.embed import provider_names
 from seek.errors import SeekError
+from seek.redact import redact, redact_logs
 from seek.settings import Settings, load_settings
 
 
@@ -176,6 +177,7 @@ def cli(ctx: click.Context, **options: object) -> None:
         level=logging.WARNING,
         format="seek: %(levelname)s: %(message)s",
     )
+    redact_logs()  # no log line shows a credential (issue 27, finding 10)
     ctx.obj = Context(None, {})
     _apply_globals(ctx, **options)  # type: ignore[arg-type]
 
@@ -240,7 +242,7 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except SeekError as exc:
-        click.echo(f"seek: error: {exc}", err=True)
+        click.echo(f"seek: error: {redact(str(exc))}", err=True)
         sys.exit(1)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -33,10 +33,14 @@ def add_command(uri: str, sources: tuple[str, ...], name: str | None) -> None:
 
     if name and len(sources) > 1:
         raise CorpusError("--name names one repository: give one source with it")
-    catalog = Catalog(CorpusLocation(uri))
+    location = CorpusLocation(uri)
+    catalog = Catalog(location)
     for source in sources:
         entry = catalog.add(source, name)
         click.echo(f"{entry.name}\t{entry.source}")
+        if location.is_s3 and not entry.is_git:
+            hint = f"seek corpus index {location.uri} --folder {entry.source}"
+            click.echo(f"note: a folder of this machine: index it with `{hint}`", err=True)
 
 
 @corpus_group.command("remove")
@@ -104,13 +108,24 @@ def list_command(uri: str, as_json: bool) -> None:
     help="Threads committing rows to LanceDB.",
 )
 @click.option("--in-process", is_flag=True, help="Do not use Ray even when it is installed.")
+@click.option(
+    "--folder",
+    "folders",
+    multiple=True,
+    metavar="PATH",
+    help="Index the repository whose source is this folder of this machine (repeatable; "
+    "needed for an s3:// corpus, whose corpus.json others can write).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def index_command(
     obj: Context, uri: str, names: tuple[str, ...], address: str | None, workers: int,
-    writers: int, in_process: bool, as_json: bool,
+    writers: int, in_process: bool, folders: tuple[str, ...], as_json: bool,
 ) -> None:  # fmt: skip
-    """Index the corpus's repositories (all, or NAMES): only changed files are embedded."""
+    """Index the corpus's repositories (all, or NAMES): only changed files are embedded.
+
+    A repository whose source is a folder is indexed when the corpus is a folder of this
+    machine that only you can write, or when that folder is given with --folder."""
     from seek.corpus.build import CorpusIndexer
     from seek.corpus.fanout import make_runner
     from seek.corpus.location import CorpusLocation
@@ -118,7 +133,9 @@ def index_command(
     settings = load_settings(None, overrides=obj.overrides)
     runner = make_runner(address, workers, in_process)
     try:
-        report = CorpusIndexer(CorpusLocation(uri), settings, runner, writers=writers).run(names)
+        indexer = CorpusIndexer(CorpusLocation(uri), settings, runner, writers=writers,
+                                folders=folders)  # fmt: skip
+        report = indexer.run(names)
     finally:
         runner.close()
     data = report.to_json()
@@ -165,6 +182,7 @@ def search_command(
 @click.argument("name")
 def unlock_command(uri: str, name: str) -> None:
     """Remove the lock a killed `seek corpus index` left on a repository."""
+    from seek.corpus.catalog import check_repo_name
     from seek.corpus.location import CorpusLocation
 
-    CorpusLocation(uri).delete(f"locks/{name}.json")
+    CorpusLocation(uri).delete(f"locks/{check_repo_name(name)}.json")

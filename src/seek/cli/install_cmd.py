@@ -69,6 +69,8 @@ def _run(agent_names: tuple[str, ...], kind: str, dry_run: bool, yes: bool, remo
     agents = _choose(agent_names, yes, "remove seek from" if remove else "configure")
     command = "" if remove else seek_command()
     changes = plan(Path.home(), agents, command=command, kinds=TYPES[kind], remove=remove)
+    if not dry_run:
+        apply(changes)  # a file that cannot be written gets its error; the others are written
     failed = False
     for change in changes:
         where = f"{change.agent.label}: {change.path}"
@@ -82,8 +84,6 @@ def _run(agent_names: tuple[str, ...], kind: str, dry_run: bool, yes: bool, remo
         else:
             action = "removed" if remove else "added"
             click.echo(f"{where}: {change.kind} {action}")
-    if not dry_run:
-        apply(changes)
     if failed:
         raise click.exceptions.Exit(1)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -111,6 +111,7 @@ class CorpusIndexer:
         commit_rows: int = COMMIT_ROWS,
         ann_min_rows: int = ANN_MIN_ROWS,
         task: Callable[..., BatchResult] = prepare_batch,
+        folders: Sequence[str | Path] = (),
     ) -> None:
         self.location = location
         self.settings = settings
@@ -122,6 +123,8 @@ class CorpusIndexer:
         self.task = task
         """What each task runs (tests swap in one that kills its worker first)."""
         self.catalog = Catalog(location)
+        self.folders = tuple(folders)
+        """Folder sources this run's operator vouched for (``--folder``; see :mod:`.catalog`)."""
         self.table = CorpusTable(location)
         self.model_id = model_id_for(settings)
         self.chunking = chunking_spec(settings)
@@ -132,7 +135,7 @@ class CorpusIndexer:
 
     def run(self, names: list[str] | tuple[str, ...] | None = None) -> CorpusReport:
         started = time.perf_counter()
-        entries = self.catalog.select(names)
+        entries = self.catalog.select(names, self.folders)
         if not entries:
             raise CorpusError(f"the corpus {self.location.uri} has no repositories: "
                               "add one with `seek corpus add`")  # fmt: skip

@@ -26,6 +26,10 @@ S3 settings come from the standard AWS variables (``AWS_ACCESS_KEY_ID``,
 ``AWS_ENDPOINT_URL``/``AWS_ENDPOINT_URL_S3`` for an S3-compatible server; ``AWS_ALLOW_HTTP``
 to allow a plain-HTTP endpoint) and are passed to LanceDB as ``storage_options`` and to
 boto3 (the ``scale`` extra) for the JSON objects.
+
+A storage failure (a missing bucket, refused credentials, an endpoint that does not answer)
+is one :class:`CorpusError` line naming the corpus, the object and the cause, with any
+credential masked (:mod:`seek.redact`): never botocore's traceback (issue 27, finding 10).
 """
 
 from __future__ import annotations
@@ -34,15 +38,19 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from seek.errors import CorpusError, CorpusLockedError
+from seek.redact import one_line, origin
 
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
+CORPUS_LOCK = "_corpus"
+"""The lock held while ``corpus.json`` is edited (no repository name starts with ``_``)."""
 
 
 @dataclass
@@ -143,15 +151,17 @@ class CorpusLocation:
             except FileNotFoundError:
                 return None
         client = self.s3()
-        try:
-            return client.get_object(Bucket=self.bucket, Key=self._key(name))["Body"].read()
-        except client.exceptions.NoSuchKey:
-            return None
+        with self._storage("read", name):
+            try:
+                return client.get_object(Bucket=self.bucket, Key=self._key(name))["Body"].read()
+            except client.exceptions.NoSuchKey:
+                return None
 
     def write(self, name: str, data: bytes) -> None:
         """Replace the object atomically (readers see the old bytes or the new ones)."""
         if self.is_s3:
-            self.s3().put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
+            with self._storage("write", name):
+                self.s3().put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
             return
         path = self._path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -176,22 +186,65 @@ class CorpusLocation:
             return True
         from botocore.exceptions import ClientError
 
-        try:
-            self.s3().put_object(
-                Bucket=self.bucket, Key=self._key(name), Body=data, IfNoneMatch="*"
-            )
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if code in ("PreconditionFailed", "ConditionalRequestConflict", "412"):
-                return False
-            raise
+        with self._storage("create", name):
+            try:
+                self.s3().put_object(
+                    Bucket=self.bucket, Key=self._key(name), Body=data, IfNoneMatch="*"
+                )
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in ("PreconditionFailed", "ConditionalRequestConflict", "412"):
+                    return False
+                raise
         return True
 
     def delete(self, name: str) -> None:
         if self.is_s3:
-            self.s3().delete_object(Bucket=self.bucket, Key=self._key(name))
+            with self._storage("delete", name):
+                self.s3().delete_object(Bucket=self.bucket, Key=self._key(name))
         else:
             self._path(name).unlink(missing_ok=True)
+
+    @contextmanager
+    def _storage(self, verb: str, name: str) -> Iterator[None]:
+        """botocore's failures as one :class:`CorpusError` line (credentials masked)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except ClientError as exc:
+            raise CorpusError(f"cannot {verb} {self.uri}/{name}: {self._refusal(exc)}") from None
+        except BotoCoreError as exc:
+            raise CorpusError(f"cannot {verb} {self.uri}/{name}: {self._failure(exc)}") from None
+
+    def _refusal(self, exc: Any) -> str:
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        if code == "NoSuchBucket":
+            return f"the bucket {self.bucket} does not exist"
+        if code in ("AccessDenied", "403", "AllAccessDisabled"):
+            return "access denied (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the policy)"
+        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"):
+            return f"the S3 server refused the credentials ({code})"
+        return one_line(f"{code or 'error'}: {error.get('Message', '')}".rstrip(": "), 200)
+
+    def _failure(self, exc: Any) -> str:
+        from botocore.exceptions import (
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            NoCredentialsError,
+            ReadTimeoutError,
+        )
+
+        endpoint = self.storage_options().get("endpoint", "")
+        server = origin(endpoint) if endpoint else "S3"
+        if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
+            return f"cannot reach {server}"
+        if isinstance(exc, ReadTimeoutError):
+            return f"{server} did not answer in time"
+        if isinstance(exc, NoCredentialsError):
+            return "no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+        return one_line(str(exc), 200) or type(exc).__name__
 
     # -- JSON helpers ----------------------------------------------------------------
     def read_json(self, name: str) -> dict[str, Any] | None:
@@ -218,6 +271,10 @@ class RepoLock:
     """Held by the one process indexing ``repo`` (see the module docstring)."""
 
     def __init__(self, location: CorpusLocation, repo: str, command: str) -> None:
+        if repo != CORPUS_LOCK:  # every other lock is named by a checked repository name
+            from seek.corpus.catalog import check_repo_name
+
+            check_repo_name(repo)
         self.location, self.repo, self.command = location, repo, command
         self.name = f"locks/{repo}.json"
 

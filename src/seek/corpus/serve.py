@@ -11,7 +11,10 @@ The same request checks, limits and error shape as ``seek serve`` of workspaces
 
 Several servers can read one corpus while an indexer writes it: each sees the last committed
 table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
-is searchable within that time, without a reopen per request).
+is searchable within that time, without a reopen per request). The repositories
+(``corpus.json`` and every manifest: one storage read each) are read again at most every
+``REFRESH_S`` too, for ``/v1/repos`` and the ``repos`` check of ``/v1/search`` (issue 27,
+finding 10: they were read from S3 on every request).
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ class CorpusService:
         self.searcher = CorpusSearcher(self.location, self.settings)
         self._refreshed = time.monotonic()
         self._guard = threading.Lock()
+        self._repos: dict[str, Any] | None = None
+        self._repos_read = 0.0
+        self._repos_guard = threading.Lock()
 
     def _fresh(self) -> None:
         with self._guard:
@@ -79,7 +85,7 @@ class CorpusService:
                 self._refreshed = time.monotonic()
 
     def search(self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]) -> dict:
-        known = set(self.searcher.repos())
+        known = {repo["name"] for repo in self.repos()["repos"]}
         unknown = [r for r in repos if r not in known]
         if unknown:
             raise ApiError(404, "no_repo", f"the corpus has no repository {', '.join(unknown)}")
@@ -87,6 +93,14 @@ class CorpusService:
         return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
 
     def repos(self) -> dict[str, Any]:
+        """The repositories and their counts, as read at most ``REFRESH_S`` ago."""
+        with self._repos_guard:  # one reader at a time: a burst of requests reads once
+            if self._repos is None or time.monotonic() - self._repos_read >= REFRESH_S:
+                self._repos = self._read_repos()
+                self._repos_read = time.monotonic()
+            return self._repos
+
+    def _read_repos(self) -> dict[str, Any]:
         catalog = Catalog(self.location)
         out = []
         for name in catalog.repos():

@@ -9,7 +9,16 @@ Safety: each file is parsed and edited in place (see :mod:`.edit`), so other key
 and formatting stay; the file is copied to ``<name>.seek-backup`` before seek first changes
 it (that copy is never overwritten, so it holds the file as it was before seek); a second
 install changes nothing; uninstall removes exactly what install added, and deletes a file
-install created. A file that cannot be parsed is left alone, with the reason.
+install created. A file that cannot be parsed is left alone, with the reason (one line), and
+the other agents' files are still written (issue 27, finding 6).
+
+Writing (:func:`apply`): a symlinked file (``~/.claude.json`` kept in a dotfiles repository)
+is written through the link: the target is replaced, the link stays. The write is atomic (a
+temporary file in the target's folder, renamed over it) and keeps the file's mode. The file
+is read again just before the write: when an agent changed it since :func:`plan` read it,
+seek's edit is made again on the new text (the agent's change is kept), and a file that
+changes while seek writes it is left alone with a message (there is no lock that every
+agent honours, so the last check is as close to the rename as it can be).
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ class Change:
     after: str | None
     """The text seek would write (None: delete the file)."""
     error: str = ""
+    remove: bool = False
+    command: str = ""
 
     @property
     def changed(self) -> bool:
@@ -98,7 +109,7 @@ def _change(agent: Agent, kind: str, path: Path, remove: bool, command: str) -> 
     try:
         before = _read(path)
     except EditError as exc:
-        return Change(agent, kind, path, None, None, str(exc))
+        return Change(agent, kind, path, None, None, str(exc), remove, command)
     text = before or ""
     fmt = agent.fmt if kind == "mcp" else "md"
     try:
@@ -113,12 +124,12 @@ def _change(agent: Agent, kind: str, path: Path, remove: bool, command: str) -> 
         else:
             after = set_block(text, instructions_text())
     except EditError as exc:
-        return Change(agent, kind, path, before, before, f"left unchanged: {exc}")
+        return Change(agent, kind, path, before, before, f"left unchanged: {exc}", remove, command)
     if before is None and after == text:
         after = None  # nothing to remove from a file that does not exist
-    elif remove and after != text and _created_by_seek(path, after, fmt):
-        after = None
-    return Change(agent, kind, path, before, after)
+    elif remove and after != text and _created_by_seek(path, after, fmt) and not path.is_symlink():
+        after = None  # a link is someone's dotfile: it stays, emptied
+    return Change(agent, kind, path, before, after, "", remove, command)
 
 
 def plan(
@@ -137,28 +148,50 @@ def plan(
     return changes
 
 
-def apply(changes: list[Change]) -> None:
-    """Write the changed files (backing each up before seek first changes it)."""
+def apply(changes: list[Change]) -> list[Change]:
+    """Write the changed files (backing each up before seek first changes it). A file that
+    cannot be written gets its ``error`` set and the others are still written; the changes
+    that failed are returned."""
+    failed = []
     for change in changes:
         if not change.changed:
             continue
-        path = change.path
-        if change.before is not None:
-            backup = Path(str(path) + BACKUP_SUFFIX)
-            if not backup.exists():
-                shutil.copy2(path, backup)
-        if change.after is None:
-            path.unlink(missing_ok=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(change.after.encode("utf-8"))
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            _write(change)
+        except (OSError, EditError) as exc:
+            change.error = f"left unchanged: {exc}"
+            failed.append(change)
+    return failed
+
+
+def _write(change: Change) -> None:
+    path = change.path
+    target = Path(os.path.realpath(path))  # through a symlink: the link itself stays
+    if _read(target) != change.before:  # an agent wrote it since the plan: edit the new text
+        fresh = _change(change.agent, change.kind, path, change.remove, change.command)
+        if fresh.error:
+            raise EditError(fresh.error.removeprefix("left unchanged: "))
+        change.before, change.after = fresh.before, fresh.after
+        if not change.changed:
+            return
+    if change.before is not None:
+        backup = Path(str(path) + BACKUP_SUFFIX)
+        if not backup.exists():
+            shutil.copy2(target, backup)
+    if change.after is None:
+        path.unlink(missing_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(change.after.encode("utf-8"))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        if _read(target) != change.before:
+            raise EditError("it changed while seek was writing it: run the command again")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

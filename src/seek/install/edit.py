@@ -27,8 +27,8 @@ def set_entry(text: str, fmt: str, path: tuple[str, ...], name: str, entry: dict
         if fmt == "toml":
             return _toml_set(text, path, name, entry)
         return jsonc.set_member(text, path, name, entry, comments=fmt == "jsonc")
-    except (jsonc.JsonSyntaxError, tomlkit.exceptions.TOMLKitError) as exc:
-        raise EditError(str(exc)) from exc
+    except (jsonc.JsonSyntaxError, tomlkit.exceptions.TOMLKitError, RecursionError) as exc:
+        raise EditError(_one_line(exc)) from exc
 
 
 def remove_entry(text: str, fmt: str, path: tuple[str, ...], name: str) -> str:
@@ -37,8 +37,15 @@ def remove_entry(text: str, fmt: str, path: tuple[str, ...], name: str) -> str:
         if fmt == "toml":
             return _toml_remove(text, path, name)
         return jsonc.remove_member(text, path, name, comments=fmt == "jsonc")
-    except (jsonc.JsonSyntaxError, tomlkit.exceptions.TOMLKitError) as exc:
-        raise EditError(str(exc)) from exc
+    except (jsonc.JsonSyntaxError, tomlkit.exceptions.TOMLKitError, RecursionError) as exc:
+        raise EditError(_one_line(exc)) from exc
+
+
+def _one_line(exc: Exception) -> str:
+    """The parser's complaint as one line (a hostile file must not fill the terminal)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    return " ".join(str(exc).split())[:200]
 
 
 def _toml_set(text: str, path: tuple[str, ...], name: str, entry: dict) -> str:

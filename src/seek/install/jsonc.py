@@ -13,6 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_DEPTH = 200
+"""Nesting refused beyond this (an agent's config is a few levels deep; the parser recurses
+once per level, so a hostile 5,000-deep file would otherwise end in a RecursionError)."""
+
 
 class JsonSyntaxError(ValueError):
     """The text is not JSON (or not JSON with comments, where those are allowed)."""
@@ -41,7 +45,7 @@ class Node:
 
 class _Parser:
     def __init__(self, text: str, comments: bool) -> None:
-        self.text, self.comments, self.pos = text, comments, 0
+        self.text, self.comments, self.pos, self.depth = text, comments, 0, 0
 
     def fail(self, message: str) -> JsonSyntaxError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -73,13 +77,16 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of file")
         char = self.text[self.pos]
-        if char == "{":
-            return self.object()
-        if char == "[":
-            return self.array()
+        if char in "{[":
+            if self.depth >= MAX_DEPTH:
+                raise self.fail(f"nested deeper than {MAX_DEPTH} levels")
+            self.depth += 1
+            node = self.object() if char == "{" else self.array()
+            self.depth -= 1
+            return node
         start = self.pos
         if char == '"':
-            return Node(start, self.string_end(), json.loads(self.text[start : self.pos]))
+            return Node(start, self.string_end(), self.string(start))
         decoder = json.JSONDecoder()
         try:
             value, end = decoder.raw_decode(self.text, self.pos)
@@ -87,6 +94,14 @@ class _Parser:
             raise self.fail("expected a value") from None
         self.pos = end
         return Node(start, end, value)
+
+    def string(self, start: int) -> str:
+        """The string literal from ``start`` to ``self.pos``, decoded."""
+        try:
+            return json.loads(self.text[start : self.pos])
+        except ValueError as exc:  # an invalid escape such as \\q
+            self.pos = start
+            raise self.fail(f"bad string ({exc.args[0].split(':')[0]})") from None
 
     def string_end(self) -> int:
         end = self.pos + 1
@@ -114,7 +129,8 @@ class _Parser:
             if not self.text.startswith('"', self.pos):
                 raise self.fail("expected a quoted key or '}'")
             key_start = self.pos
-            key = json.loads(self.text[key_start : self.string_end()])
+            self.string_end()
+            key = self.string(key_start)
             self.skip()
             if not self.text.startswith(":", self.pos):
                 raise self.fail("expected ':'")

@@ -22,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from seek.errors import ChatError, SeekError, SettingsError
+from seek.redact import origin
 from seek.web import user_config
 from seek.web.adapter import Workspaces
 
@@ -147,7 +148,7 @@ def ui_routes(
             except ChatError as exc:
                 s = spaces.settings(root)
                 lines.put({"error": f"{exc} (settings chat_provider={s.chat_provider}, "
-                                    f"chat_url={s.chat_url or 'default'}, "
+                                    f"chat_url={origin(s.chat_url) if s.chat_url else 'default'}, "
                                     f"chat_model={s.chat_model})"})  # fmt: skip
             except SeekError as exc:
                 lines.put({"error": str(exc)})
