@@ -5,6 +5,9 @@
   (:func:`check_query`).
 - A file name may hold CR, LF or other control characters; printed raw in text output it
   could forge result lines, so :func:`printable` escapes them (JSON output keeps the name).
+- Requests are bounded by one set of limits (below), which every front-end uses: the HTTP
+  API, the browser page, MCP, the corpus server and the CLI (issue 27, finding 8). The
+  only difference is the CLI's larger ``k`` (:data:`CLI_MAX_K`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,24 @@ import re
 from seek.errors import SeekError
 
 MAX_QUERY_CHARS = 2_000
-"""Questions and queries are capped (HTTP API and MCP): a longer one is a paste or an
+"""Questions and queries are capped (HTTP API, page, MCP): a longer one is a paste or an
 attack, and its cost grows with its length."""
+MAX_K = 50
+"""Chunks one search may return to a caller of a server (HTTP API, MCP, corpus)."""
+CLI_MAX_K = 100
+"""The CLI's ``-k`` goes higher: its caller is the user at their own terminal, who pays for
+a long list in their own time, while a server shares its time between callers it does not
+know (and a list of 100 is still a fraction of a second to rank)."""
+MAX_FOCUS = 50
+"""Files a search may be focused on."""
+MAX_PATH_CHARS = 4_096
+"""A path in a request (PATH_MAX on Linux)."""
+MAX_BUDGET_CHARS = 10_000_000
+"""Characters of code a context may hold (a request's ``budget``, ``--budget`` and the
+``*_chars`` budget settings): far beyond any model's window, far below what strains
+memory."""
+MAX_SNIPPETS = 30
+"""Code blocks a context may hold (``--snippets`` and the ``snippets`` setting)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
