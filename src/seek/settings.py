@@ -210,13 +210,19 @@ def _validate(s: Settings) -> None:
             raise SettingsError(
                 f"{name} must be {allowed.text()}, not {_shown(value)} (from {s.source_of(name)})"
             )
-    for name, kind in _field_types().items():
-        if kind is str or kind == tuple[str, ...]:
-            value = getattr(s, name)
-            if any(_unsavable(text) for text in (value if isinstance(value, tuple) else (value,))):
-                raise SettingsError(f"{name} {_UNSAVABLE} (from {s.source_of(name)})")
+    texts = {n: v if isinstance(v := getattr(s, n), tuple) else (v,) for n in _text_fields()}
+    if _unsavable("\n".join("\n".join(v) for v in texts.values())):  # one scan, then which
+        name = next(n for n, v in texts.items() if any(map(_unsavable, v)))
+        raise SettingsError(f"{name} {_UNSAVABLE} (from {s.source_of(name)})")
     if s.window_overlap_chars >= s.window_chars:
         raise SettingsError("window_overlap_chars must be smaller than window_chars")
+
+
+@functools.cache
+def _text_fields() -> tuple[str, ...]:
+    """The settings holding text or lists of text (cached: comparing the types each time was
+    most of ``_validate``'s cost, which every ``load_settings`` pays)."""
+    return tuple(n for n, k in _field_types().items() if k is str or k == tuple[str, ...])
 
 
 _UNSAVABLE = "must be text without NUL characters or lone surrogates (such as \\ud800)"
