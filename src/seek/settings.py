@@ -155,7 +155,7 @@ class _Range(typing.NamedTuple):
     above: bool = False
     """``low`` itself is refused (``> low`` rather than ``>= low``)."""
 
-    def holds(self, value: float) -> bool:  # False for NaN: every comparison with it is
+    def holds(self, value: float) -> bool:  # never for NaN: comparing it is always False
         return (self.low < value if self.above else self.low <= value) and value <= self.high
 
     def text(self) -> str:

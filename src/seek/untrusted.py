@@ -6,8 +6,10 @@
 - A file name may hold CR, LF or other control characters; printed raw in text output it
   could forge result lines, so :func:`printable` escapes them (JSON output keeps the name).
 - Requests are bounded by one set of limits (below), which every front-end uses: the HTTP
-  API, the browser page, MCP, the corpus server and the CLI (issue 27, finding 8). The
-  only difference is the CLI's larger ``k`` (:data:`CLI_MAX_K`).
+  API, the browser page, MCP, the corpus server and the CLI (issue 27, finding 8). The CLI
+  differs twice, because its caller is the user at their own terminal: a larger ``k``
+  (:data:`CLI_MAX_K`) and no cap on a question's length (a pasted stack trace is a fair
+  question there, and its cost falls on the one who asked).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import re
 from seek.errors import SeekError
 
 MAX_QUERY_CHARS = 2_000
-"""Questions and queries are capped (HTTP API, page, MCP): a longer one is a paste or an
-attack, and its cost grows with its length."""
+"""Questions and queries are capped (HTTP API, page, MCP; not the CLI): from a caller a
+server does not know, a longer one is a paste or an attack, and its cost grows with its
+length."""
 MAX_K = 50
 """Chunks one search may return to a caller of a server (HTTP API, MCP, corpus)."""
 CLI_MAX_K = 100
