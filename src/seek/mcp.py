@@ -29,19 +29,27 @@ from seek._version import __version__
 from seek.errors import SeekError
 from seek.retrieve import SearchResult
 from seek.settings import load_settings
-from seek.untrusted import MAX_QUERY_CHARS, check_query, printable
+from seek.untrusted import (
+    MAX_BUDGET_CHARS,
+    MAX_FOCUS,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    check_query,
+    printable,
+)
 from seek.workspace import Workspaces, resolve_workspace
 
 SNIPPET_LINES = 12
-MAX_K = 50
-MAX_FOCUS = 50
 ROOTS_TIMEOUT_S = 5.0
 
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 Count = Annotated[int, Field(ge=1, le=MAX_K, strict=True)]
-Budget = Annotated[int | None, Field(ge=0, le=10_000_000, strict=True)]
-PathArg = Annotated[str | None, Field(max_length=4_096)]
-Focus = Annotated[list[Annotated[str, Field(max_length=4_096)]] | None, Field(max_length=MAX_FOCUS)]
+Budget = Annotated[int | None, Field(ge=0, le=MAX_BUDGET_CHARS, strict=True)]
+PathArg = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
+Focus = Annotated[
+    list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] | None, Field(max_length=MAX_FOCUS)
+]
 
 INSTRUCTIONS = (
     "seek searches a local code index. Call `search` with a question in plain words or an "
@@ -184,7 +192,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
     @server.tool()
     async def related(
-        path: Annotated[str, Field(max_length=4_096)],
+        path: Annotated[str, Field(max_length=MAX_PATH_CHARS)],
         line: Annotated[int, Field(strict=True)],  # the library says why 0 is wrong
         workspace: PathArg = None,
         k: Count = 10,

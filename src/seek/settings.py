@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 import os
 import tomllib
 import typing
@@ -28,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from seek.errors import SettingsError
+from seek.untrusted import MAX_BUDGET_CHARS, MAX_K, MAX_SNIPPETS, has_lone_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +149,54 @@ def setting_names() -> list[str]:
     return [f.name for f in fields(Settings) if f.name != "sources"]
 
 
+class _Range(typing.NamedTuple):
+    low: float
+    high: float
+    above: bool = False
+    """``low`` itself is refused (``> low`` rather than ``>= low``)."""
+
+    def holds(self, value: float) -> bool:  # never for NaN: comparing it is always False
+        return (self.low < value if self.above else self.low <= value) and value <= self.high
+
+    def text(self) -> str:
+        return f"{'>' if self.above else '>='} {self.low} and <= {self.high}"
+
+
+_MANY = 1_000_000
+"""A bound for counts and sizes no setting sensibly reaches (and far below what overflows
+arithmetic or memory: ``1e308`` or a 23-digit budget must not get through)."""
+_RANGES: Mapping[str, _Range] = MappingProxyType({
+    "embed_batch_size": _Range(0, 10_000, above=True),
+    "embed_timeout_s": _Range(0, 3_600, above=True),
+    "embed_concurrency": _Range(0, 256, above=True),
+    "chunk_max_chars": _Range(0, _MANY, above=True),
+    "chunk_min_chars": _Range(0, _MANY),
+    "chunk_overlap_chars": _Range(0, _MANY),
+    "window_chars": _Range(0, _MANY, above=True),
+    "window_overlap_chars": _Range(0, _MANY),
+    "max_file_bytes": _Range(0, 1 << 31, above=True),
+    "binary_sniff_bytes": _Range(0, 1 << 24, above=True),
+    "flush_every_files": _Range(0, _MANY, above=True),
+    "retrieve_k": _Range(1, 10_000),
+    "focus_k": _Range(0, 10_000),
+    "focus_files": _Range(0, 10_000),
+    "rrf_k": _Range(0, _MANY),
+    "rerank_top": _Range(0, 10_000),
+    "rerank_threshold": _Range(0, 1),
+    "near_misses": _Range(0, 10_000),
+    "snippets": _Range(0, MAX_SNIPPETS),
+    "prompt_budget_chars": _Range(0, MAX_BUDGET_CHARS),
+    "widen_chars": _Range(0, MAX_BUDGET_CHARS),
+    "imports_chars": _Range(0, MAX_BUDGET_CHARS),
+    "merge_chars": _Range(0, MAX_BUDGET_CHARS),
+    "watch_debounce_s": _Range(0, 3_600),
+    "team_k": _Range(0, MAX_K),
+    "team_timeout_s": _Range(0, 3_600, above=True),
+})  # fmt: skip
+"""Every number's sensible range (a test checks that each numeric setting has one): a value
+saved from the page, a file, ``SEEK_*`` or a flag outside it is refused with its name."""
+
+
 def _validate(s: Settings) -> None:
     from seek.embed import provider_names  # seek.embed imports this module
 
@@ -155,23 +205,39 @@ def _validate(s: Settings) -> None:
             f"provider must be one of {', '.join(names)}, not {s.provider!r} "
             f"(from {s.source_of('provider')})"
         )
-    positive = (
-        "chunk_max_chars",
-        "window_chars",
-        "max_file_bytes",
-        "embed_batch_size",
-        "embed_concurrency",
-        "flush_every_files",
-        "binary_sniff_bytes",
-    )
-    for name in positive:
-        if getattr(s, name) <= 0:
-            raise SettingsError(f"{name} must be > 0 (from {s.source_of(name)})")
-    for name in ("chunk_min_chars", "chunk_overlap_chars", "window_overlap_chars"):
-        if getattr(s, name) < 0:
-            raise SettingsError(f"{name} must be >= 0 (from {s.source_of(name)})")
+    for name, allowed in _RANGES.items():
+        if not allowed.holds(value := getattr(s, name)):
+            raise SettingsError(
+                f"{name} must be {allowed.text()}, not {_shown(value)} (from {s.source_of(name)})"
+            )
+    texts = {n: v if isinstance(v := getattr(s, n), tuple) else (v,) for n in _text_fields()}
+    if _unsavable("\n".join("\n".join(v) for v in texts.values())):  # one scan, then which
+        name = next(n for n, v in texts.items() if any(map(_unsavable, v)))
+        raise SettingsError(f"{name} {_UNSAVABLE} (from {s.source_of(name)})")
     if s.window_overlap_chars >= s.window_chars:
         raise SettingsError("window_overlap_chars must be smaller than window_chars")
+
+
+@functools.cache
+def _text_fields() -> tuple[str, ...]:
+    """The settings holding text or lists of text (cached: comparing the types each time was
+    most of ``_validate``'s cost, which every ``load_settings`` pays)."""
+    return tuple(n for n, k in _field_types().items() if k is str or k == tuple[str, ...])
+
+
+_UNSAVABLE = "must be text without NUL characters or lone surrogates (such as \\ud800)"
+
+
+def _unsavable(text: str) -> bool:
+    """Text no file, URL or environment accepts: a NUL or a lone surrogate (JSON's
+    ``"\\ud800"``, undecodable bytes in ``SEEK_*``); writing it to TOML would fail midway."""
+    return "\x00" in text or has_lone_surrogates(text)
+
+
+def _shown(value: Any) -> str:
+    """``value`` for an error message: its repr, cut short (a pasted megabyte stays out)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def effective_chunk_sizes(s: Settings) -> tuple[int, int, int]:
@@ -190,7 +256,11 @@ def _field_types() -> Mapping[str, Any]:
 
 
 def _coerce(name: str, value: Any, kind: Any, origin: str) -> Any:
-    """Turn a TOML or environment value into the field's type, or explain why not."""
+    """Turn a TOML, JSON or environment value into the field's type, or explain why not.
+
+    Numbers must be finite (NaN and infinities from JSON, TOML ``nan``/``inf`` or
+    ``SEEK_X=nan`` are refused) and an integer setting takes only whole numbers; text must
+    be savable (:func:`_unsavable`). Ranges are :func:`_validate`'s."""
     try:
         if kind is bool:
             if isinstance(value, bool):
@@ -204,26 +274,55 @@ def _coerce(name: str, value: Any, kind: Any, origin: str) -> Any:
         if kind is int:
             if isinstance(value, bool):
                 raise ValueError(value)
+            if isinstance(value, float):  # 3.0 from JSON is 3; 3.5, NaN and inf are not
+                if not value.is_integer():
+                    raise ValueError(value)
+                return int(value)
+            if not isinstance(value, int | str):
+                raise ValueError(value)
             return int(value)
         if kind is float:
-            if isinstance(value, bool):
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
                 raise ValueError(value)
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number):
+                raise SettingsError(f"{name} in {origin} must be a finite number, not {value!r}")
+            return number
         if kind == tuple[str, ...]:
             if isinstance(value, str):
-                return tuple(part.strip() for part in value.split(",") if part.strip())
-            if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-                return tuple(value)
-            raise ValueError(value)
-        if kind is str:
-            if not isinstance(value, str | int | float):
+                items = tuple(part.strip() for part in value.split(",") if part.strip())
+            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                items = tuple(value)
+            else:
                 raise ValueError(value)
+            if any(map(_unsavable, items)):
+                raise SettingsError(f"{name} in {origin} {_UNSAVABLE}")
+            return items
+        if kind is str:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError(value)
+            if isinstance(value, str) and _unsavable(value):
+                raise SettingsError(f"{name} in {origin} {_UNSAVABLE}")
             return str(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     type_name = {tuple[str, ...]: "a list of strings", int: "an integer", float: "a number",
                  bool: "true or false", str: "a string"}.get(kind, str(kind))  # fmt: skip
-    raise SettingsError(f"{name} in {origin} must be {type_name}, not {value!r}")
+    raise SettingsError(f"{name} in {origin} must be {type_name}, not {_shown(value)}")
+
+
+def checked(values: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """``values`` in their settings' types, validated as :func:`load_settings` would (types,
+    finite numbers, ranges, savable text) before anyone writes them (the page's settings
+    form, issue 27); a :class:`SettingsError` names the first bad one and ``origin``."""
+    kinds = _field_types()
+    coerced = {}
+    for name, value in values.items():
+        if name not in kinds:
+            raise SettingsError(f"unknown setting {name!r} in {origin}")
+        coerced[name] = _coerce(name, value, kinds[name], origin)
+    Settings(**coerced, sources=dict.fromkeys(coerced, origin))
+    return coerced
 
 
 def _apply(

@@ -8,6 +8,11 @@
   File contents, team hits and a model's answer go through :func:`printable_text`, which
   keeps line breaks and tabs: an ``ESC ] 0 ; title BEL`` in a file cannot retitle the
   terminal when its hit is printed.
+- Requests are bounded by one set of limits (below), which every front-end uses: the HTTP
+  API, the browser page, MCP, the corpus server and the CLI (issue 27, finding 8). The CLI
+  differs twice, because its caller is the user at their own terminal: a larger ``k``
+  (:data:`CLI_MAX_K`) and no cap on a question's length (a pasted stack trace is a fair
+  question there, and its cost falls on the one who asked).
 """
 
 from __future__ import annotations
@@ -17,8 +22,25 @@ import re
 from seek.errors import SeekError
 
 MAX_QUERY_CHARS = 2_000
-"""Questions and queries are capped (HTTP API and MCP): a longer one is a paste or an
-attack, and its cost grows with its length."""
+"""Questions and queries are capped (HTTP API, page, MCP; not the CLI): from a caller a
+server does not know, a longer one is a paste or an attack, and its cost grows with its
+length."""
+MAX_K = 50
+"""Chunks one search may return to a caller of a server (HTTP API, MCP, corpus)."""
+CLI_MAX_K = 100
+"""The CLI's ``-k`` goes higher: its caller is the user at their own terminal, who pays for
+a long list in their own time, while a server shares its time between callers it does not
+know (and a list of 100 is still a fraction of a second to rank)."""
+MAX_FOCUS = 50
+"""Files a search may be focused on."""
+MAX_PATH_CHARS = 4_096
+"""A path in a request (PATH_MAX on Linux)."""
+MAX_BUDGET_CHARS = 10_000_000
+"""Characters of code a context may hold (a request's ``budget``, ``--budget`` and the
+``*_chars`` budget settings): far beyond any model's window, far below what strains
+memory."""
+MAX_SNIPPETS = 30
+"""Code blocks a context may hold (``--snippets`` and the ``snippets`` setting)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Bidirectional-text controls reorder what a terminal shows (CVE-2021-42574, "Trojan Source").

@@ -70,8 +70,13 @@ def ui(tmp_path_factory, chat, embedder):
     home = base / "home"
     proc, url = start_ui(seek_command(home, "ui", str(app), str(big), "--port", "0",
                                       "--no-open"), env)  # fmt: skip
+    # The printed address holds this run's token (`#token=...`): the browser opens it as
+    # printed; direct API calls send the token and use the address without it.
+    base, _, fragment = url.partition("#")
+    auth = {"Authorization": f"Bearer {fragment.removeprefix('token=')}"}
     try:
-        yield {"url": url, "app": app, "big": big, "config": config, "env": env, "home": home}
+        yield {"url": url, "base": base, "auth": auth, "app": app, "big": big,
+               "config": config, "env": env, "home": home}  # fmt: skip
     finally:
         stop(proc)
 

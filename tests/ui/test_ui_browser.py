@@ -121,7 +121,8 @@ def test_a_run_started_from_the_cli_shows_its_progress_and_no_second_writer_star
         assert not browser.find_element(By.ID, "rebuild").is_enabled()
         assert not browser.find_element(By.ID, "cancel").is_enabled()  # not the page's run
         for body in ({"path": str(ui["big"])}, {"path": str(ui["big"]), "rebuild": True}):
-            refused = httpx.post(f"{ui['url']}ui/api/index", json=body, timeout=10)
+            refused = httpx.post(f"{ui['base']}ui/api/index", json=body, headers=ui["auth"],
+                                 timeout=10)  # fmt: skip
             assert refused.status_code == 409, refused.text
             assert "another process" in refused.json()["error"]["message"]
     finally:
@@ -251,15 +252,16 @@ def test_an_unreachable_chat_server_is_said_with_the_setting_to_change(browser, 
 
 
 def test_foreign_origin_and_host_are_refused(ui):
-    url = ui["url"]
+    url, auth = ui["base"], ui["auth"]  # with the token: these are refused for other reasons
     page = httpx.get(url, headers={"Host": "evil.example"}, timeout=10)
     assert page.status_code == 400 and page.json()["error"]["code"] == "bad_host"
     posted = httpx.post(f"{url}ui/api/search", json={"query": "x"},
-                        headers={"Origin": "http://evil.example"}, timeout=10)  # fmt: skip
+                        headers={**auth, "Origin": "http://evil.example"}, timeout=10)  # fmt: skip
     assert posted.status_code == 403 and posted.json()["error"]["code"] == "cross_origin"
     simple = httpx.post(f"{url}ui/api/index", content=b"{}",
-                        headers={"Content-Type": "text/plain"}, timeout=10)  # fmt: skip
+                        headers={**auth, "Content-Type": "text/plain"}, timeout=10)  # fmt: skip
     assert simple.status_code == 415
+    assert httpx.get(f"{url}ui/api/status", timeout=10).status_code == 401  # no token
     own = httpx.get(url, timeout=10)
     assert own.status_code == 200 and "default-src 'none'" in own.headers["content-security-policy"]
 

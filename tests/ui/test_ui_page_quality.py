@@ -77,12 +77,14 @@ return worst;
 @pytest.fixture(scope="module")
 def indexed(ui):
     """The app workspace indexed (an update: nothing to do when the other module did it)."""
-    url = ui["url"]
-    started = httpx.post(f"{url}ui/api/index", json={"path": str(ui["app"])}, timeout=30)
+    url, auth = ui["base"], ui["auth"]
+    started = httpx.post(f"{url}ui/api/index", json={"path": str(ui["app"])}, headers=auth,
+                         timeout=30)  # fmt: skip
     assert started.status_code in (200, 409), started.text
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        status = httpx.get(f"{url}ui/api/status", params={"path": str(ui["app"])}, timeout=30)
+        status = httpx.get(f"{url}ui/api/status", params={"path": str(ui["app"])},
+                           headers=auth, timeout=30)  # fmt: skip
         if status.json()["files"] == 2 and not status.json()["writer"]:
             return
         time.sleep(0.2)
@@ -207,7 +209,8 @@ def free_port() -> int:
 def test_a_stopped_server_is_said_in_every_panel_and_the_page_recovers(browser, ui, indexed):
     port = str(free_port())
     command = seek_command(ui["home"], "ui", str(ui["app"]), "--port", port, "--no-open")
-    proc, url = start_ui(command, ui["env"])
+    env = {**ui["env"], "SEEK_TOKEN": "kept-across-restarts"}  # else each run makes its own
+    proc, url = start_ui(command, env)
     try:
         open_page(browser, {**ui, "url": url})
         proc.kill()  # as a crash or a closed terminal would
@@ -228,7 +231,7 @@ def test_a_stopped_server_is_said_in_every_panel_and_the_page_recovers(browser, 
         browser.find_element(By.ID, "update").click()
         wait(browser, lambda d: text(d, "error").startswith("Update: cannot reach"), what="y")
 
-        proc, url = start_ui(command, ui["env"])  # back on the same port: the page recovers
+        proc, url = start_ui(command, env)  # back on the same port: the page recovers
         wait(browser, lambda d: not d.find_element(By.ID, "error").is_displayed(), 30, "it")
         assert "Files\n2" in text(browser, "status-fields")
     finally:

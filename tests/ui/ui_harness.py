@@ -209,6 +209,8 @@ def answered(driver) -> bool:
 def open_page(driver, ui, workspace: str = "app") -> None:
     from selenium.webdriver.common.by import By
 
+    if driver.current_url.partition("#")[0] == ui["url"].partition("#")[0]:
+        driver.get("about:blank")  # the same address again would only move to its fragment
     driver.get(ui["url"])
     wait(driver, lambda d: "Files" in text(d, "status-fields"), what="the status")
     if workspace != "app":

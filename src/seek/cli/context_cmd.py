@@ -8,7 +8,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
-from seek.untrusted import printable_text
+from seek.untrusted import MAX_BUDGET_CHARS, MAX_SNIPPETS, printable_text
 
 
 @cli.command("context")
@@ -16,13 +16,13 @@ from seek.untrusted import printable_text
 @click.argument("path", required=False, type=click.Path(file_okay=False))
 @click.option(
     "--budget",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_BUDGET_CHARS),
     default=None,
     help="Characters of code at most (default: prompt_budget_chars, 12,000).",
 )
 @click.option(
     "--snippets",
-    type=click.IntRange(1, 30),
+    type=click.IntRange(1, MAX_SNIPPETS),
     default=None,
     help="Code blocks at most (default: snippets, 6).",
 )

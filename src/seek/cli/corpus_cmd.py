@@ -9,6 +9,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.settings import load_settings
+from seek.untrusted import CLI_MAX_K
 
 URI = click.argument("uri", metavar="URI")
 
@@ -152,7 +153,7 @@ def index_command(
 @corpus_group.command("search")
 @URI
 @click.argument("query")
-@click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("-k", "k", type=click.IntRange(1, CLI_MAX_K), default=10, show_default=True)
 @click.option("--repo", "repos", multiple=True, help="Only this repository (repeatable).")
 @click.option("--under", "prefixes", multiple=True, metavar="PATH",
               help="Only files under this path prefix (repeatable).")  # fmt: skip

@@ -12,9 +12,10 @@ from seek.cli import Context, cli, default_workspace, git_root
 from seek.cli.output import format_options, print_result, workspace_file
 from seek.index.root import resolve_workspace
 from seek.retrieve.scope import CONTENT_KINDS, Scope
+from seek.untrusted import CLI_MAX_K, MAX_FOCUS
 
 K_OPTION = click.option(
-    "-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
+    "-k", "k", type=click.IntRange(1, CLI_MAX_K), default=10, show_default=True,
     help="How many chunks to return.",
 )  # fmt: skip
 
@@ -96,6 +97,8 @@ def search_command(
     fused scores with --no-rerank."""
     from seek.workspace import search
 
+    if len(focus) > MAX_FOCUS:
+        raise click.BadParameter(f"at most {MAX_FOCUS} files", param_hint="--focus")
     root, prefixes = workspace_and_prefixes(obj, paths)
     result = search(
         root,

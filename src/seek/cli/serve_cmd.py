@@ -78,22 +78,29 @@ def serve_command(
 @click.option("--no-open", is_flag=True, help="Print the address without opening a browser.")
 @click.pass_obj
 def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -> None:
-    """Open the browser page: index panel, settings, search and ask (loopback only)."""
+    """Open the browser page: index panel, settings, search and ask (loopback only).
+
+    The address holds a secret token made for this run (or SEEK_TOKEN when set): only a
+    browser given that address can use the page."""
     bound_native_threads()
     limit_malloc_arenas()
     preload_lancedb()
+    import contextlib
+    import signal
     import socket
-    import webbrowser
+    import sys
 
     import uvicorn
 
     from seek.indexer import resolve_workspace
     from seek.serving import uvicorn_config
     from seek.web.api import create_app, serve_config
+    from seek.web.launch import new_token, open_in_browser, page_url, redirect_file
 
     roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
     config = serve_config("127.0.0.1", roots, obj.overrides)
     config.ui = True
+    config.token = config.token or new_token()  # loopback is shared by every local user
     # Bind first so the printed address (port 0 included) is the one that answers.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -104,10 +111,14 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
         sock.listen(128)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from exc
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    url = page_url(sock.getsockname()[1], config.token)
     click.echo(f"seek: the page for {', '.join(map(str, roots))} is at {url}", err=True)
-    if not no_open:
-        webbrowser.open(url)
-    settings = uvicorn_config(create_app(config), "127.0.0.1", port)
-    settings.timeout_graceful_shutdown = 2  # open pages hold progress streams: Ctrl-C ends them
-    uvicorn.Server(settings).run(sockets=[sock])
+    with contextlib.ExitStack() as stack:
+        if not no_open:
+            open_in_browser(stack.enter_context(redirect_file(url)))
+            # uvicorn re-raises SIGTERM once it has shut down: as an exit rather than the
+            # default kill, it lets the file holding the token be removed.
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        settings = uvicorn_config(create_app(config), "127.0.0.1", port)
+        settings.timeout_graceful_shutdown = 2  # open pages hold progress streams: Ctrl-C ends them
+        uvicorn.Server(settings).run(sockets=[sock])

@@ -1,13 +1,15 @@
 """The OpenAPI 3.0 document of ``seek serve``'s API (``GET /v1/openapi.json``).
 
 Written by hand from :mod:`seek.web.api`'s checks so that an API fuzzer (the test suite runs
-schemathesis against it) generates requests near the real limits; a change of a limit there
-is passed in here.
+schemathesis against it) generates requests near the real limits, which it reads from the
+one set every front-end uses (:mod:`seek.untrusted`).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from seek.untrusted import MAX_BUDGET_CHARS, MAX_FOCUS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 
 JSON = "application/json"
 
@@ -56,8 +58,9 @@ def _post(summary: str, schema: str, required: list[str]) -> dict[str, Any]:
     }
 
 
-def openapi_document(max_query: int, max_k: int, max_path: int, max_focus: int) -> dict[str, Any]:
-    path = {"type": "string", "maxLength": max_path}
+def openapi_document() -> dict[str, Any]:
+    path = {"type": "string", "maxLength": MAX_PATH_CHARS}
+    text = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
     return {
         "openapi": "3.0.3",
         "info": {"title": "seek serve", "version": "1"},
@@ -87,19 +90,19 @@ def openapi_document(max_query: int, max_k: int, max_path: int, max_focus: int) 
                     "type": "object",
                     "required": ["query"],
                     "properties": {
-                        "query": {"type": "string", "minLength": 1, "maxLength": max_query},
+                        "query": text,
                         "path": path,
-                        "k": {"type": "integer", "minimum": 1, "maximum": max_k},
-                        "focus": {"type": "array", "items": path, "maxItems": max_focus},
+                        "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
+                        "focus": {"type": "array", "items": path, "maxItems": MAX_FOCUS},
                     },
                 },
                 "ContextRequest": {
                     "type": "object",
                     "required": ["question"],
                     "properties": {
-                        "question": {"type": "string", "minLength": 1, "maxLength": max_query},
+                        "question": text,
                         "path": path,
-                        "budget": {"type": "integer", "minimum": 0, "maximum": 10_000_000},
+                        "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS},
                     },
                 },
                 "IndexRequest": {

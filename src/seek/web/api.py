@@ -46,15 +46,19 @@ from seek.serving.guard import error_response
 from seek.serving.openapi import openapi_document
 from seek.settings import load_settings
 from seek.team import HOP_HEADER
-from seek.untrusted import MAX_QUERY_CHARS, has_lone_surrogates
+from seek.untrusted import (
+    MAX_BUDGET_CHARS,
+    MAX_FOCUS,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    has_lone_surrogates,
+)
 from seek.workspace import Workspaces
 
 log = logging.getLogger("seek.serve")
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_PATH_CHARS = 4_096
-MAX_FOCUS = 50
-MAX_K = 50
 REQUEST_TIMEOUT_S = 30.0
 BODY_TIMEOUT_S = 10.0
 TOKEN_ENV = "SEEK_TOKEN"
@@ -251,7 +255,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
     async def context(request: Request, deadline: float) -> dict[str, Any]:
         data = await json_body(request, deadline)
         question = question_text(data, "question", "questions")
-        budget = integer(data, "budget", None, 0, 10_000_000)
+        budget = integer(data, "budget", None, 0, MAX_BUDGET_CHARS)
         root = service.root(data.get("path"))
         return await run(deadline, service.context, root, question, budget)
 
@@ -275,7 +279,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
                                 status_code=202)  # fmt: skip
 
     async def openapi(request: Request, deadline: float) -> dict[str, Any]:
-        return openapi_document(MAX_QUERY_CHARS, MAX_K, MAX_PATH_CHARS, MAX_FOCUS)
+        return openapi_document()
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)

@@ -21,10 +21,11 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from seek.errors import ChatError, SeekError, SettingsError
+from seek.errors import ApiError, ChatError, SeekError, SettingsError
 from seek.redact import origin
 from seek.web import user_config
 from seek.web.adapter import Workspaces
+from seek.web.api import question_text
 
 STATIC = {"index.html": "text/html", "ui.js": "text/javascript", "ui.css": "text/css"}
 PUBLIC_PATHS = frozenset(("/", *(f"/ui/static/{name}" for name in STATIC)))
@@ -85,21 +86,25 @@ def ui_routes(
 
     async def settings(request: Request, data: Json) -> Json:
         root = root_of(request.query_params.get("path") or data.get("path"))
+        notes: list[str] = []
         if request.method == "POST":
             changes = data.get("changes")
             if not isinstance(changes, dict):
                 raise SettingsError("changes must be an object of setting names and values")
+            try:  # before anything is written: a bad value is the request's fault
+                changes = user_config.check_changes(changes)
+            except SettingsError as exc:
+                raise ApiError(400, "bad_setting", str(exc)) from exc
             notes = await thread(user_config.save, changes, root, spaces.overrides)
-        else:
-            notes = []
-        effective = await thread(spaces.settings, root)
-        return {"settings": user_config.describe(effective), "notes": notes,
+        effective, problems = await thread(user_config.effective, root, spaces.overrides)
+        return {"settings": user_config.describe(effective), "notes": problems + notes,
                 "config_file": str(user_config.user_config_path())}  # fmt: skip
 
     async def search(request: Request, data: Json) -> Json:
         query = data.get("query")
         if not isinstance(query, str) or not query.strip():
             raise SettingsError("type something to search for")
+        query = question_text(data, "query", "queries")  # the API's limits (issue 27)
         return await thread(spaces.search_page, root_of(data.get("path")), query)
 
     async def progress(request: Request) -> Response:
@@ -130,6 +135,7 @@ def ui_routes(
         question, session = data.get("question"), data.get("session") or ""
         if not isinstance(question, str) or not question.strip():
             raise SettingsError("type a question")
+        question = question_text(data, "question", "questions")
         if not isinstance(session, str) or len(session) > 64 or set(session) - _SESSION_CHARS:
             raise SettingsError("session must be up to 64 letters, digits, '_', '.' or '-'")
         lines: queue.Queue[Json | None] = queue.Queue()

@@ -40,7 +40,10 @@ function headers(json) {
 async function errorOf(response) {
   try {
     const data = await response.json();
-    return new Error(data.error ? data.error.message : response.statusText);
+    const message = data.error ? data.error.message : response.statusText;
+    // seek ui makes a token per run: an old tab or a typed address lacks it.
+    return new Error(response.status === 401
+      ? message + " (open the address seek ui printed: it holds this run's token)" : message);
   } catch (e) {
     return new Error("the server answered " + response.status + " " + response.statusText);
   }
