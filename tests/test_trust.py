@@ -245,3 +245,45 @@ def test_seek_trust_with_nothing_to_trust_is_one_line(isolated):
         assert proc.stderr.count("\n") == 1
     both = CliRunner().invoke(cli, ["trust", "--list", "--revoke"])
     assert both.exit_code == 2 and "cannot be used together" in both.output
+
+
+def test_only_seek_trust_writes_the_record():
+    """`seek mcp`, `serve`, `ui` and `watch` never trust on their own: no module but the
+    `seek trust` command calls the functions that write the record."""
+    import ast
+
+    import seek
+
+    writers = {"trust", "revoke", "_write_store"}
+    src = Path(seek.__file__).parent
+    callers = set()
+    for path in src.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in writers:
+                    callers.add(path.relative_to(src).as_posix())
+    assert callers == {"cli/trust_cmd.py", "trust.py"}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (".seek.toml", b"snippets = '\xff\xfe'\n", "cannot parse"),
+        ("pyproject.toml", b"tool = 5\n", None),  # no [tool.seek] table: nothing to read
+        ("pyproject.toml", b"[tool]\nseek = 'x'\n", None),
+        (".seek.toml", b"#" * (1 << 20) + b"\nsnippets = 3\n", "over 1 MiB"),
+    ],
+)
+def test_a_malformed_workspace_file_is_one_clear_error(tmp_path, name, content, message):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / name).write_bytes(content)
+    user = tmp_path / "config.toml"
+    if message is None:
+        assert load(root, user).snippets == 10
+    else:
+        with pytest.raises(SettingsError, match=message):
+            load(root, user)

@@ -33,6 +33,8 @@ from seek.errors import SettingsError
 TRUST_FILE = "trust.json"
 """The record of trusted files, in the folder of the user's ``config.toml``."""
 TRUST_COMMAND = "seek trust"
+MAX_CONFIG_BYTES = 1 << 20
+"""A settings file is a few lines; a bigger one (a link to a huge file) is refused unread."""
 USER_ONLY = frozenset({"serve_hosts", "serve_origins", "mcp_roots"})
 """Settings that widen who may reach seek: a workspace's own file cannot set them even when
 trusted (a cloned repository must not open the server to a web page)."""
@@ -77,12 +79,17 @@ class WorkspaceConfig:
     same bytes, so what was trusted is what applies."""
 
     path: Path
-    """The file (absolute), the key of the trust record."""
+    """The file, absolute (not resolved: a server loads settings for every request)."""
     label: str
     """Where its settings come from, for ``seek config`` (``.../pyproject.toml [tool.seek]``)."""
     sha256: str
     data: Mapping[str, Any]
     """Its seek settings as written (names not yet checked)."""
+
+    def key(self) -> str:
+        """The file's entry in the trust record: its real folder, so every path to the
+        workspace (a link, ``..``) names the same entry."""
+        return str(self.path.parent.resolve() / self.path.name)
 
     def needs_trust(self) -> list[str]:
         """The settings it sets that apply only once it is trusted (file order)."""
@@ -95,9 +102,12 @@ class WorkspaceConfig:
 
 def _parse(path: Path) -> tuple[str, dict[str, Any]]:
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise SettingsError(f"{path} is over {MAX_CONFIG_BYTES >> 20} MiB: not a settings file")
     try:
         return hashlib.sha256(raw).hexdigest(), tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -106,14 +116,14 @@ def _parse(path: Path) -> tuple[str, dict[str, Any]]:
 
 def config_files(workspace: Path) -> list[Path]:
     """The workspace's settings files that exist, the one that applies first."""
-    root = workspace.resolve()  # one key per file, whichever path named the workspace
+    root = workspace.absolute()
     return [p for p in (root / ".seek.toml", root / "pyproject.toml") if p.is_file()]
 
 
 def read_config(path: Path) -> WorkspaceConfig | None:
     """``path`` (a ``.seek.toml``, or a ``pyproject.toml``: its ``[tool.seek]`` table) read
     for its settings; None for a ``pyproject.toml`` without that table."""
-    path = path.absolute().parent.resolve() / path.name  # the key config_files() gives it
+    path = path.absolute()
     digest, data = _parse(path)
     if path.name != "pyproject.toml":
         return WorkspaceConfig(path, str(path), digest, data)
@@ -196,14 +206,17 @@ def _write_store(store: Path, entries: dict[str, Trusted]) -> None:
 def trust(store: Path, config: WorkspaceConfig) -> None:
     """Record ``config``'s exact content as trusted (replacing an older hash of it)."""
     entries = read_store(store, strict=True)
-    entries[str(config.path)] = Trusted(str(config.path), config.sha256, time.time())
+    key = config.key()
+    entries[key] = Trusted(key, config.sha256, time.time())
     _write_store(store, entries)
 
 
 def revoke(store: Path, paths: list[Path]) -> list[str]:
-    """Forget ``paths``; returns the ones that were trusted."""
+    """Forget ``paths`` (keyed as :meth:`WorkspaceConfig.key`); returns those that were
+    trusted."""
     entries = read_store(store, strict=True)
-    gone = [str(p) for p in paths if entries.pop(str(p), None) is not None]
+    keys = [str(p.absolute().parent.resolve() / p.name) for p in paths]
+    gone = [key for key in keys if entries.pop(key, None) is not None]
     if gone:
         _write_store(store, entries)
     return gone
@@ -214,7 +227,7 @@ TRUSTED, UNTRUSTED, CHANGED = "trusted", "untrusted", "changed"
 
 
 def state_of(config: WorkspaceConfig, store: Path) -> str:
-    entry = read_store(store).get(str(config.path))
+    entry = read_store(store).get(config.key())
     if entry is None:
         return UNTRUSTED
     return TRUSTED if entry.sha256 == config.sha256 else CHANGED
@@ -230,7 +243,7 @@ def describe(workspace: Path, user_config: Path) -> dict[str, Any] | None:
     state = state_of(config, store)
     held = config.needs_trust()
     return {
-        "path": str(config.path),
+        "path": config.key(),
         "sha256": config.sha256,
         "state": state,
         "needs_trust": held,

@@ -128,7 +128,7 @@ def _trust(obj: Context, store: Path, path: str | None, as_json: bool) -> None:
         trust(store, config)
     if as_json:
         click.echo(json.dumps({"trusted": [
-            {"path": str(c.path), "sha256": c.sha256, "applies": c.needs_trust()}
+            {"path": c.key(), "sha256": c.sha256, "applies": c.needs_trust()}
             for c in found
         ]}, indent=2))  # fmt: skip
         return
