@@ -287,3 +287,15 @@ def test_a_malformed_workspace_file_is_one_clear_error(tmp_path, name, content, 
     else:
         with pytest.raises(SettingsError, match=message):
             load(root, user)
+
+
+def test_a_deleted_workspace_is_listed_missing_and_can_be_revoked(isolated):
+    import shutil
+
+    root = isolated / "gone"
+    write_config(root, "pyproject", {"team_url": "http://127.0.0.1:9"})
+    run("trust", str(root))
+    shutil.rmtree(root)
+    assert json.loads(run("trust", "--list", "--json"))["trusted"][0]["state"] == "missing"
+    assert run("trust", "--revoke", str(root)).startswith("Revoked trust in ")
+    assert json.loads(run("trust", "--list", "--json"))["trusted"] == []

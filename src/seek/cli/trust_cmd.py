@@ -29,18 +29,18 @@ CONFIG_NAMES = (".seek.toml", "pyproject.toml")
 
 
 def _targets(obj: Context, path: str | None) -> tuple[Path, list[Path]]:
-    """The workspace folder and the settings files ``path`` names: a file itself, else the
-    folder's ``.seek.toml`` and ``pyproject.toml`` (those that exist)."""
+    """The workspace folder and the settings files ``path`` names: the file itself, else
+    the folder's ``.seek.toml`` and ``pyproject.toml`` (which may not exist: a revoke after
+    the workspace was deleted)."""
     chosen = Path(path) if path else obj.workspace()
-    if chosen.is_file() or chosen.name in CONFIG_NAMES and not chosen.is_dir():
+    if chosen.is_file() or (chosen.name in CONFIG_NAMES and not chosen.is_dir()):
         if chosen.name not in CONFIG_NAMES:
             raise SettingsError(
                 f"{printable(str(chosen))} is not a .seek.toml or pyproject.toml: seek reads "
                 "no other settings file"
             )
-        return chosen.absolute().parent.resolve(), [
-            chosen.absolute().parent.resolve() / chosen.name
-        ]
+        folder = chosen.absolute().parent.resolve()
+        return folder, [folder / chosen.name]
     folder = chosen.resolve()
     return folder, [folder / name for name in CONFIG_NAMES]
 
