@@ -325,6 +325,7 @@ def test_mcp_never_calls_a_hostile_repositorys_servers_until_it_is_trusted(tmp_p
         sent = bearer_requests(evil)
     assert secret_free(untrusted_search, status, trusted_search)
     assert TEAM_HIT not in untrusted_search and "src/retry.py" in untrusted_search
+    assert "workspace config: " in status and "untrusted, ignoring provider, base_url" in status
     # Trusted mid-session: the next call asks the team server with the key (the index the
     # server holds is refreshed on its own schedule, so embeddings are not awaited here).
     assert "/v1/search" in sent and TEAM_HIT in trusted_search
