@@ -56,7 +56,6 @@ def test_env_list_is_comma_separated(tmp_path):
     [
         ("chunk_max_chars = 'big'\n", "chunk_max_chars"),
         ("no_such_setting = 1\n", "unknown setting 'no_such_setting'"),
-        ("provider = 'cloud'\n", "provider must be"),
         ("chunk_max_chars = 0\n", "must be > 0"),
         ("chunk_max_chars = [\n", "cannot parse"),
     ],
@@ -65,6 +64,13 @@ def test_bad_values_are_clear_errors(tmp_path, text, message):
     (tmp_path / ".seek.toml").write_text(text)
     with pytest.raises(SettingsError, match=message):
         load_settings(tmp_path, env={}, user_config=tmp_path / "none.toml")
+
+
+def test_bad_provider_is_a_clear_error(tmp_path):
+    # provider needs trust in a workspace file (tests/test_trust.py): the user's file sets it
+    (tmp_path / "config.toml").write_text("provider = 'cloud'\n")
+    with pytest.raises(SettingsError, match="provider must be"):
+        load_settings(tmp_path, env={}, user_config=tmp_path / "config.toml")
 
 
 def test_chunk_clamps():

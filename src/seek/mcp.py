@@ -28,7 +28,9 @@ from pydantic import Field
 from seek._version import __version__
 from seek.errors import SeekError
 from seek.retrieve import SearchResult
-from seek.settings import load_settings
+from seek.settings import load_settings, user_config_path
+from seek.trust import describe as describe_trust
+from seek.trust import describe_line
 from seek.untrusted import (
     MAX_BUDGET_CHARS,
     MAX_FOCUS,
@@ -221,11 +223,13 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
     @server.tool()
     async def status(path: PathArg = None, ctx: Context | None = None) -> str:
-        """What seek's index of a workspace holds: files, chunks, model, last update, and
-        files left out by reason. `path` is the workspace folder (default: the server's)."""
+        """What seek's index of a workspace holds: files, chunks, model, last update, files
+        left out by reason, and whether the workspace's own settings file is trusted (the
+        user runs `seek trust`). `path` is the workspace folder (default: the server's)."""
         try:
             root = workspaces.root(path, await declared_roots(ctx))
             info = await anyio.to_thread.run_sync(workspaces.status, root)
+            trust = describe_trust(root, user_config_path())
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(info.skipped.items())) or "none"
@@ -238,6 +242,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         ]
         if info.rebuild_reason:
             lines.append(f"the next search rebuilds the index: {info.rebuild_reason}")
+        if trust is not None:  # the agent can tell its user what `seek trust` would change
+            lines.append(f"workspace config: {describe_line(trust)}")
         return "\n".join(lines)
 
     return server

@@ -4,7 +4,9 @@ Sources, later wins (seek.md §3):
 
 1. built-in defaults (the reference's §10 numbers plus seek's own),
 2. ``~/.config/seek/config.toml`` (``$XDG_CONFIG_HOME`` honoured),
-3. ``<workspace>/.seek.toml``, else ``[tool.seek]`` in ``<workspace>/pyproject.toml``,
+3. ``<workspace>/.seek.toml``, else ``[tool.seek]`` in ``<workspace>/pyproject.toml``:
+   only the settings of :data:`seek.trust.WORKSPACE_SAFE` until the user trusted the file
+   (``seek trust``), and never :data:`USER_ONLY`,
 4. ``SEEK_<NAME>`` environment variables (``SEEK_CHUNK_MAX_CHARS=800``),
 5. command-line flags (passed in as ``overrides``).
 
@@ -28,16 +30,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from seek import trust
 from seek.errors import SettingsError
-from seek.untrusted import MAX_BUDGET_CHARS, MAX_K, MAX_SNIPPETS, has_lone_surrogates
+from seek.trust import USER_ONLY, WORKSPACE_SAFE
+from seek.untrusted import MAX_BUDGET_CHARS, MAX_K, MAX_SNIPPETS, has_lone_surrogates, printable
 
 log = logging.getLogger(__name__)
 
 ENV_PREFIX = "SEEK_"
 BUILTIN = "default"
-USER_ONLY = frozenset({"serve_hosts", "serve_origins", "mcp_roots"})
-"""Settings that widen who may reach seek: a workspace's own file cannot set them (a cloned
-repository must not open the server to a web page)."""
+_warned: set[tuple[str, ...]] = set()
+"""Warnings already given (:func:`_warn_once`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,17 +334,47 @@ def _apply(
     data: Mapping[str, Any],
     origin: str,
     workspace_file: bool = False,
-) -> None:
+    trusted: bool = False,
+) -> list[str]:
+    """Fold one file's settings in; returns the names left out because a workspace file
+    that is not trusted may not set them (seek.md §3)."""
     kinds = _field_types()
+    held: list[str] = []
     for key, raw in data.items():
         name = key.replace("-", "_")
         if name not in kinds:
             raise SettingsError(f"unknown setting {key!r} in {origin}")
         if workspace_file and name in USER_ONLY:
-            log.warning("%s in %s is ignored: set it in your user config", name, origin)
+            _warn_once(("user-only", name, origin), "%s in %s is ignored: set it in your user "
+                       "config", name, printable(origin))  # fmt: skip
+            continue
+        if workspace_file and not trusted and name not in WORKSPACE_SAFE:
+            held.append(name)
             continue
         values[name] = _coerce(name, raw, kinds[name], origin)
         sources[name] = origin
+    return held
+
+
+def _warn_once(key: tuple[str, ...], message: str, *args: object) -> None:
+    """Log a warning the first time ``key`` is seen in this process (a server loads settings
+    for every request; its log says each thing once)."""
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message, *args)
+
+
+def _warn_untrusted(found: trust.WorkspaceConfig, state: str, held: list[str]) -> None:
+    """One warning per file content: which settings were left out and how to apply them."""
+    why = "has changed since you trusted it" if state == trust.CHANGED else "is not trusted"
+    _warn_once(
+        ("untrusted", str(found.path), found.sha256, state),
+        "%s %s: ignoring %s (a workspace file needs your trust to send code or secrets to "
+        "an address, load a model or file, or write outside the workspace); review it, then "
+        "run `%s %s`",
+        printable(found.label), why, ", ".join(held), trust.TRUST_COMMAND,
+        printable(str(found.path.parent)),
+    )  # fmt: skip
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -375,15 +408,16 @@ def load_settings(
     if config_file.is_file():
         _apply(values, sources, _read_toml(config_file), str(config_file))
 
-    if workspace is not None:
-        seek_toml = workspace / ".seek.toml"
-        pyproject = workspace / "pyproject.toml"
-        if seek_toml.is_file():
-            _apply(values, sources, _read_toml(seek_toml), str(seek_toml), workspace_file=True)
-        elif pyproject.is_file():
-            section = _read_toml(pyproject).get("tool", {}).get("seek")
-            if isinstance(section, dict):
-                _apply(values, sources, section, f"{pyproject} [tool.seek]", workspace_file=True)
+    if workspace is not None and (found := trust.workspace_config(workspace)) is not None:
+        # The trust record is read only when the file sets something that needs it.
+        state = (
+            trust.state_of(found, trust.store_path(config_file))
+            if found.needs_trust()
+            else trust.TRUSTED
+        )
+        held = _apply(values, sources, found.data, found.label, True, state == trust.TRUSTED)
+        if held:
+            _warn_untrusted(found, state, held)
 
     kinds = _field_types()
     for name in kinds:

@@ -190,7 +190,7 @@ COMMAND_MODULES = {
     "context": "context_cmd", "corpus": "corpus_cmd", "index": "index_cmd", "status": "index_cmd",
     "install": "install_cmd", "uninstall": "install_cmd", "models": "models_cmd",
     "search": "search_cmd", "related": "search_cmd", "mcp": "serve_cmd", "serve": "serve_cmd",
-    "ui": "serve_cmd", "watch": "watch_cmd",
+    "trust": "trust_cmd", "ui": "serve_cmd", "watch": "watch_cmd",
 }  # fmt: skip
 """The module that registers each command: a command imports only its own (`seek search`
 does not load the servers, the installer or the model hub client)."""

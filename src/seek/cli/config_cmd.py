@@ -8,31 +8,34 @@ import click
 
 from seek.cli import Context, cli
 from seek.embed import provider_names
-from seek.settings import setting_names
+from seek.settings import setting_names, user_config_path
+from seek.trust import describe, describe_line
 
 
 @cli.command("config")
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 @click.pass_obj
 def config_command(obj: Context, as_json: bool) -> None:
-    """Show the effective settings and where each value came from."""
+    """Show the effective settings and where each value came from.
+
+    A workspace's own .seek.toml (or [tool.seek] in pyproject.toml) sets only safe settings
+    until you trust it with `seek trust`; the "workspace config" line says whether it is
+    trusted and which of its settings are ignored."""
     workspace = obj.workspace()
     settings = obj.settings(workspace)
+    trust = describe(workspace, user_config_path())
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    name: {
-                        "value": list(v) if isinstance(v := getattr(settings, name), tuple) else v,
-                        "source": settings.source_of(name),
-                    }
-                    for name in setting_names()
-                },
-                indent=2,
-            )
-        )
+        shown = {
+            name: {
+                "value": list(v) if isinstance(v := getattr(settings, name), tuple) else v,
+                "source": settings.source_of(name),
+            }
+            for name in setting_names()
+        }
+        click.echo(json.dumps({**shown, "workspace_config": trust}, indent=2))
         return
     click.echo(f"# workspace {workspace}")
+    click.echo(f"# workspace config: {describe_line(trust)}")
     click.echo(f"# embedding providers: {', '.join(provider_names())}")
     width = max(map(len, setting_names()))
     for name in setting_names():

@@ -142,12 +142,15 @@ def _size(num: int) -> str:
 @click.pass_obj
 def status_command(obj: Context, path: str | None, as_json: bool) -> None:
     """Show what the index holds and whether it matches the settings."""
+    from seek.settings import user_config_path
     from seek.status import workspace_status
+    from seek.trust import describe, describe_line
 
     root = resolve_workspace(obj.workspace(path))
     status = workspace_status(root, obj.settings(root))
+    trust = describe(root, user_config_path())
     if as_json:
-        click.echo(json.dumps(status.to_json(), indent=2))
+        click.echo(json.dumps({**status.to_json(), "workspace_config": trust}, indent=2))
         return
     lines = [
         f"workspace   {status.workspace}",
@@ -158,6 +161,7 @@ def status_command(obj: Context, path: str | None, as_json: bool) -> None:
         f"updated     {_when(status.updated_at)}",
         f"size        {_size(status.size_bytes)}",
         f"writer      {status.writer or 'none'}",
+        f"config      {describe_line(trust)}",
     ]
     if status.rebuild_reason:
         lines.append(f"rebuild     needed: {status.rebuild_reason} (run `seek index`)")

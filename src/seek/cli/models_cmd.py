@@ -104,7 +104,10 @@ def pull_command(obj: Context, name: str, force: bool) -> None:
     if settings.reranker_model.strip() == model.name:
         click.echo(f"It is the reranker (from {settings.source_of('reranker_model')}).")
         return
-    click.echo(f"To rerank with it, put this line in {_tilde(user_config_path())} or .seek.toml:")
+    click.echo(
+        f"To rerank with it, put this line in {_tilde(user_config_path())} "
+        "(or a .seek.toml you then `seek trust`):"
+    )
     click.echo(f'reranker_model = "{model.name}"')
 
 

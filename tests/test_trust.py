@@ -1,0 +1,301 @@
+"""Workspace trust (issue 27 finding 1; seek.md §3; README "Security"): a workspace's own
+settings file sets only allowlisted settings until the user trusts its exact content."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import seek.cli.config_cmd  # noqa: F401 - registers the commands
+import seek.cli.index_cmd  # noqa: F401
+import seek.cli.trust_cmd  # noqa: F401
+from seek.cli import cli
+from seek.errors import SettingsError
+from seek.settings import load_settings, setting_names
+from seek.trust import (
+    USER_ONLY,
+    WORKSPACE_SAFE,
+    WorkspaceConfig,
+    read_config,
+    read_store,
+    revoke,
+    store_path,
+    trust,
+)
+
+SENSITIVE = {
+    "provider": "openai", "model": "evil-model", "base_url": "http://127.0.0.1:9/v1",
+    "api_key_env": "MY_GITHUB_TOKEN", "team_url": "http://127.0.0.1:9",
+    "team_token_env": "MY_GITHUB_TOKEN", "chat_provider": "openai", "chat_model": "m",
+    "chat_url": "http://127.0.0.1:9", "chat_api_key_env": "MY_GITHUB_TOKEN",
+    "home": "/tmp/elsewhere", "ranker_model": "/etc/passwd", "reranker_model": "/etc",
+}  # fmt: skip
+"""Every setting that sends data to an address, names a variable, loads a model or file, or
+points outside the workspace, with a value an attacker would pick."""
+SAFE = {"chunk_max_chars": 800, "snippets": 4, "ignored_globs": ["vendor/"]}
+
+
+def toml(values: dict) -> str:
+    return "".join(f"{name} = {json.dumps(value)}\n" for name, value in values.items())
+
+
+def write_config(root: Path, variant: str, values: dict) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    if variant == "seek_toml":
+        path = root / ".seek.toml"
+        path.write_text(toml(values))
+    else:
+        path = root / "pyproject.toml"
+        path.write_text(f'[project]\nname = "x"\n\n[tool.seek]\n{toml(values)}')
+    return path
+
+
+def load(root: Path, user: Path):
+    return load_settings(root, env={}, user_config=user)
+
+
+# -- the allowlist -----------------------------------------------------------------------
+
+
+def test_the_allowlist_names_real_settings_each_with_a_reason():
+    names = set(setting_names())
+    assert set(WORKSPACE_SAFE) <= names and USER_ONLY <= names
+    assert all(len(reason) > 20 for reason in WORKSPACE_SAFE.values())
+    assert not set(WORKSPACE_SAFE) & (set(SENSITIVE) | USER_ONLY)
+    assert set(SENSITIVE) <= names
+    # Every setting is judged: safe, user-only, or needing trust (the sensitive ones).
+    assert names == set(WORKSPACE_SAFE) | USER_ONLY | set(SENSITIVE)
+
+
+def test_a_setting_nobody_judged_needs_trust():
+    data = {"future_upload_url": "x", "snippets": 3, "mcp_roots": ["/"]}
+    config = WorkspaceConfig(Path("/w/.seek.toml"), "/w/.seek.toml", "0" * 64, data)
+    assert config.needs_trust() == ["future_upload_url"]
+
+
+# -- loading -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["seek_toml", "pyproject"])
+def test_an_untrusted_file_sets_only_safe_settings_with_one_warning(tmp_path, caplog, variant):
+    root = tmp_path / "ws"
+    config = write_config(root, variant, {**SENSITIVE, **SAFE})
+    user = tmp_path / "config" / "config.toml"
+    with caplog.at_level(logging.WARNING, logger="seek.settings"):
+        first = load(root, user)
+        again = load(root, user)  # a server loads settings for every request
+    for settings in (first, again):
+        for name in SENSITIVE:
+            assert settings.source_of(name) == "default", name
+        assert settings.chunk_max_chars == 800 and settings.snippets == 4
+        assert settings.ignored_globs == ("vendor/",)
+    warnings = [r.getMessage() for r in caplog.records if "not trusted" in r.getMessage()]
+    assert len(warnings) == 1
+    assert str(config) in warnings[0]
+    assert ", ".join(SENSITIVE) in warnings[0]  # every one named, in the file's order
+    assert f"run `seek trust {root.resolve()}`" in warnings[0]
+    assert not store_path(user).exists()  # loading never trusts
+
+
+@pytest.mark.parametrize("variant", ["seek_toml", "pyproject"])
+def test_trust_applies_the_file_until_it_is_edited_or_revoked(tmp_path, caplog, variant):
+    root = tmp_path / "ws"
+    config = write_config(root, variant, {**SENSITIVE, **SAFE})
+    user = tmp_path / "config" / "config.toml"
+    store = store_path(user)
+    found = read_config(config)
+    assert found is not None
+    trust(store, found)
+    trusted = load(root, user)
+    for name, value in SENSITIVE.items():
+        assert getattr(trusted, name) == value and trusted.source_of(name) == found.label
+
+    config.write_text(config.read_text() + "# edited\n")
+    with caplog.at_level(logging.WARNING, logger="seek.settings"):
+        edited = load(root, user)
+    assert all(edited.source_of(name) == "default" for name in SENSITIVE)
+    assert edited.chunk_max_chars == 800
+    assert "has changed since you trusted it" in caplog.text
+
+    trust(store, read_config(config))  # trusting again records the new content
+    assert load(root, user).provider == "openai"
+    assert revoke(store, [config]) == [str(config.resolve())]
+    assert load(root, user).provider == "local"
+    assert revoke(store, [config]) == []
+
+
+def test_user_only_settings_never_come_from_a_workspace_file_even_trusted(tmp_path):
+    root = tmp_path / "ws"
+    config = write_config(root, "seek_toml",
+                          {"serve_hosts": ["evil.example"], "serve_origins": ["http://evil.example"],
+                           "mcp_roots": ["/"], "team_url": "http://127.0.0.1:9"})  # fmt: skip
+    user = tmp_path / "config" / "config.toml"
+    trust(store_path(user), read_config(config))
+    settings = load(root, user)
+    assert settings.team_url == "http://127.0.0.1:9"  # trusted, so this applies
+    assert settings.serve_hosts == () and settings.serve_origins == () and settings.mcp_roots == ()
+
+
+def test_trust_is_for_one_files_exact_content_and_place(tmp_path):
+    user = tmp_path / "config" / "config.toml"
+    store = store_path(user)
+    one = write_config(tmp_path / "one", "seek_toml", {"team_url": "http://127.0.0.1:9"})
+    two = write_config(tmp_path / "two", "seek_toml", {"team_url": "http://127.0.0.1:9"})
+    trust(store, read_config(one))
+    assert load(one.parent, user).team_url and not load(two.parent, user).team_url
+    # The same folder reached through a link is the same file (keyed by the real folder).
+    (tmp_path / "link").symlink_to(one.parent)
+    assert load(tmp_path / "link", user).team_url == "http://127.0.0.1:9"
+    # A pyproject.toml trusted as a whole: an edit outside [tool.seek] needs trust again.
+    py = write_config(tmp_path / "py", "pyproject", {"team_url": "http://127.0.0.1:9"})
+    trust(store, read_config(py))
+    py.write_text(py.read_text().replace('name = "x"', 'name = "y"'))
+    assert load(py.parent, user).team_url == ""
+
+
+def test_the_record_is_replaced_whole_and_a_damaged_one_trusts_nothing(tmp_path):
+    user = tmp_path / "config" / "config.toml"
+    store = store_path(user)
+    config = write_config(tmp_path / "ws", "seek_toml", {"team_url": "http://127.0.0.1:9"})
+    trust(store, read_config(config))
+    data = json.loads(store.read_text())
+    assert data["version"] == 1 and data["trusted"][0]["path"] == str(config.resolve())
+    assert [p.name for p in store.parent.iterdir()] == ["trust.json"]  # no temp file left
+    assert store.stat().st_mode & 0o077 == 0  # the user's alone
+    store.write_text('{"trusted": [')
+    assert read_store(store) == {}
+    assert load(config.parent, user).team_url == ""  # fail closed
+    with pytest.raises(SettingsError, match="cannot read .*trust.json.*fix or delete it"):
+        trust(store, read_config(config))
+    assert store.read_text() == '{"trusted": ['  # not overwritten
+
+
+# -- the commands ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    for name in [n for n in os.environ if n.startswith("SEEK_") and n != "SEEK_HOME"]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result.output
+
+
+def test_seek_trust_list_revoke_and_what_config_and_status_show(isolated):
+    root = isolated / "ws"
+    config = write_config(root, "seek_toml", {"team_url": "http://127.0.0.1:9", "snippets": 4})
+    real = str(config.resolve())
+    shown = json.loads(run("-C", str(root), "config", "--json"))
+    assert shown["workspace_config"]["state"] == "untrusted"
+    assert shown["workspace_config"]["ignored"] == ["team_url"]
+    assert shown["team_url"]["source"] == "default" and shown["snippets"]["value"] == 4
+    text = run("-C", str(root), "config")
+    assert f"# workspace config: {real}: untrusted, ignoring team_url" in text
+    assert f"`seek trust {root.resolve()}`" in text
+    assert "config      " in run("status", str(root))
+
+    out = run("trust", str(root))
+    assert out.startswith(f"Trusted {real} (sha256 ") and "its team_url now apply" in out
+    # The record lives beside the user's config.toml, honouring XDG_CONFIG_HOME.
+    assert (isolated / "xdg" / "seek" / "trust.json").is_file()
+    listed = json.loads(run("trust", "--list", "--json"))["trusted"]
+    assert [(e["path"], e["state"]) for e in listed] == [(real, "trusted")]
+    assert "trusted   " in run("trust", "--list")
+    status = json.loads(run("status", "--json", str(root)))["workspace_config"]
+    assert status["state"] == "trusted" and status["ignored"] == []
+    assert json.loads(run("-C", str(root), "config", "--json"))["team_url"]["source"] == real
+
+    config.write_text(config.read_text() + "chat_url = 'http://127.0.0.1:9'\n")
+    assert json.loads(run("trust", "--list", "--json"))["trusted"][0]["state"] == "changed"
+    edited = json.loads(run("-C", str(root), "config", "--json"))["workspace_config"]
+    assert edited["state"] == "changed" and edited["ignored"] == ["team_url", "chat_url"]
+
+    assert run("trust", "--revoke", str(config)) == f"Revoked trust in {real}.\n"
+    assert run("trust", "--list").startswith("No trusted files")
+    assert "was not trusted" in run("trust", "--revoke", str(root))
+
+
+def test_seek_trust_with_nothing_to_trust_is_one_line(isolated):
+    (isolated / "ws").mkdir()
+    (isolated / "ws" / "notes.toml").write_text("x = 1\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(isolated / "xdg")}
+    for args, message in (
+        (["trust", str(isolated / "ws")], "nothing to trust"),
+        (["trust", str(isolated / "ws" / "notes.toml")], "seek reads no other settings file"),
+    ):
+        proc = subprocess.run([sys.executable, "-m", "seek", *args], capture_output=True,
+                              text=True, env=env, timeout=60)  # fmt: skip
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr.startswith("seek: error: ") and message in proc.stderr
+        assert proc.stderr.count("\n") == 1
+    both = CliRunner().invoke(cli, ["trust", "--list", "--revoke"])
+    assert both.exit_code == 2 and "cannot be used together" in both.output
+
+
+def test_only_seek_trust_writes_the_record():
+    """`seek mcp`, `serve`, `ui` and `watch` never trust on their own: no module but the
+    `seek trust` command calls the functions that write the record."""
+    import ast
+
+    import seek
+
+    writers = {"trust", "revoke", "_write_store"}
+    src = Path(seek.__file__).parent
+    callers = set()
+    for path in src.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in writers:
+                    callers.add(path.relative_to(src).as_posix())
+    assert callers == {"cli/trust_cmd.py", "trust.py"}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (".seek.toml", b"snippets = '\xff\xfe'\n", "cannot parse"),
+        ("pyproject.toml", b"tool = 5\n", None),  # no [tool.seek] table: nothing to read
+        ("pyproject.toml", b"[tool]\nseek = 'x'\n", None),
+        (".seek.toml", b"#" * (1 << 20) + b"\nsnippets = 3\n", "over 1 MiB"),
+    ],
+)
+def test_a_malformed_workspace_file_is_one_clear_error(tmp_path, name, content, message):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / name).write_bytes(content)
+    user = tmp_path / "config.toml"
+    if message is None:
+        assert load(root, user).snippets == 10
+    else:
+        with pytest.raises(SettingsError, match=message):
+            load(root, user)
+
+
+def test_a_deleted_workspace_is_listed_missing_and_can_be_revoked(isolated):
+    import shutil
+
+    root = isolated / "gone"
+    write_config(root, "pyproject", {"team_url": "http://127.0.0.1:9"})
+    run("trust", str(root))
+    shutil.rmtree(root)
+    assert json.loads(run("trust", "--list", "--json"))["trusted"][0]["state"] == "missing"
+    assert run("trust", "--revoke", str(root)).startswith("Revoked trust in ")
+    assert json.loads(run("trust", "--list", "--json"))["trusted"] == []
