@@ -48,6 +48,7 @@ from seek.errors import (
 from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
+from seek.index.room import check_room, estimate_bytes
 from seek.index.root import resolve_workspace
 from seek.index.rules import chunking_spec, damage_reason, is_resized, is_stale, rebuild_reason
 from seek.index.stages import FileSpec, prepare_file
@@ -244,6 +245,9 @@ class Indexer:
         report.removed = len(removed)
 
         if removed or stale or manifest.run_open:
+            # Before the first row: a disk too small is refused now, not found full halfway.
+            needed = estimate_bytes(self.index_dir, previous or manifest, stale, manifest)
+            check_room(self.index_dir, needed)
             interrupted = manifest.run_open
             self._open_run(manifest)
             if interrupted:
@@ -316,6 +320,7 @@ class Indexer:
                 removed.update(p for p in manifest.files if p == rel or p.startswith(rel + "/"))
             report.removed = len(removed)
             if removed or stale:
+                check_room(self.index_dir, estimate_bytes(self.index_dir, manifest, stale))
                 self._open_run(manifest)
                 report.forgotten = sorted(removed)
                 self._remove(manifest, report.forgotten)
