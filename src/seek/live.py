@@ -11,7 +11,9 @@ and each reload left memory behind: issue 20).
 When the index folder cannot be written (a full disk, a read-only folder: issue 31), searches
 answer from the loaded index with a note that it is stale, and the update is tried again
 after ``RETRY_FIRST_S``, then twice as long after each failure up to ``RETRY_MAX_S``;
-:meth:`LiveIndexes.fault` gives the state for ``status``.
+:meth:`LiveIndexes.fault` gives the state for ``status``. While one call writes an index
+update (a slow disk, a large change), other calls answer at once from the loaded searcher,
+with a note, rather than wait behind its writes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
-from seek.indexer import stale_note, update_before_search
+from seek.index.freshness import is_current
+from seek.indexer import index_workspace, stale_note
 from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
@@ -32,6 +35,7 @@ from seek.store import LocalIndexStore, index_dir_for
 from seek.store.manifest import MANIFEST_NAME
 
 FRESHNESS_S = 1.0
+UPDATING_NOTE = "The index was not updated first: another request is updating it."
 RETRY_FIRST_S = 5.0
 """A failed update (the folder cannot be written) is tried again after this long..."""
 RETRY_MAX_S = 300.0
@@ -78,13 +82,21 @@ class LiveIndexes:
         self._searchers: dict[Path, tuple[str, Searcher]] = {}
         self._tokens: dict[Path, object] = {}  # the manifest's version when its stamp was taken
         self._faults: dict[Path, UpdateFault] = {}
+        self._updating: set[Path] = set()
+        """Workspaces whose index a call is writing now: other calls answer from the loaded
+        searcher meanwhile rather than wait behind its writes (a slow disk: issue 31)."""
 
     def _lock(self, root: Path) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(root, threading.Lock())
 
     def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
-        """An up-to-date searcher for ``root`` and notes for the caller's result."""
+        """An up-to-date searcher for ``root`` and notes for the caller's result. While
+        another call is updating the index (a slow disk, a large change), a loaded searcher
+        answers at once instead of waiting behind the update's writes (issue 31)."""
+        loaded = self._searchers.get(root)
+        if loaded is not None and root in self._updating:
+            return loaded[1], [UPDATING_NOTE]
         with self._lock(root):
             notes = self._refresh(root, settings)
             store = LocalIndexStore(index_dir_for(root, settings))
@@ -104,6 +116,8 @@ class LiveIndexes:
     def refresh(self, root: Path, settings: Settings) -> list[str]:
         """Bring ``root``'s index up to date (at most once per ``FRESHNESS_S``, not before
         the retry time after a failure); notes for the caller's result."""
+        if root in self._updating:
+            return [UPDATING_NOTE]
         with self._lock(root):
             return self._refresh(root, settings)
 
@@ -118,13 +132,19 @@ class LiveIndexes:
         return notes
 
     def _update(self, root: Path, settings: Settings) -> list[str]:
+        if is_current(root, settings):
+            self._faults.pop(root, None)
+            return []
+        self._updating.add(root)
         try:
-            update_before_search(root, settings)
+            index_workspace(root, settings)
         except IndexLockedError as exc:
             return [f"The index was not updated first: {exc}."]
         except IndexUnwritableError as exc:
             self.failed(root, exc)
             return [stale_note(exc)]
+        finally:
+            self._updating.discard(root)
         self._faults.pop(root, None)
         return []
 

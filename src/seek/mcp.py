@@ -230,6 +230,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         ]
         if info.rebuild_reason:
             lines.append(f"the next search rebuilds the index: {info.rebuild_reason}")
+        if info.stale:  # searches answer from the last complete index meanwhile
+            lines.append(f"stale: {info.stale}")
         return "\n".join(lines)
 
     return server

@@ -94,8 +94,8 @@ def one_line(exc: BaseException) -> str:
 def unwritable_error(code: int, folder: Path, detail: str) -> IndexUnwritableError:
     cause = CAUSES.get(code, os.strerror(code).lower())
     return IndexUnwritableError(
-        f"{cause} writing the index in {folder}: {detail}; the last complete index is kept "
-        "and searchable, and the next run resumes where this one stopped",
+        f"{cause} writing the index in {folder}: {detail}; searches keep the last complete "
+        "index, and the next run resumes where this one stopped",
         code,
         str(folder),
     )
