@@ -1,11 +1,11 @@
 """The fault campaign (issue 31; README "Reliability"): the index folder cannot be written -
 no space, read-only, quota, permission, I/O error - at each write step of a run (the lock,
-its note, the manifest's write, sync and rename, LanceDB's deletes, adds and compaction, the
-search cache), injected as the OS or LanceDB reports them. Each case checks: the run stops
-with one :class:`IndexUnwritableError` naming the cause and the folder, nothing half-written
-is left behind, a search meanwhile answers from the last complete index with the same
-results and a note that it is stale, and once the fault is gone the next run resumes to an
-index equal to a clean one.
+its note, the manifest's write, sync and rename, LanceDB's deletes, adds and compaction),
+injected as the OS or LanceDB reports them. Each case checks: the run stops with one
+:class:`IndexUnwritableError` naming the cause and the folder, nothing half-written is left
+behind, a search meanwhile answers from the last complete index with the same results and a
+note that it is stale, and once the fault is gone the next run resumes to an index equal to
+a clean one.
 
 Real file systems (a small tmpfs, a read-only bind mount) are in tests/test_faults_mounts.py.
 """
@@ -45,8 +45,10 @@ STEPS = (
     "table-delete",  # LanceDB deleting a removed file's rows
     "table-add",  # LanceDB adding the changed files' rows
     "compact",  # LanceDB compacting at the end of the run
-    "cache",  # the search cache's files
 )
+# The search cache's writes are not among them: a run whose cache cannot be written already
+# succeeded before issue 31 (the cache is a courtesy; searches read the table), so a case
+# there would not fail on the code it guards against.
 
 
 def lance_error(code: int, where: Path) -> RuntimeError:
@@ -140,8 +142,6 @@ class Faults:
                 raise lance_error(code, index_dir)
 
             mp.setattr(ChunkTable, name, fake)
-        elif step == "cache":
-            open_fails(lambda p: p.parent.name.startswith(".search-"))
         else:
             raise AssertionError(step)
 
@@ -253,24 +253,19 @@ def test_a_write_fault_stops_in_one_line_keeps_answering_and_resumes(
     edit(root)
     faults = Faults(monkeypatch, index_dir)
     with faults.at(step, code):
-        if step == "cache":  # the cache is a courtesy: the run succeeds, searches read rows
+        with pytest.raises(IndexUnwritableError) as caught:
             index_workspace(root, settings)
-            assert faults.hits
-            assert answers(root, settings, update=True) == (after, [])
-        else:
-            with pytest.raises(IndexUnwritableError) as caught:
-                index_workspace(root, settings)
-            assert faults.hits, "the fault was never reached"
-            error = caught.value
-            assert error.errno == code and error.folder == str(index_dir)
-            message = str(error)
-            assert "\n" not in message and str(index_dir) in message
-            assert message.startswith(os.strerror(code).lower()) or "quota" in message
-            # Searches meanwhile (each tries the update again): the last complete index.
-            found, notes = answers(root, settings, update=True)
-            assert found == before
-            assert len(notes) == 1 and notes[0].startswith("The index is stale: ")
-            assert str(index_dir) in notes[0]
+        assert faults.hits, "the fault was never reached"
+        error = caught.value
+        assert error.errno == code and error.folder == str(index_dir)
+        message = str(error)
+        assert "\n" not in message and str(index_dir) in message
+        assert message.startswith(os.strerror(code).lower())
+        # Searches meanwhile (each tries the update again): the last complete index.
+        found, notes = answers(root, settings, update=True)
+        assert found == before
+        assert len(notes) == 1 and notes[0].startswith("The index is stale: ")
+        assert str(index_dir) in notes[0]
         assert leftovers(index_dir) == []
     report = index_workspace(root, settings)  # the fault is gone: resume
     assert not report.cancelled
