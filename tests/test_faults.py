@@ -448,3 +448,50 @@ def test_watch_says_once_retries_and_resumes(indexed, monkeypatch):
         stop.set()
         worker.join(30)
     assert answers(root, settings, update=True) == (after, [])
+
+
+def test_http_answers_from_the_last_complete_index_and_never_5xx(indexed, monkeypatch):
+    """`seek serve` (and the page's API) with the index folder full: searches answer 200
+    with the stale note, status says why, an index request is refused in JSON, no 5xx."""
+    import httpx
+    from seek_server import running
+
+    from seek.web.api import ServeConfig
+
+    root, settings, before, after, clean = indexed
+    index_dir = index_dir_for(root, settings)
+    monkeypatch.setattr(live, "FRESHNESS_S", 0.0)
+    config = ServeConfig(workspaces=(root,), ui=True,
+                         overrides={"home": settings.home, "provider": "test-hash"})  # fmt: skip
+    query = {"query": QUERIES[0], "k": 10}
+    with running(config) as url, httpx.Client(base_url=url, timeout=60) as http:
+        first = http.post("/v1/search", json=query).json()
+        edit(root)
+        monkeypatch.setattr(
+            ChunkTable, "replace_files",
+            lambda *a, **k: (_ for _ in ()).throw(lance_error(errno.ENOSPC, index_dir)),
+        )  # fmt: skip
+        answers_ = {
+            "search": http.post("/v1/search", json=query),
+            "context": http.post("/v1/context", json={"question": QUERIES[0]}),
+            "status": http.get("/v1/status"),
+            "index": http.post("/v1/index", json={}),
+            # The page keeps its own searchers: its search meets the fault, then its status
+            # reports it.
+            "page search": http.post("/ui/api/search", json={"query": QUERIES[0]}),
+            "page status": http.get("/ui/api/status"),
+        }
+    assert {name: a.status_code for name, a in answers_.items()} == {
+        "search": 200, "context": 200, "status": 200, "index": 422, "page status": 200,
+        "page search": 200,
+    }  # fmt: skip
+    found = answers_["search"].json()
+    assert found["hits"] == first["hits"]
+    assert len(found["notes"]) == 1 and found["notes"][0].startswith("The index is stale: ")
+    assert "The index is stale: " in answers_["context"].text
+    for name in ("status", "page status"):
+        status = answers_[name].json()
+        assert status["stale"].startswith("no space left on device writing the index in ")
+        assert status["update_fault"]["failures"] >= 1
+    assert answers_["index"].json()["error"]["message"].startswith("no space left on device")
+    assert answers_["page search"].json()["notes"][0].startswith("The index is stale: ")
