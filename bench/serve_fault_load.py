@@ -12,6 +12,16 @@ status (20 %), with the repository's benchmark questions. It counts answers by s
 end compares the served index with a clean one built in another home (same rows, same
 vectors). Exit status 0 only when there are no 5xx, no "no index" answers, no transport
 errors and the indexes are equal.
+
+The index folder filling up (issue 31; as root, the index on a tmpfs)::
+
+    python -m bench.serve_fault_load /root/bench --fill-at 8 --free-at 24 --seconds 40
+
+serves a copy of the workspace, edits one of its files every ``--edit-every`` seconds (so
+that searches have updates to write), takes every free byte of the index's tmpfs at
+``--fill-at`` and gives it back at ``--free-at``. It also counts the answers that carried the
+stale note and when the last one came, waits for the server's retry to bring the index up to
+date, and compares it with a clean index of the copy as the run left it.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -60,6 +71,43 @@ def index_rows(home: str, root: Path) -> tuple[list[tuple], np.ndarray]:
     return [keyed[i] for i in order], data["vectors"][order]
 
 
+def mount_tmpfs(folder: Path, megabytes: int) -> None:
+    """The index folder on its own small file system, to be filled (needs root)."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(folder)],
+                   check=True)  # fmt: skip
+
+
+def fill_and_free(
+    home: Path, root: Path, args: argparse.Namespace, began: float, stop_at: float,
+    events: dict[str, float],
+) -> None:  # fmt: skip
+    """Edit a file of ``root`` every ``--edit-every`` s; fill ``home`` at ``--fill-at`` and
+    free it at ``--free-at`` (seconds from ``began``)."""
+    files = sorted(p for p in root.rglob("*.py") if p.is_file())
+    filler = home / "filler"
+    edits = 0
+    while time.perf_counter() < stop_at:
+        now = time.perf_counter() - began
+        if "filled" not in events and now >= args.fill_at:
+            with open(filler, "wb", buffering=0) as fh:
+                for block in (1 << 20, 65536, 4096, 512):
+                    try:
+                        while True:
+                            fh.write(b"\0" * block)
+                    except OSError:
+                        pass
+            events["filled"] = round(time.perf_counter() - began, 1)
+        if "freed" not in events and args.free_at is not None and now >= args.free_at:
+            filler.unlink(missing_ok=True)
+            events["freed"] = round(time.perf_counter() - began, 1)
+        target = files[edits % len(files)]
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"# edit {edits}\n")
+        edits += 1
+        events["edits"] = edits
+        time.sleep(args.edit_every)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bench_dir", type=Path)
@@ -70,6 +118,21 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--data", type=Path, default=SHARED,
                         help="the shared benchmark data (repos.json, annotations/)")  # fmt: skip
+    parser.add_argument(
+        "--fill-at",
+        type=float,
+        default=None,
+        help="seconds into the run when the index's tmpfs is filled (root)",
+    )
+    parser.add_argument(
+        "--free-at",
+        type=float,
+        default=None,
+        help="seconds into the run when the space is given back",
+    )
+    parser.add_argument("--edit-every", type=float, default=1.0)
+    parser.add_argument("--tmpfs-mb", type=int, default=512)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
     repos_json, annotations = args.data / "repos.json", args.data / "annotations"
     # The shared benchmark data names the repository's benchmark folder and questions; a
@@ -92,11 +155,23 @@ def main() -> int:
     failures: list[str] = []  # 5xx answers
     transport: list[str] = []  # no answer at all
     lock = threading.Lock()
-    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as clean_home:
+    stale: list[float] = []  # when answers carried the stale note (seconds into the run)
+    events: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as clean_home, \
+            tempfile.TemporaryDirectory() as scratch:  # fmt: skip
+        if args.fill_at is not None:
+            copy = Path(scratch) / "ws"
+            shutil.copytree(root, copy)
+            root = copy.resolve()
+            mount_tmpfs(Path(home), args.tmpfs_mb)
         env = {**os.environ, "SEEK_HOME": home}
         server = start_indexed_server(root, port, env, stderr=subprocess.PIPE)
         try:
-            stop_at = time.perf_counter() + args.seconds
+            began = time.perf_counter()
+            stop_at = began + args.seconds
+            if args.fill_at is not None:
+                threading.Thread(target=fill_and_free, daemon=True, args=(
+                    Path(home), root, args, began, stop_at, events)).start()  # fmt: skip
 
             def client(n: int) -> None:
                 rng = random.Random(args.seed * 1000 + n)
@@ -131,17 +206,24 @@ def main() -> int:
                         with lock:
                             answers[kind][answer.status_code] += 1
                             latencies[kind].append(elapsed)
+                            if "The index is stale" in answer.text:
+                                stale.append(time.perf_counter() - began)
                             if "has no index" in answer.text:
                                 no_index.append(f"{kind}: {answer.text[:200]}")
                             if answer.status_code >= 500:
                                 failures.append(f"{kind}: {answer.status_code} {answer.text[:200]}")
 
             wall = run_clients(client, args.clients)
-            # Let a rebuild still running finish before comparing (two minutes at most).
-            settle_until = time.time() + 120
+            # Let a rebuild still running finish, and a failed update be retried (the server
+            # waits up to RETRY_MAX_S between tries), before comparing (six minutes at most).
+            settle_until = time.time() + 360
             while time.time() < settle_until:
                 try:
-                    if not httpx.get(f"{url}/v1/status", timeout=10).json().get("writer"):
+                    if args.fill_at is not None:  # a search is what makes the server retry
+                        httpx.post(f"{url}/v1/search", json={"query": queries[0]}, timeout=60)
+                    status = httpx.get(f"{url}/v1/status", timeout=10).json()
+                    if not status.get("writer") and not status.get("update_fault"):
+                        events["settled"] = round(time.perf_counter() - began, 1)
                         break
                 except (httpx.HTTPError, ValueError):
                     pass
@@ -154,6 +236,8 @@ def main() -> int:
         served_rows, served_vectors = index_rows(home, root)
         clean_rows, clean_vectors = index_rows(clean_home, root)
         same = served_rows == clean_rows and np.allclose(served_vectors, clean_vectors, atol=1e-6)
+        if args.fill_at is not None:
+            subprocess.run(["umount", "-l", home], check=False)
     total = sum(sum(c.values()) for c in answers.values())
     server_errors = sum(n for c in answers.values() for code, n in c.items() if code >= 500)
     result = {
@@ -173,7 +257,19 @@ def main() -> int:
         "final_index_equals_clean": same, "rows": len(served_rows),
         "server_stderr_bytes": len(stderr or ""),
     }  # fmt: skip
+    if args.fill_at is not None:
+        result["fill"] = {
+            "fill_at_s": args.fill_at, "free_at_s": args.free_at, **events,
+            "stale_answers": len(stale),
+            "first_stale_s": round(min(stale), 1) if stale else None,
+            "last_stale_s": round(max(stale), 1) if stale else None,
+            "tracebacks_in_server_stderr": (stderr or "").count("Traceback"),
+        }  # fmt: skip
     print(json.dumps(result, indent=2))
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if stderr:
+        print("server stderr:", stderr[-2000:])
     for line in (failures + no_index + transport)[:5]:
         print("  ", line)
     ok = not server_errors and not no_index and not transport and same

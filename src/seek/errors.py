@@ -8,6 +8,8 @@ error body (HTTP: :class:`ApiError` carries the status; the others map in ``web/
     ├── SettingsError          a settings file or SEEK_* variable has a bad value
     ├── WorkspaceError         the workspace folder is missing or not a folder
     ├── IndexLockedError       another process is writing the same index
+    ├── IndexUnwritableError   the index folder cannot be written (no space, read-only,
+    │                          quota, permission, I/O error); the last complete index stays
     ├── IndexMismatchError     the index was built differently (model, dimensions, chunk
     │                          settings, format) and must be rebuilt before it is updated
     ├── DamagedIndexError      the stored index cannot be read; ``seek index`` repairs it
@@ -40,6 +42,16 @@ class WorkspaceError(SeekError):
 
 class IndexLockedError(SeekError):
     """Another live process holds the index's writer lock."""
+
+
+class IndexUnwritableError(SeekError):
+    """The index folder cannot be written: ``errno`` says why (``ENOSPC``, ``EROFS``,
+    ``EDQUOT``, ``EACCES``, ``EPERM``, ``EIO``), ``folder`` where. The last complete index is
+    left as it was, and searchable (see :mod:`seek.store.faults`)."""
+
+    def __init__(self, message: str, errno: int, folder: str) -> None:
+        super().__init__(message)
+        self.errno, self.folder = errno, folder
 
 
 class IndexMismatchError(SeekError):

@@ -30,18 +30,25 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from threading import Event
 
 import numpy as np
 
 from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
-from seek.errors import EmbeddingError, IndexLockedError, IndexMismatchError
+from seek.errors import (
+    EmbeddingError,
+    IndexLockedError,
+    IndexMismatchError,
+    IndexUnwritableError,
+)
 from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
+from seek.index.room import check_room, estimate_bytes
 from seek.index.root import resolve_workspace
 from seek.index.rules import chunking_spec, damage_reason, is_resized, is_stale, rebuild_reason
 from seek.index.stages import FileSpec, prepare_file
@@ -57,6 +64,7 @@ from seek.store import (
     index_dir_for,
     needs_keyword_index,
 )
+from seek.store.faults import as_unwritable
 from seek.store.manifest import MANIFEST_NAME
 from seek.untrusted import printable
 
@@ -128,7 +136,7 @@ class Indexer:
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
         started = time.perf_counter()
-        with self.store.writer_lock(f"seek index {self.root}"):
+        with self._write_faults(), self.store.writer_lock(f"seek index {self.root}"):
             try:
                 report = self._run(mode)
             except _DimensionsChanged as exc:
@@ -137,6 +145,20 @@ class Indexer:
             refresh_search_cache(self.index_dir, written.columns() if written else None)
         report.seconds = time.perf_counter() - started
         return report
+
+    @contextmanager
+    def _write_faults(self) -> Iterator[None]:
+        """A write fault anywhere in a run (the lock, the manifest, a LanceDB commit, the
+        writer thread) ends it with one :class:`IndexUnwritableError` naming the cause and
+        the folder. What the run saved stays: the stamps of written files, ``runOpen``,
+        so the next run resumes where this one stopped (issue 31)."""
+        try:
+            yield
+        except Exception as exc:
+            error = as_unwritable(exc, self.index_dir)
+            if error is None or error is exc:
+                raise
+            raise error from exc
 
     def _save(self, manifest: Manifest, name: str | None = None) -> None:
         """Every manifest this run writes goes through here (``name``: the current one, for a
@@ -223,6 +245,9 @@ class Indexer:
         report.removed = len(removed)
 
         if removed or stale or manifest.run_open:
+            # Before the first row: a disk too small is refused now, not found full halfway.
+            needed = estimate_bytes(self.index_dir, previous or manifest, stale, manifest)
+            check_room(self.index_dir, needed)
             interrupted = manifest.run_open
             self._open_run(manifest)
             if interrupted:
@@ -267,7 +292,7 @@ class Indexer:
         folder forgets every file under it. Refuses when the index must be rebuilt first.
         """
         started = time.perf_counter()
-        with self.store.writer_lock(f"seek watch {self.root}"):
+        with self._write_faults(), self.store.writer_lock(f"seek watch {self.root}"):
             report = IndexReport(self.root, self.index_dir)
             self.manifest_name = MANIFEST_NAME
             manifest = self.store.load_manifest()
@@ -295,6 +320,7 @@ class Indexer:
                 removed.update(p for p in manifest.files if p == rel or p.startswith(rel + "/"))
             report.removed = len(removed)
             if removed or stale:
+                check_room(self.index_dir, estimate_bytes(self.index_dir, manifest, stale))
                 self._open_run(manifest)
                 report.forgotten = sorted(removed)
                 self._remove(manifest, report.forgotten)
@@ -461,15 +487,31 @@ def refresh_before_search(root: Path, settings: Settings) -> list[str]:
     """Bring the index up to date before a search; when another process is writing it, the
     search goes ahead on the index as it stands and the returned note says so. A current
     index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write."""
-    from seek.index.freshness import is_current
-
-    if is_current(root, settings):
-        return []
     try:
-        index_workspace(root, settings)
+        update_before_search(root, settings)
     except IndexLockedError as exc:
         return [f"The index was not updated first: {exc}."]
+    except IndexUnwritableError as exc:
+        return [stale_note(exc)]
     return []
+
+
+def update_before_search(root: Path, settings: Settings) -> None:
+    """:func:`refresh_before_search` with its refusals raised (a server keeps the state)."""
+    from seek.index.freshness import is_current
+
+    if not is_current(root, settings):
+        index_workspace(root, settings)
+
+
+def stale_note(exc: IndexUnwritableError) -> str:
+    """The one note a search carries when the index could not be brought up to date because
+    its folder cannot be written (issue 31): it answers from the last complete index."""
+    cause = str(exc).split(" writing the index in ", 1)[0]
+    return (
+        f"The index is stale: it cannot be updated ({cause} in {exc.folder}); "
+        "answering from the last complete index."
+    )
 
 
 def index_workspace(

@@ -7,6 +7,13 @@ arrive together. The loaded searcher is reused until the index's contents change
 manifest minus its ``updatedAt``, which every update check rewrites even when nothing changed
 (keyed on the file's time, a server reloaded every row of every busy workspace once a second,
 and each reload left memory behind: issue 20).
+
+When the index folder cannot be written (a full disk, a read-only folder: issue 31), searches
+answer from the loaded index with a note that it is stale, and the update is tried again
+after ``RETRY_FIRST_S``, then twice as long after each failure up to ``RETRY_MAX_S``;
+:meth:`LiveIndexes.fault` gives the state for ``status``. While one call writes an index
+update (a slow disk, a large change), other calls answer at once from the loaded searcher,
+with a note, rather than wait behind its writes.
 """
 
 from __future__ import annotations
@@ -15,10 +22,12 @@ import hashlib
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from seek.errors import DamagedIndexError
-from seek.indexer import refresh_before_search
+from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
+from seek.index.freshness import is_current
+from seek.indexer import index_workspace, stale_note
 from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
@@ -26,6 +35,12 @@ from seek.store import LocalIndexStore, index_dir_for
 from seek.store.manifest import MANIFEST_NAME
 
 FRESHNESS_S = 1.0
+UPDATING_NOTE = "The index was not updated first: another request is updating it."
+RETRY_FIRST_S = 5.0
+"""A failed update (the folder cannot be written) is tried again after this long..."""
+RETRY_MAX_S = 300.0
+"""...doubling after each failure up to this: a full disk is not freed in seconds, and each
+try scans the workspace; five minutes is the longest a freed disk waits to be used."""
 _UPDATED_AT = re.compile(rb'"updatedAt":(?:null|-?\d+)')
 
 
@@ -39,6 +54,26 @@ def contents_stamp(manifest: Path) -> str:
     return hashlib.sha1(_UPDATED_AT.sub(b"", data)).hexdigest()
 
 
+@dataclass(slots=True)
+class UpdateFault:
+    """Why a workspace's updates fail, since when, and when they are tried again."""
+
+    error: IndexUnwritableError
+    since: float
+    """Wall-clock time of the first failure of this run of failures."""
+    failures: int
+    retry_at: float
+    """``time.monotonic()`` of the next try."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "reason": str(self.error),
+            "since": int(self.since * 1000),
+            "failures": self.failures,
+            "retry_in_s": round(max(0.0, self.retry_at - time.monotonic()), 1),
+        }
+
+
 class LiveIndexes:
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -46,18 +81,24 @@ class LiveIndexes:
         self._checked: dict[Path, float] = {}
         self._searchers: dict[Path, tuple[str, Searcher]] = {}
         self._tokens: dict[Path, object] = {}  # the manifest's version when its stamp was taken
+        self._faults: dict[Path, UpdateFault] = {}
+        self._updating: set[Path] = set()
+        """Workspaces whose index a call is writing now: other calls answer from the loaded
+        searcher meanwhile rather than wait behind its writes (a slow disk: issue 31)."""
 
     def _lock(self, root: Path) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(root, threading.Lock())
 
     def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
-        """An up-to-date searcher for ``root`` and notes for the caller's result."""
-        notes: list[str] = []
+        """An up-to-date searcher for ``root`` and notes for the caller's result. While
+        another call is updating the index (a slow disk, a large change), a loaded searcher
+        answers at once instead of waiting behind the update's writes (issue 31)."""
+        loaded = self._searchers.get(root)
+        if loaded is not None and root in self._updating:
+            return loaded[1], [UPDATING_NOTE]
         with self._lock(root):
-            if time.monotonic() - self._checked.get(root, float("-inf")) >= FRESHNESS_S:
-                notes = refresh_before_search(root, settings)
-                self._checked[root] = time.monotonic()
+            notes = self._refresh(root, settings)
             store = LocalIndexStore(index_dir_for(root, settings))
             token = store.manifest_token()  # cheap; the digest below only when it moved
             cached = self._searchers.get(root)
@@ -71,6 +112,57 @@ class LiveIndexes:
                         release_free_memory()
                 self._tokens[root] = token
         return cached[1], notes
+
+    def refresh(self, root: Path, settings: Settings) -> list[str]:
+        """Bring ``root``'s index up to date (at most once per ``FRESHNESS_S``, not before
+        the retry time after a failure); notes for the caller's result."""
+        if root in self._updating:
+            return [UPDATING_NOTE]
+        with self._lock(root):
+            return self._refresh(root, settings)
+
+    def _refresh(self, root: Path, settings: Settings) -> list[str]:
+        fault = self._faults.get(root)
+        if fault is not None and time.monotonic() < fault.retry_at:
+            return [stale_note(fault.error)]  # no write is tried before the retry time
+        if time.monotonic() - self._checked.get(root, float("-inf")) < FRESHNESS_S:
+            return [stale_note(fault.error)] if fault is not None else []
+        notes = self._update(root, settings)
+        self._checked[root] = time.monotonic()
+        return notes
+
+    def _update(self, root: Path, settings: Settings) -> list[str]:
+        if is_current(root, settings):
+            self._faults.pop(root, None)
+            return []
+        self._updating.add(root)
+        try:
+            index_workspace(root, settings)
+        except IndexLockedError as exc:
+            return [f"The index was not updated first: {exc}."]
+        except IndexUnwritableError as exc:
+            self.failed(root, exc)
+            return [stale_note(exc)]
+        finally:
+            self._updating.discard(root)
+        self._faults.pop(root, None)
+        return []
+
+    def failed(self, root: Path, error: IndexUnwritableError) -> None:
+        """Record a failed update of ``root`` (a search's or an index request's) and put the
+        next try off: ``RETRY_FIRST_S``, doubled with each failure, at most ``RETRY_MAX_S``."""
+        previous = self._faults.get(root)
+        failures = previous.failures + 1 if previous else 1
+        wait = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (failures - 1))
+        since = previous.since if previous else time.time()
+        self._faults[root] = UpdateFault(error, since, failures, time.monotonic() + wait)
+
+    def succeeded(self, root: Path) -> None:
+        self._faults.pop(root, None)
+
+    def fault(self, root: Path) -> UpdateFault | None:
+        """Why updates of ``root`` fail now (None: they do not)."""
+        return self._faults.get(root)
 
     def search(
         self, root: Path, settings: Settings, query: str, k: int, focus: tuple[str, ...]

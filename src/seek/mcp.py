@@ -244,6 +244,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
             lines.append(f"the next search rebuilds the index: {info.rebuild_reason}")
         if trust is not None:  # the agent can tell its user what `seek trust` would change
             lines.append(f"workspace config: {describe_line(trust)}")
+        if info.stale:  # searches answer from the last complete index meanwhile
+            lines.append(f"stale: {info.stale}")
         return "\n".join(lines)
 
     return server

@@ -14,6 +14,7 @@ from seek.embed import model_id_for
 from seek.index.rules import chunking_spec, damage_reason, rebuild_reason
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
+from seek.store.faults import free_bytes, probe
 from seek.store.table import folder_size
 
 
@@ -34,6 +35,13 @@ class WorkspaceStatus:
     interrupted: bool
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    stale: str = ""
+    """Why the index cannot be brought up to date now (its folder cannot be written: issue
+    31); searches answer from the last complete index meanwhile. "" when it can."""
+    free_bytes: int | None = None
+    """Free space in the index folder's file system (None: unknown)."""
+    update_fault: dict[str, Any] | None = None
+    """A server's failed updates: reason, since, failures, retry_in_s (:mod:`seek.live`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +60,9 @@ class WorkspaceStatus:
             "interrupted": self.interrupted,
             "skipped": self.skipped,
             "skipped_examples": self.skipped_examples,
+            "stale": self.stale or None,
+            "free_bytes": self.free_bytes,
+            "update_fault": self.update_fault,
         }
 
 
@@ -63,6 +74,11 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
     reason = rebuild_reason(manifest, configured, chunking_spec(settings))
     if not reason and not writer:  # a running writer's rows and stamps may differ a moment
         reason = damage_reason(index_dir, manifest)  # LanceDB only when the table changed
+    unwritable = probe(index_dir)  # looked at, never written (a read-only folder: issue 31)
+    try:
+        free: int | None = free_bytes(index_dir)
+    except OSError:
+        free = None
     return WorkspaceStatus(
         workspace=root,
         index_dir=index_dir,
@@ -79,4 +95,6 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
         interrupted=manifest.run_open,
         skipped=dict(manifest.skipped),
         skipped_examples=dict(manifest.skipped_examples),
+        stale=str(unwritable) if unwritable is not None else "",
+        free_bytes=free,
     )

@@ -6,6 +6,11 @@ makes the same unchanged checks as a full run. Events that arrive while an updat
 initial full run is going are queued and applied after it, never dropped. A changed ignore
 file, or a folder that appears, triggers a full (incremental) update. A model or settings
 mismatch stops the watcher with a message.
+
+When the index folder cannot be written (a full disk, a read-only folder: issue 31), updates
+stop with one line naming the cause and the folder; the changes stay queued and are tried
+again after ``RETRY_FIRST_S``, doubling up to ``RETRY_MAX_S`` (:mod:`seek.live`), and one
+line says when updates resume. Searches meanwhile answer from the last complete index.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from seek.embed import Embedder
-from seek.errors import IndexLockedError, SeekError
+from seek.errors import IndexLockedError, IndexUnwritableError, SeekError
 from seek.indexer import REBUILD, UPDATE, Indexer, IndexReport
+from seek.live import RETRY_FIRST_S, RETRY_MAX_S
 from seek.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -70,6 +76,10 @@ class Watcher:
         self.updates = 0
         self.error: SeekError | None = None
         """Set when updates stopped (e.g. the index was rebuilt with another model)."""
+        self.fault: IndexUnwritableError | None = None
+        """Set while the index folder cannot be written; updates are retried meanwhile."""
+        self.failures = 0
+        self._stop = threading.Event()
 
     # -- events (watchdog's thread) ----------------------------------------------------------
     def saw(self, absolute: str, is_dir: bool, kind: str) -> None:
@@ -111,6 +121,7 @@ class Watcher:
         """Index once, then apply queued changes until ``stop`` is set. An error that stops
         updates (a model or settings mismatch, a failing embedder) is echoed, kept in
         :attr:`error`, and ends the loop."""
+        self._stop = stop
         observer = Observer()
         observer.schedule(_Events(self), str(self.root), recursive=True)
         observer.start()  # before the full run, so changes made during it are queued
@@ -155,6 +166,19 @@ class Watcher:
             for item in batch:
                 self.queue.put(item)
             return
+        except IndexUnwritableError as exc:
+            self.failures += 1
+            wait = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (self.failures - 1))
+            if self.fault is None:  # one line per outage, not one per try
+                self.echo(f"seek: error: {exc} (trying again in {wait:g} s, then less often)")
+            self.fault = exc
+            for item in batch:
+                self.queue.put(item)
+            self._stop.wait(wait)
+            return
+        if self.fault is not None:
+            self.echo(f"{time.strftime('%H:%M:%S')} the index can be written again: updating")
+            self.fault, self.failures = None, 0
         self.updates += 1
         line = describe(report)
         if line:

@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seek.errors import IndexLockedError
+from seek.errors import IndexLockedError, IndexUnwritableError
 from seek.index.report import REBUILD, UPDATE
 from seek.index.root import resolve_workspace as resolve_workspace
 from seek.retrieve.scope import EVERYTHING, Scope
@@ -114,7 +114,12 @@ class Workspaces:
             from seek.indexer import refresh_before_search
             from seek.retrieve.searcher import Searcher
 
-            notes = refresh_before_search(root, settings) if update else []
+            if not update:
+                notes = []
+            elif self.live is not None:  # a server's retry times hold for these too
+                notes = self.live.refresh(root, settings)
+            else:
+                notes = refresh_before_search(root, settings)
             searcher = Searcher.open(root, settings)
             found = searcher.search(query, k, focus=focus, disabled=disabled, scope=scope)
             result = found.with_notes_first(notes)
@@ -156,7 +161,12 @@ class Workspaces:
     def status(self, root: Path) -> WorkspaceStatus:
         from seek.status import workspace_status
 
-        return workspace_status(root, self.settings(root))
+        status = workspace_status(root, self.settings(root))
+        fault = self.live.fault(root) if self.live is not None else None
+        if fault is not None:  # a server's failed updates: why, and when it tries again
+            status.stale = str(fault.error)
+            status.update_fault = fault.to_json()
+        return status
 
     def index(self, root: Path, rebuild: bool = False) -> IndexReport:
         """One run at a time per workspace: a second caller gets :class:`IndexLockedError`
@@ -168,9 +178,16 @@ class Workspaces:
         if not lock.acquire(blocking=False):
             raise IndexLockedError("an index run of this workspace is in progress; try later")
         try:
-            return index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+            report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+        except IndexUnwritableError as exc:
+            if self.live is not None:
+                self.live.failed(root, exc)
+            raise
         finally:
             lock.release()
+        if self.live is not None:
+            self.live.succeeded(root)
+        return report
 
 
 def _one_shot(settings: Settings) -> Workspaces:

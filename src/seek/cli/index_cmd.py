@@ -167,6 +167,8 @@ def status_command(obj: Context, path: str | None, as_json: bool) -> None:
         lines.append(f"rebuild     needed: {status.rebuild_reason} (run `seek index`)")
     if status.interrupted:
         lines.append("repair      the last run was interrupted; `seek index` finishes it")
+    if status.stale:  # searches answer from the last complete index meanwhile
+        lines.append(f"stale       {status.stale}")
     skipped = (
         ", ".join(
             f"{reason.replace('_', ' ')} {count}"

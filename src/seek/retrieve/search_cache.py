@@ -22,7 +22,10 @@ manifest with no run open. A refreshed mtime does not change it; any change of r
 **Crash safety**: a cache is written into a temporary folder, every file synced, then renamed
 to ``search-<key>`` in one step, so a folder with that name is always complete; a crash leaves
 only a temporary folder, which nothing reads and the next write removes. A reader that finds
-no folder for the current key (or one it cannot read) loads the table instead. Only two
+no folder for the current key (or one it cannot read) loads the table instead. While a run
+that stopped before its end (killed, or its folder full or read-only: issue 31) leaves
+``runOpen`` set, readers use the newest complete cache (:func:`last_complete_key`): the last
+complete index, where the table may hold a half-updated file. Only two
 writers exist: the index run, under the writer lock, after its last commit; and a searcher
 that loaded the table, which writes only when the manifest did not change while it read (an
 index run saves the manifest, run open, before it touches a row).
@@ -75,6 +78,29 @@ def cache_key(manifest: Manifest) -> str | None:
 
 def cache_dir(index_dir: Path, key: str) -> Path:
     return index_dir / f"{PREFIX}{key}"
+
+
+def last_complete_key(index_dir: Path) -> str | None:
+    """The key of the newest complete cache in ``index_dir`` (None: none). A run that
+    stopped before its end (a write fault: issue 31) leaves ``runOpen`` set and no key for
+    its manifest; this cache is then the last complete index, as the last run that finished
+    wrote it."""
+    newest: tuple[int, str] | None = None
+    try:
+        entries = list(os.scandir(index_dir))
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.name.startswith(PREFIX):
+            continue
+        try:
+            meta = json.loads((Path(entry.path) / "meta.json").read_bytes())
+            found = (int(meta["written"]), str(meta["key"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if found[1] == entry.name[len(PREFIX) :] and (newest is None or found > newest):
+            newest = found
+    return newest[1] if newest else None
 
 
 def has_cache(index_dir: Path, manifest: Manifest) -> bool:

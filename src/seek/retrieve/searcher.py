@@ -37,7 +37,13 @@ from seek.retrieve.ranker import (
     ranked_pool,
 )
 from seek.retrieve.scope import EVERYTHING, Scope
-from seek.retrieve.search_cache import SearchData, cache_key, load_cache, write_cache
+from seek.retrieve.search_cache import (
+    SearchData,
+    cache_key,
+    last_complete_key,
+    load_cache,
+    write_cache,
+)
 from seek.retrieve.signals import SIGNALS
 from seek.retrieve.types import Hit, SearchResult
 from seek.retrieve.versions import demote_older
@@ -104,7 +110,12 @@ class Searcher:
         self._embedding = IndexEmbedder(settings, self.model_id, embedder)
         expected = 0 if manifest.run_open else sum(s.chunks for s in manifest.files.values())
         key = cache_key(manifest)
-        data = load_cache(self.index_dir, key)
+        if key is None and manifest.run_open and not store.is_locked():
+            # A run stopped (a full disk, a read-only folder: issue 31) with rows changed in
+            # place: the last complete index is the newest complete search cache.
+            data = load_cache(self.index_dir, last_complete_key(self.index_dir))
+        else:
+            data = load_cache(self.index_dir, key)
         self.from_cache = data is not None
         """Whether the rows came from the search cache (else from the table)."""
         try:

@@ -3,6 +3,7 @@ crashed writer never leaves a stale lock) plus a note saying who holds it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -25,6 +26,12 @@ must not fail for it. A real writer holds the lock far longer, so a second write
 refused, a quarter of a second later."""
 
 
+def _unwritable(exc: OSError, index_dir: Path) -> Exception:
+    from seek.store.faults import as_unwritable
+
+    return as_unwritable(exc, index_dir) or exc
+
+
 def describe_holder(index_dir: Path) -> str:
     try:
         info = json.loads((index_dir / HOLDER_NAME).read_text(encoding="utf-8"))
@@ -43,7 +50,33 @@ def is_locked(index_dir: Path) -> bool:
         probe.acquire(timeout=0)
     except filelock.Timeout:
         return True
+    except OSError:  # a read-only or full index folder: filelock opens the file to write
+        return _held_read_only(index_dir / LOCK_NAME)
     probe.release()
+    return False
+
+
+def _held_read_only(path: Path) -> bool:
+    """The same question without writing (issue 31: a search on a read-only index folder
+    died on the probe): a shared lock on a read-only descriptor conflicts with the writer's
+    exclusive one. Where that cannot be asked, no writer is assumed: none could have
+    created its lock here either."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing the descriptor releases a shared lock it took
     return False
 
 
@@ -58,21 +91,30 @@ class WriterLock:
         self._lock = filelock.FileLock(str(index_dir / LOCK_NAME))
 
     def __enter__(self) -> WriterLock:
-        self.index_dir.mkdir(parents=True, exist_ok=True)
         try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire(timeout=max(self.wait_s, PROBE_GRACE_S), poll_interval=0.01)
         except filelock.Timeout:
             raise IndexLockedError(
                 f"the index is being written by {describe_holder(self.index_dir)}; "
                 "wait for it to finish or stop it"
             ) from None
+        except OSError as exc:  # a read-only, full or forbidden folder: say so in one line
+            raise _unwritable(exc, self.index_dir) from exc
         holder = {
             "pid": os.getpid(),
             "command": self.command or " ".join(sys.argv[:2]),
             "host": socket.gethostname(),
             "since": time.time(),
         }
-        (self.index_dir / HOLDER_NAME).write_text(json.dumps(holder), encoding="utf-8")
+        path = self.index_dir / HOLDER_NAME
+        try:
+            path.write_text(json.dumps(holder), encoding="utf-8")
+        except OSError as exc:  # a full disk: no half-written note, no lock kept
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+            self._lock.release()
+            raise _unwritable(exc, self.index_dir) from exc
         return self
 
     def __exit__(
@@ -81,5 +123,8 @@ class WriterLock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        (self.index_dir / HOLDER_NAME).unlink(missing_ok=True)
+        try:
+            (self.index_dir / HOLDER_NAME).unlink(missing_ok=True)
+        except OSError:  # the note is a courtesy: the lock below is what must go
+            pass
         self._lock.release()

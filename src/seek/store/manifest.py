@@ -27,6 +27,7 @@ a full rebuild.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -168,8 +169,15 @@ def save_manifest(index_dir: Path, manifest: Manifest, name: str = MANIFEST_NAME
     index_dir.mkdir(parents=True, exist_ok=True)
     path = index_dir / name
     tmp = path.with_name(f"{name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(manifest.to_json(), fh, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            json.dump(manifest.to_json(), fh, separators=(",", ":"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk or a failed sync: the old manifest stays, and no half-written temporary
+        # file is left to take the space the next run needs.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
