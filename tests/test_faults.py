@@ -495,3 +495,31 @@ def test_http_answers_from_the_last_complete_index_and_never_5xx(indexed, monkey
         assert status["update_fault"]["failures"] >= 1
     assert answers_["index"].json()["error"]["message"].startswith("no space left on device")
     assert answers_["page search"].json()["notes"][0].startswith("The index is stale: ")
+
+
+def test_mcp_answers_from_the_last_complete_index_and_says_it_is_stale(indexed, monkeypatch):
+    """The MCP tools (their functions, in this process) with the index folder full: the
+    search answers with the stale note, status says why, no tool error."""
+    import anyio
+
+    from seek.mcp import build_server
+
+    root, settings, before, after, clean = indexed
+    index_dir = index_dir_for(root, settings)
+    monkeypatch.setattr(live, "FRESHNESS_S", 0.0)
+    tools = build_server(root, {"home": settings.home, "provider": "test-hash"})._tool_manager
+    search_tool, status_tool = tools.get_tool("search").fn, tools.get_tool("status").fn
+
+    async def calls() -> tuple[str, str, str]:
+        first = await search_tool(query=QUERIES[0])
+        edit(root)
+        monkeypatch.setattr(
+            ChunkTable, "replace_files",
+            lambda *a, **k: (_ for _ in ()).throw(lance_error(errno.ENOSPC, index_dir)),
+        )  # fmt: skip
+        return first, await search_tool(query=QUERIES[0]), await status_tool()
+
+    first, found, status = anyio.run(calls)
+    hits, _, note = found.rpartition("\nnote: ")
+    assert hits == first and note.startswith("The index is stale: it cannot be updated (no space")
+    assert "\nstale: no space left on device writing the index in " in status

@@ -6,7 +6,9 @@ notes and ``calibrated`` flag wherever it comes from. What lives here and nowher
 
 - **freshness**: a one-shot call (CLI, library) brings the index up to date first; a
   long-running server keeps its searchers in :class:`seek.live.LiveIndexes` and refreshes at
-  most once per ``FRESHNESS_S``;
+  most once per ``FRESHNESS_S``; when the index folder cannot be written (a full disk, a
+  read-only folder: issue 31), the answer comes from the last complete index with a note
+  that it is stale, and a server tries the update again later (:mod:`seek.live`);
 - **team merge**: with ``team_url`` set, the team server is asked in parallel and its hits
   follow the local ones (:mod:`seek.team`);
 - **one index run at a time** per workspace for servers (a second one gets
