@@ -259,10 +259,6 @@ def test_cli_never_calls_a_hostile_repositorys_servers_until_it_is_trusted(tmp_p
     assert files_hold_secret(home) == [] and files_hold_secret(config_dir) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 27 finding 9 (branch hostile): control codes in file contents are printed raw",
-)
 def test_cli_text_output_escapes_control_codes_in_contents(tmp_path):
     root = tmp_path / "cloned"
     env = {**os.environ, "SEEK_HOME": str(tmp_path / "home"),
