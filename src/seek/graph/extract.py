@@ -16,7 +16,7 @@ import tree_sitter
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
-from seek.graph.queries import tags_query
+from seek.graph.queries import locals_query, tags_query
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
 _EXTRA_NAME_KINDS = {
@@ -29,6 +29,7 @@ _EXTRA_NAME_KINDS = {
 _MEMBER_FIELDS = ("attribute", "property", "field", "name", "method")
 _OWNER_FIELDS = (
     "object",
+    "package",
     "operand",
     "value",
     "path",
@@ -38,6 +39,29 @@ _OWNER_FIELDS = (
     "table",
     "argument",
 )
+# Node kinds that hold `owner.member` (checked first: the field probes cost a third of the
+# reference pass when run on every identifier's parent).
+_MEMBER_NODES = {
+    "attribute",
+    "member_expression",
+    "selector_expression",
+    "field_expression",
+    "scoped_identifier",
+    "scoped_type_identifier",
+    "field_access",
+    "method_invocation",
+    "member_access_expression",
+    "call",
+    "member_call_expression",
+    "scoped_call_expression",
+    "nullsafe_member_call_expression",
+    "nullsafe_member_access_expression",
+    "dot_index_expression",
+    "method_index_expression",
+    "qualified_type",
+    "navigation_expression",
+    "scoped_property_access_expression",
+}
 # Member nodes that are themselves calls (Java `a.b()`, PHP `$a->b()`, Ruby `a.b`, Lua `a:b()`).
 _MEMBER_CALLS = {
     "method_invocation",
@@ -92,6 +116,7 @@ def extract(path: str, source: bytes, grammar: str | None = None) -> FileFacts |
     facts = FileFacts(path=path, grammar=grammar)
     def_nodes, name_starts, call_starts = _definitions(grammar, query, root)
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
+    kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
     for node, name_node, kind in def_nodes:
         while stack and stack[-1][0] <= node.start_byte:
@@ -114,8 +139,12 @@ def extract(path: str, source: bytes, grammar: str | None = None) -> FileFacts |
         facts.definitions.append(definition)
         stack.append((node.end_byte, definition.qualified, kind))
         spans.append((node.start_byte, node.end_byte, definition.qualified))
+        kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
-    facts.references = _references(path, grammar, root, name_starts, call_starts, spans, receivers)
+    bound = _locals(grammar, root, name_starts, spans, kinds)
+    facts.references = _references(
+        path, grammar, root, name_starts, call_starts, spans, receivers, bound
+    )
     facts.imports = read_imports(path, grammar, root)
     return facts
 
@@ -163,7 +192,34 @@ def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
     return out
 
 
-def _references(path, grammar, root, name_starts, call_starts, spans, receivers) -> list[Reference]:
+def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
+    """Function (qualified name) -> the names it binds itself."""
+    query = locals_query(grammar)
+    if query is None or not spans:
+        return {}
+    starts = [s[0] for s in spans]
+    out: dict[str, set[str]] = {}
+    for node in tree_sitter.QueryCursor(query).captures(root).get("local", []):
+        if node.start_byte in name_starts:
+            continue
+        owner = _enclosing(spans, starts, node.start_byte)
+        if owner is not None and kinds.get(owner) in ("function", "method"):
+            out.setdefault(owner, set()).add(node.text.decode("utf-8", "replace"))
+    return out
+
+
+def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> bool:
+    """Bound by the enclosing function or one it is nested in (a closure's free name)."""
+    while enclosing:
+        if name in bound.get(enclosing, ()):
+            return True
+        enclosing = enclosing.rpartition(".")[0]
+    return False
+
+
+def _references(
+    path, grammar, root, name_starts, call_starts, spans, receivers, bound
+) -> list[Reference]:
     query = _name_query(grammar)
     if query is None:
         return []
@@ -185,6 +241,9 @@ def _references(path, grammar, root, name_starts, call_starts, spans, receivers)
             for start, end, receiver in receivers:
                 if qualifier == receiver and start <= node.start_byte < end:
                     qualifier = "self"  # documented on Reference.qualifier
+        elif _is_literal_key(grammar, node):
+            # `T{field: v}`: a field of T, whatever local shares its name
+            member, qualifier = True, _literal_type(node)
         target = parent if member else node
         outer = target.parent if target is not None else None
         call = (
@@ -192,26 +251,49 @@ def _references(path, grammar, root, name_starts, call_starts, spans, receivers)
             or (member and parent.type in _MEMBER_CALLS)
             or (outer is not None and outer.child_by_field_name("function") == target)
         )
+        enclosing = _enclosing(spans, starts, node.start_byte)
         refs.append(
             Reference(
                 path=path,
                 name=name,
                 line=node.start_point.row + 1,
                 column=node.start_point.column,
-                enclosing=_enclosing(spans, starts, node.start_byte),
+                enclosing=enclosing,
                 call=call,
                 member=member,
                 qualifier=qualifier,
+                local=not member and _is_local(bound, enclosing, name),
             )
         )
     return refs
 
 
 def _is_member(parent: tree_sitter.Node, node: tree_sitter.Node) -> bool:
+    if parent.type not in _MEMBER_NODES:
+        return False
     for field in _MEMBER_FIELDS:
         if parent.child_by_field_name(field) == node:
             return any(parent.child_by_field_name(f) is not None for f in _OWNER_FIELDS)
     return False
+
+
+def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
+    if grammar != "go" or node.parent is None or node.parent.type != "literal_element":
+        return False
+    keyed = node.parent.parent
+    return (
+        keyed is not None
+        and keyed.type == "keyed_element"
+        and keyed.named_children[0] == node.parent
+    )
+
+
+def _literal_type(node: tree_sitter.Node) -> str | None:
+    literal = node.parent.parent.parent  # literal_element < keyed_element < literal_value
+    composite = literal.parent if literal is not None else None
+    if composite is None or composite.type != "composite_literal":
+        return None
+    return _first_of(composite.child_by_field_name("type"), "type_identifier")
 
 
 def _owner_name(parent: tree_sitter.Node) -> str | None:

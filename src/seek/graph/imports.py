@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import cache, partial
 
 import tree_sitter
 
+from seek.chunk.languages import load_language
 from seek.graph.model import Import
 
 _JS = {"javascript", "typescript", "tsx"}
@@ -71,31 +73,36 @@ def _python(path, root):
         yield Import(path, line, _text(module), tuple(names))
 
 
-def _js(path, root):
-    for node in _walk(root, {"import_statement", "export_statement", "call_expression"}):
+_JS_IMPORTS = """
+(import_statement source: (string) @source) @stmt
+(export_statement source: (string) @source) @stmt
+((call_expression function: (identifier) @fn arguments: (arguments . (string) @source)) @stmt
+ (#eq? @fn "require"))
+"""
+
+
+@cache
+def _js_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(load_language(grammar), _JS_IMPORTS)
+
+
+def _js(path, root, grammar="javascript"):
+    """ES imports and re-exports, and `require("...")` calls, found by one query (a walk in
+    Python cost a third of a large TypeScript tree's extraction)."""
+    query = _js_query(grammar)
+    for _, captures in tree_sitter.QueryCursor(query).matches(root):
+        node, source = captures["stmt"][0], captures["source"][0]
         line = node.start_point.row + 1
+        target = _unquote(_text(source))
         if node.type == "call_expression":
-            func = node.child_by_field_name("function")
-            args = node.child_by_field_name("arguments")
-            if _text(func) != "require" or args is None or not args.named_children:
-                for child in node.named_children:  # a require nested in the arguments
-                    yield from _js(path, child)
-                continue
-            target = _unquote(_text(args.named_children[0]))
             names, alias = _declared(node.parent)
             yield Import(path, line, target, names, alias)
-            continue
-        source = node.child_by_field_name("source")
-        if source is None:
-            if node.type == "export_statement":
-                for child in node.named_children:
-                    yield from _js(path, child)
             continue
         names, alias = [], None
         for clause in node.named_children:
             if clause.type not in ("import_clause", "export_clause"):
                 continue
-            for item in clause.named_children:
+            for item in [clause] if clause.type == "export_clause" else clause.named_children:
                 if item.type == "identifier":
                     names.append(_text(item))
                 elif item.type == "namespace_import":
@@ -103,9 +110,7 @@ def _js(path, root):
                 elif item.type in ("named_imports", "export_clause"):
                     for spec in item.named_children:
                         names.append(_text(spec.child_by_field_name("name")))
-                elif item.type == "export_specifier":
-                    names.append(_text(item.child_by_field_name("name")))
-        yield Import(path, line, _unquote(_text(source)), tuple(n for n in names if n), alias)
+        yield Import(path, line, target, tuple(n for n in names if n), alias)
 
 
 def _declared(node: tree_sitter.Node | None) -> tuple[tuple[str, ...], str | None]:
@@ -128,7 +133,9 @@ def _go(path, root):
     for spec in _walk(root, {"import_spec"}, depth=4):
         alias = spec.child_by_field_name("name")
         target = _unquote(_text(spec.child_by_field_name("path")))
-        default = target.rsplit("/", 1)[-1]
+        parts = target.split("/")
+        # a major-version suffix is not the package name: example.com/chi/v5 is `chi`
+        default = parts[-2] if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]) else parts[-1]
         yield Import(path, spec.start_point.row + 1, target, (), _text(alias) or default)
 
 
@@ -197,8 +204,8 @@ def _ruby(path, root):
 _READERS = {
     "python": _python,
     "javascript": _js,
-    "typescript": _js,
-    "tsx": _js,
+    "typescript": partial(_js, grammar="typescript"),
+    "tsx": partial(_js, grammar="tsx"),
     "go": _go,
     "rust": _rust,
     "java": _dotted({"import_declaration"}),
@@ -281,7 +288,8 @@ class Resolver:
         return []
 
     def _go(self, imp: Import) -> list[str]:
-        for folder, module in self.go_modules.items():
+        # the longest module path that prefixes the import: a nested go.mod wins
+        for folder, module in sorted(self.go_modules.items(), key=lambda m: -len(m[1])):
             if imp.target == module or imp.target.startswith(module + "/"):
                 rest = imp.target[len(module) :].strip("/")
                 package = posixpath.join(folder, rest).strip("/") if folder else rest

@@ -90,6 +90,13 @@ class CodeGraph:
                 elif ref.qualifier in self.unresolved_names(ref.path):
                     return []  # a member of a module from outside the workspace
             members = [d for d in named if d.container is not None]
+            if ref.name.startswith("__") and ref.qualifier not in ("self", "cls"):
+                return []  # `super().__init__`, `x.__eq__`: the protocol, not one class's method
+            if ref.qualifier:
+                # `Type.member`, `Type::new`, `Type{field: v}`: the members of that type
+                typed = [d for d in members if d.container == ref.qualifier]
+                if typed:
+                    return typed
             if ref.qualifier in ("self", "this", "cls", "Self") and ref.enclosing:
                 owner = ref.enclosing.rpartition(".")[0]
                 own = [d for d in members if d.container == owner] if owner else []
@@ -97,6 +104,10 @@ class CodeGraph:
                 if own:
                     return own
             return members if members or strict else named
+        if ref.local:
+            return []
+        if strict:  # a bare name there is never a method or field (those need `x.`)
+            named = [d for d in named if d.kind not in ("method", "field")]
         own = [d for d in named if d.path == ref.path]
         if own:
             return own
@@ -167,10 +178,12 @@ class CodeGraph:
         if from_path is not None:
             bound = set(self.candidates(Reference(from_path, last, 0, 0, None)))
         inbound = self.inbound()
+        near = self._nearness(from_path) if from_path is not None else (lambda d: 0)
         return sorted(
             found,
             key=lambda d: (
                 d not in bound,
+                near(d),
                 -_KIND_WEIGHT.get(d.kind, 1),
                 bool(_TEST_PATH.search(d.path)),
                 -inbound.get(d, 0),
@@ -196,9 +209,11 @@ class CodeGraph:
             found = self.candidates(ref)
             if found:
                 inbound = self.inbound()
+                near = self._nearness(path)
                 return min(
                     found,
                     key=lambda d: (
+                        near(d),
                         -_KIND_WEIGHT.get(d.kind, 1),
                         -inbound.get(d, 0),
                         len(d.path),
@@ -206,6 +221,21 @@ class CodeGraph:
                     ),
                 )
         return None
+
+    def _nearness(self, path: str):
+        """0 for the same file, 1 its folder (a Go package), 2 a file it imports, else 3."""
+        folder = posixpath.dirname(path)
+        facts = self.files.get(path)
+        imported = {f for i in facts.imports for f in i.files} if facts else set()
+
+        def near(d: Definition) -> int:
+            if d.path == path:
+                return 0
+            if posixpath.dirname(d.path) == folder:
+                return 1
+            return 2 if d.path in imported else 3
+
+        return near
 
     def enclosing(self, path: str, line: int) -> Definition | None:
         """The innermost definition whose span holds ``line``."""

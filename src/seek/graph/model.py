@@ -44,6 +44,7 @@ class Reference:
     # the identifier before that `.`, e.g. `os` in `os.path`; a Go method's receiver is
     # written `self`, so that `r.field` inside `func (r *T)` reads as a member of T
     qualifier: str | None = None
+    local: bool = False  # a bare name its enclosing function binds (parameter, assignment)
 
 
 @dataclass(frozen=True, slots=True)

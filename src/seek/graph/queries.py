@@ -89,6 +89,75 @@ SUPPLEMENTS: dict[str, str] = {
 }
 
 
+# Names a function binds for itself (parameters, local assignments, loop variables): a bare
+# use of one inside that function is a local, not a use of a definition elsewhere.
+LOCAL_BINDERS: dict[str, str] = {
+    "python": """
+(parameters (identifier) @local)
+(default_parameter name: (identifier) @local)
+(typed_parameter (identifier) @local)
+(typed_default_parameter name: (identifier) @local)
+(list_splat_pattern (identifier) @local)
+(dictionary_splat_pattern (identifier) @local)
+(lambda_parameters (identifier) @local)
+(assignment left: (identifier) @local)
+(augmented_assignment left: (identifier) @local)
+(pattern_list (identifier) @local)
+(tuple_pattern (identifier) @local)
+(for_statement left: (identifier) @local)
+(for_in_clause left: (identifier) @local)
+(as_pattern_target (identifier) @local)
+(as_pattern alias: (as_pattern_target) @local)
+(named_expression name: (identifier) @local)
+""",
+    "go": """
+(parameter_declaration name: (identifier) @local)
+(variadic_parameter_declaration name: (identifier) @local)
+(short_var_declaration left: (expression_list (identifier) @local))
+(var_spec name: (identifier) @local)
+(const_spec name: (identifier) @local)
+(range_clause left: (expression_list (identifier) @local))
+""",
+    "javascript": """
+(formal_parameters (identifier) @local)
+(arrow_function parameter: (identifier) @local)
+(variable_declarator name: (identifier) @local)
+(assignment_pattern left: (identifier) @local)
+(shorthand_property_identifier_pattern) @local
+(array_pattern (identifier) @local)
+(catch_clause parameter: (identifier) @local)
+""",
+    "typescript": """
+(required_parameter pattern: (identifier) @local)
+(optional_parameter pattern: (identifier) @local)
+(arrow_function parameter: (identifier) @local)
+(variable_declarator name: (identifier) @local)
+(assignment_pattern left: (identifier) @local)
+(shorthand_property_identifier_pattern) @local
+(array_pattern (identifier) @local)
+(catch_clause parameter: (identifier) @local)
+""",
+    "rust": """
+(parameter pattern: (identifier) @local)
+(let_declaration pattern: (identifier) @local)
+(closure_parameters (identifier) @local)
+(tuple_pattern (identifier) @local)
+(for_expression pattern: (identifier) @local)
+""",
+}
+LOCAL_BINDERS["tsx"] = LOCAL_BINDERS["typescript"]
+
+
+@cache
+def locals_query(grammar: str) -> tree_sitter.Query | None:
+    """The binder query of a grammar, from the patterns that compile against it."""
+    language = load_language(grammar)
+    if language is None or grammar not in LOCAL_BINDERS:
+        return None
+    parts = [p for p in _split_patterns(LOCAL_BINDERS[grammar]) if _compiles(language, p)]
+    return tree_sitter.Query(language, "\n".join(parts)) if parts else None
+
+
 def _tags_file(grammar: str) -> Path | None:
     """The grammar package's tags.scm, if it ships one (some wheels put queries beside the
     module in a folder spelt with a hyphen, e.g. tree_sitter_c-sharp)."""
