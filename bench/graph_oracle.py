@@ -198,12 +198,16 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
         for site in entry["defs"]:
             by_def.setdefault(site, symbol)
     matched = []
+    def_lines: dict[str, set[tuple[str, int]]] = defaultdict(set)  # name -> its definition lines
     for facts in graph.files.values():
         for d in facts.definitions:
-            for line in range(d.line, d.end_line + 1):
+            # the name sits on the node's first lines (after decorators or a doc comment the
+            # node may start earlier); the oracle's symbol must carry the same name
+            for line in range(d.line, min(d.line + 3, d.end_line + 1)):
                 symbol = by_def.get((d.path, line, d.column))
-                if symbol is not None:
+                if symbol is not None and d.name in symbol:
                     matched.append((d, symbol, line))
+                    def_lines[d.name].add((d.path, line))
                     break
     total_defs = sum(len(f.definitions) for f in graph.files.values())
     rng = random.Random(seed)
@@ -212,7 +216,9 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
     t = defaultdict(float)
     for d, symbol, name_line in chosen:
         entry = oracle[symbol]
-        decl = {(p, ln) for p, ln, _ in entry["defs"]} | {(d.path, name_line)}
+        # declarations are not uses: the symbol's own, and other definitions of the name
+        # (a Python @overload stub, which the oracle lists as a reference)
+        decl = {(p, ln) for p, ln, _ in entry["defs"]} | {(d.path, name_line)} | def_lines[d.name]
         truth = {(p, ln) for p, ln, _ in entry["refs"]} - decl
         ours = {(r.path, r.line) for r in graph.uses(d)} - decl
         grep, grep_chars = grep_lines(folder, d.name)
@@ -228,6 +234,7 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
             len(p) + len(str(ln)) + 3 + len(lines_text.get(p, [b""] * (ln + 1))[ln - 1])
             for p, ln in ours
         )
+
         # any definition site of the oracle's symbol is right (TS overloads, Go's
         # declaration merged across a package checked alone and with its tests)
         def same(found, sites=entry["defs"]):

@@ -199,12 +199,16 @@ def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
         return {}
     starts = [s[0] for s in spans]
     out: dict[str, set[str]] = {}
-    for node in tree_sitter.QueryCursor(query).captures(root).get("local", []):
+    captures = tree_sitter.QueryCursor(query).captures(root)
+    for node in captures.get("local", []):
         if node.start_byte in name_starts:
             continue
         owner = _enclosing(spans, starts, node.start_byte)
         if owner is not None and kinds.get(owner) in ("function", "method"):
             out.setdefault(owner, set()).add(node.text.decode("utf-8", "replace"))
+    for node in captures.get("global", []):  # Python `global x`: assignments reach the module
+        owner = _enclosing(spans, starts, node.start_byte)
+        out.get(owner, set()).discard(node.text.decode("utf-8", "replace"))
     return out
 
 

@@ -66,11 +66,14 @@ def _python(path, root):
                 continue
             if child.type == "wildcard_import":
                 names.append("*")
-            elif child.type == "aliased_import":
-                names.append(_text(child.child_by_field_name("name")))
+            elif child.type == "aliased_import":  # `from . import typing as ft`: its own row
+                original = _text(child.child_by_field_name("name"))
+                alias = _text(child.child_by_field_name("alias"))
+                yield Import(path, line, _text(module), (original,), alias)
             elif child.type == "dotted_name":
                 names.append(_text(child))
-        yield Import(path, line, _text(module), tuple(names))
+        if names:
+            yield Import(path, line, _text(module), tuple(names))
 
 
 _JS_IMPORTS = """

@@ -103,7 +103,12 @@ class CodeGraph:
                 own = own or [d for d in members if d.path == ref.path]
                 if own:
                     return own
-            return members if members or strict else named
+            pool = members if members or strict else named
+            if len(pool) > 1:  # the nearest only: same file, package, imports
+                near = self._nearness(ref.path)
+                best = min(near(d) for d in pool)
+                pool = [d for d in pool if near(d) == best]
+            return pool
         if ref.local:
             return []
         if strict:  # a bare name there is never a method or field (those need `x.`)
@@ -153,8 +158,13 @@ class CodeGraph:
         if path not in self._aliases:
             found: dict[str, tuple[str, ...]] = {}
             for imp in self.files[path].imports if path in self.files else ():
-                if imp.alias and imp.files:
+                if imp.alias and imp.files and not imp.names:
                     found[imp.alias] = imp.files
+                elif imp.alias and imp.files:  # `from pkg import mod as m`, if mod is a module
+                    modules = tuple(f for f in imp.files if _module_name(f) == imp.names[0])
+                    if modules:
+                        found[imp.alias] = modules
+                    continue
                 for name in imp.names:
                     modules = tuple(f for f in imp.files if _module_name(f) == name)
                     if modules:

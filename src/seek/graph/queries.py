@@ -109,6 +109,8 @@ LOCAL_BINDERS: dict[str, str] = {
 (as_pattern_target (identifier) @local)
 (as_pattern alias: (as_pattern_target) @local)
 (named_expression name: (identifier) @local)
+(global_statement (identifier) @global)
+(nonlocal_statement (identifier) @global)
 """,
     "go": """
 (parameter_declaration name: (identifier) @local)
