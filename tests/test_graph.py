@@ -270,3 +270,57 @@ def test_map_stays_within_budget_and_leans_to_the_question(py_graph):
     assert "pkg/cache.py:" in py_graph.map(budget=200)
     leaning = py_graph.map("how does the app run", budget=12)
     assert "App" in leaning or "run" in leaning
+
+
+SHADOW = {
+    "lib/cache.py": b"def make():\n    return 1\n\n\ncounter = 0\n\n\ndef bump():\n"
+    b"    global counter\n    counter = counter + 1\n",
+    "lib/use.py": b"from lib.cache import make\nfrom lib import cache as c\n\n\n"
+    b"def direct():\n    return make()\n\n\ndef shadowed(make):\n    return make()\n\n\n"
+    b"def through_alias():\n    return c.make()\n",
+}
+
+
+def test_a_parameter_shadows_an_import_and_a_module_alias_binds():
+    graph = build_graph(SHADOW)
+    make = graph.defs("make")[0]
+    enclosing = {g.enclosing for g in graph.refs(make) if g.path == "lib/use.py"}
+    # `shadowed(make)` calls its parameter; `c.make()` goes through `from lib import cache as c`
+    assert enclosing == {None, "direct", "through_alias"}
+
+
+def test_a_global_statement_makes_assignments_uses_of_the_module_name():
+    graph = build_graph(SHADOW)
+    counter = graph.defs("counter")[0]
+    assert [u.line for g in graph.refs(counter) for u in g.uses] == [9, 10, 10]
+
+
+MEMBERS = {
+    "a/cache.py": b"class Cache:\n    def get(self):\n        return 1\n",
+    "b/store.py": b"class Store:\n    def get(self):\n        return 2\n",
+    "a/app.py": b"from a.cache import Cache\n\n\ndef run(x):\n    return x.get()\n",
+}
+
+
+def test_an_ambiguous_member_use_binds_to_the_nearest_definitions():
+    graph = build_graph(MEMBERS)
+    store_get = graph.defs("Store.get")[0]
+    cache_get = graph.defs("Cache.get")[0]
+    assert graph.definition_at("a/app.py", 5) == cache_get  # a/app.py imports a/cache.py
+    assert graph.refs(store_get) == []
+
+
+GO_LITERAL = {
+    "go.mod": b"module example.com/x\n",
+    "x.go": b"package x\n\ntype Box struct {\n\tsize int\n}\n\n"
+    b"func NewBox(size int) *Box {\n\treturn &Box{size: size}\n}\n",
+}
+
+
+def test_a_go_composite_literal_key_is_the_field_not_the_local():
+    graph = build_graph(GO_LITERAL)
+    size = graph.defs("size")[0]
+    assert (size.container, [(u.line, u.column) for g in graph.refs(size) for u in g.uses]) == (
+        "Box",
+        [(8, 13)],
+    )
