@@ -365,7 +365,14 @@ class CodeGraph:
 
     def map(self, question: str = "", budget: int = 1024, seeds: tuple[str, ...] = ()) -> str:
         """The most central definitions as signatures within ``budget`` tokens."""
-        return render_map(self.ranked(question, seeds), budget)
+        # fields and tests are central by use but say little about the API: they are left
+        # out, so the budget goes to functions, types and their methods
+        ranked = [
+            (score, d)
+            for score, d in self.ranked(question, seeds)
+            if d.kind != "field" and not _TEST_PATH.search(d.path)
+        ]
+        return render_map(ranked, budget)
 
 
 def _module_name(path: str) -> str:
