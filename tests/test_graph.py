@@ -324,3 +324,22 @@ def test_a_go_composite_literal_key_is_the_field_not_the_local():
         "Box",
         [(8, 13)],
     )
+
+
+REEXPORT = {
+    "src/core/schema.ts": b"export class ZType { parse() { return 1 } }\n",
+    "src/core/index.ts": b'export * from "./schema.js"\n',
+    "src/api.ts": b'import * as core from "./core/index.js"\n'
+    b'import { ZType } from "./core/index.js"\n'
+    b"export const a = new core.ZType()\nexport const b = new ZType()\n",
+}
+
+
+def test_typescript_star_reexports_pass_names_and_namespace_members_through():
+    graph = build_graph(REEXPORT)
+    ztype = graph.defs("ZType")[0]
+    assert [u.line for g in graph.refs(ztype) if g.path == "src/api.ts" for u in g.uses] == [
+        2,
+        3,
+        4,
+    ]

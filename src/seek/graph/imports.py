@@ -113,6 +113,8 @@ def _js(path, root, grammar="javascript"):
                 elif item.type in ("named_imports", "export_clause"):
                     for spec in item.named_children:
                         names.append(_text(spec.child_by_field_name("name")))
+        if node.type == "export_statement" and not names and alias is None:
+            names = ["*"]  # `export * from "./x"`: everything x exports passes through
         yield Import(path, line, target, tuple(n for n in names if n), alias)
 
 

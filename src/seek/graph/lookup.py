@@ -85,6 +85,10 @@ class CodeGraph:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
                 if module_files:
                     hit = [d for d in named if d.path in module_files and d.container is None]
+                    for module in module_files if not hit else ():
+                        hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
+                        if hit:
+                            break
                     if hit:
                         return hit
                 elif ref.qualifier in self.unresolved_names(ref.path):
