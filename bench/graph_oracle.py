@@ -1,0 +1,327 @@
+"""The code graph against precise oracles (issue 28, deliver 3).
+
+    .venv/bin/python -m bench.graph_oracle BENCH_DIR [--repos flask,chi,...] [--sample 200]
+        [--seed 0] [--oracle-bin DIR] [--out bench/results/graph_oracle.json]
+
+For each repository (folder BENCH_DIR/<name>/<benchmark_root>, as bench.index_speed), the
+graph is built with `seek.graph.build_graph` and an oracle indexes the same folder:
+
+* Python: scip-python (npm `@sourcegraph/scip-python`, pyright inside);
+* JavaScript / TypeScript: scip-typescript (npm `@sourcegraph/scip-typescript`,
+  `--infer-tsconfig`);
+* Go: bench/graph_oracle_go, go/types over the module (the checker gopls is built on;
+  Debian's gopls 0.5 ran here but took 8-70 s per query, see bench/README.md).
+
+`--oracle-bin` is the folder holding `scip-python`, `scip-typescript` (an npm
+`node_modules/.bin`) and `graph_oracle_go` (built with `go build` in bench/graph_oracle_go).
+
+Sampling: definitions of the graph that the oracle also has as a definition at the same
+name position (others are skipped: the oracle cannot resolve them), drawn with a fixed
+seed, at most --sample per repository.  For each one, at line granularity and leaving out
+declaration lines:
+
+* references: the graph's uses of the definition (`CodeGraph.uses`) against the oracle's
+  references; `grep -rnw NAME` over the folder likewise, with its characters of output;
+* definition lookup: at up to 5 of the oracle's reference sites, whether the graph's top
+  definition for that use (`definition_at`) is the sampled one; and whether `defs(NAME)`
+  (no context, what `seek def NAME` answers) ranks it first.
+
+Micro averages (summed over all sampled definitions) are the headline; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.data import REPO_ROOT, REPOS_JSON
+from seek.chunk.languages import grammar_for_path
+from seek.graph import build_graph
+
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_oracle.json"
+DEFAULT_REPOS = "flask,requests,express,redux,zod,chi,cobra,gin"
+SKIP_DIRS = {".git", "node_modules", "vendor", "testdata", "__pycache__"}
+SITES_PER_DEF = 5
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def workspace_files(folder: Path) -> list[tuple[str, bytes]]:
+    """The files seek's graph reads: those with a grammar, and go.mod."""
+    out = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]) or not path.is_file():
+            continue
+        if grammar_for_path(rel) or path.name == "go.mod":
+            out.append((rel, path.read_bytes()))
+    return out
+
+
+# -- SCIP, read without generated code: a protobuf walk over the few fields we need --------
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        byte = data[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, i
+        shift += 7
+
+
+def _fields(data: bytes):
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(data, i)
+        elif wire == 2:
+            size, i = _varint(data, i)
+            value, i = data[i : i + size], i + size
+        elif wire == 1:
+            value, i = data[i : i + 8], i + 8
+        elif wire == 5:
+            value, i = data[i : i + 4], i + 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        yield number, wire, value
+
+
+def read_scip(path: Path) -> dict[str, dict]:
+    """symbol -> {"defs": {(path, line1, col0)}, "refs": {(path, line1, col0)}} for the
+    non-local symbols of a SCIP index (Index.documents: Document.relative_path = 1,
+    occurrences = 2; Occurrence.range = 1, symbol = 2, symbol_roles = 3, Definition = 1)."""
+    symbols: dict[str, dict] = defaultdict(lambda: {"defs": set(), "refs": set()})
+    for number, _, document in _fields(path.read_bytes()):
+        if number != 2:
+            continue
+        rel, occurrences = "", []
+        for field, _, value in _fields(document):
+            if field == 1:
+                rel = value.decode()
+            elif field == 2:
+                occurrences.append(value)
+        for occurrence in occurrences:
+            span, symbol, roles = [], "", 0
+            for field, wire, value in _fields(occurrence):
+                if field == 1 and wire == 2:
+                    j = 0
+                    while j < len(value):
+                        v, j = _varint(value, j)
+                        span.append(v)
+                elif field == 1:
+                    span.append(value)
+                elif field == 2:
+                    symbol = value.decode()
+                elif field == 3:
+                    roles = value
+            if not symbol or symbol.startswith("local ") or len(span) < 2:
+                continue
+            site = (rel, span[0] + 1, span[1])
+            symbols[symbol]["defs" if roles & 1 else "refs"].add(site)
+    return symbols
+
+
+def scip_oracle(tool: Path, folder: Path, language: str, out: Path) -> dict[str, dict]:
+    if language == "python":
+        cmd = [
+            str(tool / "scip-python"),
+            "index",
+            ".",
+            "--project-name",
+            folder.name,
+            "--project-version",
+            "0",
+            "--output",
+            str(out),
+        ]
+    else:
+        cmd = [str(tool / "scip-typescript"), "index", "--infer-tsconfig", "--output", str(out)]
+    run = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=1800)
+    if run.returncode != 0 or not out.is_file():
+        raise RuntimeError(f"{cmd[0]} failed: {run.stdout[-400:]} {run.stderr[-400:]}")
+    return read_scip(out)
+
+
+def go_oracle(tool: Path, folder: Path) -> dict[str, dict]:
+    run = subprocess.run(
+        [str(tool / "graph_oracle_go"), str(folder)], capture_output=True, text=True, timeout=1800
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"graph_oracle_go failed: {run.stderr[-400:]}")
+    symbols = {}
+    for n, line in enumerate(run.stdout.splitlines()):
+        row = json.loads(line)
+        d = row["def"]
+        symbols[f"{n}:{row['name']}"] = {
+            # go/token columns are 1-based bytes; tree-sitter's are 0-based bytes
+            "defs": {(d["path"], d["line"], d["col"] - 1)},
+            "refs": {(u["path"], u["line"], u["col"] - 1) for u in row["uses"] or ()},
+        }
+    return symbols
+
+
+# -- scoring --------------------------------------------------------------------------------
+
+
+def grep_lines(folder: Path, name: str) -> tuple[set[tuple[str, int]], int]:
+    run = subprocess.run(["grep", "-rnw", "--", name, "."], cwd=folder, capture_output=True)
+    hits = set()
+    for raw in run.stdout.decode("utf-8", "replace").splitlines():
+        path, _, rest = raw.partition(":")
+        line, _, _ = rest.partition(":")
+        if line.isdigit():
+            hits.add((path.removeprefix("./"), int(line)))
+    return hits, len(run.stdout)
+
+
+def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int, seed: int):
+    started = time.perf_counter()
+    graph = build_graph(workspace_files(folder))
+    build_s = time.perf_counter() - started
+    by_def: dict[tuple[str, int, int], str] = {}
+    for symbol, entry in oracle.items():
+        for site in entry["defs"]:
+            by_def.setdefault(site, symbol)
+    matched = []
+    def_lines: dict[str, set[tuple[str, int]]] = defaultdict(set)  # name -> its definition lines
+    for facts in graph.files.values():
+        for d in facts.definitions:
+            # the name sits on the node's first lines (after decorators or a doc comment the
+            # node may start earlier); the oracle's symbol must carry the same name
+            for line in range(d.line, min(d.line + 3, d.end_line + 1)):
+                symbol = by_def.get((d.path, line, d.column))
+                if symbol is not None and d.name in symbol:
+                    matched.append((d, symbol, line))
+                    def_lines[d.name].add((d.path, line))
+                    break
+    total_defs = sum(len(f.definitions) for f in graph.files.values())
+    rng = random.Random(seed)
+    chosen = rng.sample(matched, min(sample, len(matched)))
+    lines_text = {path: data.split(b"\n") for path, data in workspace_files(folder)}
+    t = defaultdict(float)
+    for d, symbol, name_line in chosen:
+        entry = oracle[symbol]
+        # declarations are not uses: the symbol's own, and other definitions of the name
+        # (a Python @overload stub, which the oracle lists as a reference)
+        decl = {(p, ln) for p, ln, _ in entry["defs"]} | {(d.path, name_line)} | def_lines[d.name]
+        truth = {(p, ln) for p, ln, _ in entry["refs"]} - decl
+        ours = {(r.path, r.line) for r in graph.uses(d)} - decl
+        grep, grep_chars = grep_lines(folder, d.name)
+        grep -= decl
+        t["defs"] += 1
+        t["truth"] += len(truth)
+        t["ours"] += len(ours)
+        t["ours_tp"] += len(ours & truth)
+        t["grep"] += len(grep)
+        t["grep_tp"] += len(grep & truth)
+        t["grep_chars"] += grep_chars
+        t["ours_chars"] += sum(
+            len(p) + len(str(ln)) + 3 + len(lines_text.get(p, [b""] * (ln + 1))[ln - 1])
+            for p, ln in ours
+        )
+
+        # any definition site of the oracle's symbol is right (TS overloads, Go's
+        # declaration merged across a package checked alone and with its tests)
+        def same(found, sites=entry["defs"]):
+            return found is not None and any(
+                (found.path, line, found.column) in sites
+                for line in range(found.line, found.end_line + 1)
+            )
+
+        top = graph.defs(d.name)
+        t["name_top1"] += bool(top) and same(top[0])
+        uses = sorted(entry["refs"])
+        for path, line, col in rng.sample(uses, min(SITES_PER_DEF, len(uses))):
+            t["sites"] += 1
+            t["site_top1"] += same(graph.definition_at(path, line, col))
+            found = graph.defs(d.name, from_path=path)
+            t["site_name_top1"] += bool(found) and same(found[0])
+    div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
+    return {
+        "repo": name,
+        "language": language,
+        "files": len(graph.files),
+        "definitions": total_defs,
+        "oracle_matched_definitions": len(matched),
+        "sampled": int(t["defs"]),
+        "graph_build_s": round(build_s, 2),
+        "refs_precision": div(t["ours_tp"], t["ours"]),
+        "refs_recall": div(t["ours_tp"], t["truth"]),
+        "grep_precision": div(t["grep_tp"], t["grep"]),
+        "grep_recall": div(t["grep_tp"], t["truth"]),
+        "refs_chars": int(t["ours_chars"]),
+        "grep_chars": int(t["grep_chars"]),
+        "use_sites": int(t["sites"]),
+        "def_top1_at_use": div(t["site_top1"], t["sites"]),
+        "def_top1_name_from_file": div(t["site_name_top1"], t["sites"]),
+        "def_top1_name": div(t["name_top1"], t["defs"]),
+        "counts": {k: int(v) for k, v in t.items()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench_dir", type=Path)
+    parser.add_argument("--repos", default=DEFAULT_REPOS)
+    parser.add_argument("--sample", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--oracle-bin", type=Path, default=Path.home() / "oracle" / "bin")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    specs = {r["name"]: r for r in json.loads(REPOS_JSON.read_text())}
+    results, failures = [], {}
+    for name in args.repos.split(","):
+        spec = specs[name]
+        folder = args.bench_dir / name / (spec.get("benchmark_root") or "")
+        if not folder.is_dir():
+            _log(f"{name}: no checkout at {folder}; skipped")
+            continue
+        language = spec["language"]
+        started = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                if language == "go":
+                    oracle = go_oracle(args.oracle_bin, args.bench_dir / name)
+                    folder = args.bench_dir / name  # the module root: go.mod is there
+                else:
+                    oracle = scip_oracle(args.oracle_bin, folder, language, Path(tmp) / "i.scip")
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
+            failures[name] = str(exc)[:600]
+            _log(f"{name}: oracle failed: {exc}")
+            continue
+        oracle_s = time.perf_counter() - started
+        row = score_repo(name, language, folder, oracle, args.sample, args.seed)
+        row["oracle_s"] = round(oracle_s, 1)
+        _log(json.dumps({k: v for k, v in row.items() if k != "counts"}))
+        results.append(row)
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python -m bench.graph_oracle "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "sample": args.sample,
+        "seed": args.seed,
+        "repos": results,
+        "oracle_failures": failures,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+module graphoracle
+
+go 1.19

@@ -1,0 +1,54 @@
+"""seek's code graph: definitions, references and imports from tree-sitter, and the lookups
+over them (issue 28; seek.md §2 `seek def/refs/callers/callees/outline/map`).
+
+A pure library: `build_graph(files)` takes (workspace-relative path, bytes) pairs and
+returns a `CodeGraph`; nothing here reads the disk, the index or the network.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+
+from seek.graph.extract import extract
+from seek.graph.imports import Resolver
+from seek.graph.lookup import CodeGraph, UseGroup
+from seek.graph.model import Definition, FileFacts, Import, Reference
+
+__all__ = [
+    "CodeGraph",
+    "Definition",
+    "FileFacts",
+    "Import",
+    "Reference",
+    "UseGroup",
+    "build_graph",
+    "extract",
+]
+
+_GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
+
+
+def build_graph(files: Iterable[tuple[str, bytes]] | Mapping[str, bytes]) -> CodeGraph:
+    """The graph of a workspace's files.  Files without a grammar are skipped, except
+    go.mod, whose module path lets Go imports resolve to package folders."""
+    items = files.items() if isinstance(files, Mapping) else files
+    facts: dict[str, FileFacts] = {}
+    go_modules: dict[str, str] = {}
+    for path, data in items:
+        if posixpath.basename(path) == "go.mod":
+            match = _GO_MODULE.search(data)
+            if match:
+                go_modules[posixpath.dirname(path)] = match.group(1).decode("utf-8", "replace")
+            continue
+        found = extract(path, data)
+        if found is not None:
+            facts[path] = found
+    resolver = Resolver(list(facts), go_modules)
+    for found in facts.values():
+        found.imports = [
+            Import(i.path, i.line, i.target, i.names, i.alias, resolver.resolve(found.grammar, i))
+            for i in found.imports
+        ]
+    return CodeGraph(facts)

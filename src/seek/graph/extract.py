@@ -1,0 +1,393 @@
+"""One file's definitions and references from its syntax tree (issue 28, deliver 1).
+
+Definitions come from the tags query (queries.py); references are every identifier-like
+leaf that is not a definition's own name, found with one query per grammar built from the
+grammar's node kinds (so the walk runs in C), each tied to its innermost enclosing
+definition by a sweep over the sorted spans.  Imports are read by imports.py.
+"""
+
+from __future__ import annotations
+
+import bisect
+from functools import cache
+
+import tree_sitter
+
+from seek.chunk.languages import grammar_for_path, load_language, parser_for
+from seek.graph.imports import read_imports
+from seek.graph.model import Definition, FileFacts, Reference
+from seek.graph.queries import locals_query, tags_query
+
+# Leaf kinds that name something, beyond those spelt "*identifier".
+_EXTRA_NAME_KINDS = {
+    "ruby": ("constant",),
+    "php": ("name",),
+    "haskell": ("variable", "name", "constructor"),
+    "elixir": ("alias",),
+}
+# The field that holds a member's own name, and the one that holds what it is a member of.
+_MEMBER_FIELDS = ("attribute", "property", "field", "name", "method")
+_OWNER_FIELDS = (
+    "object",
+    "package",
+    "operand",
+    "value",
+    "path",
+    "scope",
+    "expression",
+    "receiver",
+    "table",
+    "argument",
+)
+# Node kinds that hold `owner.member` (checked first: the field probes cost a third of the
+# reference pass when run on every identifier's parent).
+_MEMBER_NODES = {
+    "attribute",
+    "member_expression",
+    "selector_expression",
+    "field_expression",
+    "scoped_identifier",
+    "scoped_type_identifier",
+    "field_access",
+    "method_invocation",
+    "member_access_expression",
+    "call",
+    "member_call_expression",
+    "scoped_call_expression",
+    "nullsafe_member_call_expression",
+    "nullsafe_member_access_expression",
+    "dot_index_expression",
+    "method_index_expression",
+    "qualified_type",
+    "navigation_expression",
+    "scoped_property_access_expression",
+}
+# Member nodes that are themselves calls (Java `a.b()`, PHP `$a->b()`, Ruby `a.b`, Lua `a:b()`).
+_MEMBER_CALLS = {
+    "method_invocation",
+    "member_call_expression",
+    "scoped_call_expression",
+    "call",
+    "method_index_expression",
+}
+_TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
+_MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
+
+
+@cache
+def _name_query(grammar: str) -> tree_sitter.Query | None:
+    language = load_language(grammar)
+    if language is None:
+        return None
+    kinds = set(_EXTRA_NAME_KINDS.get(grammar, ()))
+    for kind_id in range(language.node_kind_count):
+        kind = language.node_kind_for_id(kind_id)
+        if kind and language.node_kind_is_named(kind_id) and kind.endswith("identifier"):
+            if language.node_kind_is_visible(kind_id):
+                kinds.add(kind)
+    if grammar == "bash":
+        return tree_sitter.Query(language, "(command_name (word) @id)")
+    valid = [k for k in sorted(kinds) if _kind_ok(language, k)]
+    if not valid:
+        return None
+    return tree_sitter.Query(language, "[" + " ".join(f"({k})" for k in valid) + "] @id")
+
+
+def _kind_ok(language: tree_sitter.Language, kind: str) -> bool:
+    try:
+        tree_sitter.Query(language, f"({kind}) @id")
+        return True
+    except Exception:  # a kind that is only an alias or a supertype cannot be queried
+        return False
+
+
+def extract(path: str, source: bytes, grammar: str | None = None) -> FileFacts | None:
+    """The facts of one file, or None when no grammar covers it."""
+    grammar = grammar or grammar_for_path(path)
+    if grammar is None:
+        return None
+    parser = parser_for(grammar)
+    query = tags_query(grammar)
+    if parser is None:
+        return None
+    tree = parser.parse(source)
+    root = tree.root_node
+    lines = source.split(b"\n")
+    facts = FileFacts(path=path, grammar=grammar)
+    def_nodes, name_starts, call_starts = _definitions(grammar, query, root)
+    spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
+    kinds: dict[str, str] = {}  # qualified name -> kind
+    stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
+    for node, name_node, kind in def_nodes:
+        while stack and stack[-1][0] <= node.start_byte:
+            stack.pop()
+        name = name_node.text.decode("utf-8", "replace")
+        container = _own_container(grammar, node) or (stack[-1][1] if stack else None)
+        if kind == "function" and container and (not stack or stack[-1][2] in _TYPE_KINDS):
+            kind = "method"  # a function defined in a class body (tags.scm says "function")
+        definition = Definition(
+            path=path,
+            name=name,
+            kind=kind,
+            line=node.start_point.row + 1,
+            end_line=node.end_point.row + 1,
+            column=name_node.start_point.column,
+            container=container,
+            signature=_line(lines, node.start_point.row),
+            doc=_doc(grammar, node, lines),
+        )
+        facts.definitions.append(definition)
+        stack.append((node.end_byte, definition.qualified, kind))
+        spans.append((node.start_byte, node.end_byte, definition.qualified))
+        kinds.setdefault(definition.qualified, kind)
+    receivers = _receivers(grammar, def_nodes)
+    bound = _locals(grammar, root, name_starts, spans, kinds)
+    facts.references = _references(
+        path, grammar, root, name_starts, call_starts, spans, receivers, bound
+    )
+    facts.imports = read_imports(path, grammar, root)
+    return facts
+
+
+def _definitions(grammar, query, root):
+    """(definition node, name node, kind) sorted by position, one per name node; and the
+    start bytes of definition names and of call names."""
+    found: dict[int, tuple[int, tree_sitter.Node, tree_sitter.Node, str]] = {}
+    calls: set[int] = set()
+    if query is not None:
+        for pattern, captures in tree_sitter.QueryCursor(query).matches(root):
+            names = captures.get("name")
+            if not names:
+                continue
+            name_node = names[0]
+            for capture, nodes in captures.items():
+                if capture.startswith("definition."):
+                    kind = capture.split(".", 1)[1]
+                    known = found.get(name_node.start_byte)
+                    if known is None or pattern < known[0]:
+                        found[name_node.start_byte] = (pattern, nodes[0], name_node, kind)
+                elif capture == "reference.call":
+                    calls.add(name_node.start_byte)
+    ordered = sorted(found.values(), key=lambda f: (f[1].start_byte, -f[1].end_byte))
+    return [(node, name, kind) for _, node, name, kind in ordered], set(found), calls
+
+
+def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
+    """(start, end, name) of Go/Rust method receivers other than `self`: a use `r.x` inside
+    is a member of the method's own type, as `self.x` is."""
+    out = []
+    if grammar == "go":
+        for node, _, _ in def_nodes:
+            receiver = (
+                node.child_by_field_name("receiver") if node.type == "method_declaration" else None
+            )
+            param = (
+                receiver.named_children[0]
+                if receiver is not None and receiver.named_children
+                else None
+            )
+            name = param.child_by_field_name("name") if param is not None else None
+            if name is not None:
+                out.append((node.start_byte, node.end_byte, name.text.decode("utf-8", "replace")))
+    return out
+
+
+def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
+    """Function (qualified name) -> the names it binds itself."""
+    query = locals_query(grammar)
+    if query is None or not spans:
+        return {}
+    starts = [s[0] for s in spans]
+    out: dict[str, set[str]] = {}
+    captures = tree_sitter.QueryCursor(query).captures(root)
+    for node in captures.get("local", []):
+        if node.start_byte in name_starts:
+            continue
+        owner = _enclosing(spans, starts, node.start_byte)
+        if owner is not None and kinds.get(owner) in ("function", "method"):
+            out.setdefault(owner, set()).add(node.text.decode("utf-8", "replace"))
+    for node in captures.get("global", []):  # Python `global x`: assignments reach the module
+        owner = _enclosing(spans, starts, node.start_byte)
+        out.get(owner, set()).discard(node.text.decode("utf-8", "replace"))
+    return out
+
+
+def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> bool:
+    """Bound by the enclosing function or one it is nested in (a closure's free name)."""
+    while enclosing:
+        if name in bound.get(enclosing, ()):
+            return True
+        enclosing = enclosing.rpartition(".")[0]
+    return False
+
+
+def _references(
+    path, grammar, root, name_starts, call_starts, spans, receivers, bound
+) -> list[Reference]:
+    query = _name_query(grammar)
+    if query is None:
+        return []
+    nodes = tree_sitter.QueryCursor(query).captures(root).get("id", [])
+    nodes.sort(key=lambda n: n.start_byte)
+    starts = [s[0] for s in spans]
+    refs: list[Reference] = []
+    for node in nodes:
+        if node.start_byte in name_starts or node.child_count:
+            continue
+        name = node.text.decode("utf-8", "replace")
+        if not name or name in ("self", "this", "_"):
+            continue
+        member, qualifier = False, None
+        parent = node.parent
+        if parent is not None and _is_member(parent, node):
+            member = True
+            qualifier = _owner_name(parent)
+            for start, end, receiver in receivers:
+                if qualifier == receiver and start <= node.start_byte < end:
+                    qualifier = "self"  # documented on Reference.qualifier
+        elif _is_literal_key(grammar, node):
+            # `T{field: v}`: a field of T, whatever local shares its name
+            member, qualifier = True, _literal_type(node)
+        target = parent if member else node
+        outer = target.parent if target is not None else None
+        call = (
+            node.start_byte in call_starts
+            or (member and parent.type in _MEMBER_CALLS)
+            or (outer is not None and outer.child_by_field_name("function") == target)
+        )
+        enclosing = _enclosing(spans, starts, node.start_byte)
+        refs.append(
+            Reference(
+                path=path,
+                name=name,
+                line=node.start_point.row + 1,
+                column=node.start_point.column,
+                enclosing=enclosing,
+                call=call,
+                member=member,
+                qualifier=qualifier,
+                local=not member and _is_local(bound, enclosing, name),
+            )
+        )
+    return refs
+
+
+def _is_member(parent: tree_sitter.Node, node: tree_sitter.Node) -> bool:
+    if parent.type not in _MEMBER_NODES:
+        return False
+    for field in _MEMBER_FIELDS:
+        if parent.child_by_field_name(field) == node:
+            return any(parent.child_by_field_name(f) is not None for f in _OWNER_FIELDS)
+    return False
+
+
+def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
+    if grammar != "go" or node.parent is None or node.parent.type != "literal_element":
+        return False
+    keyed = node.parent.parent
+    return (
+        keyed is not None
+        and keyed.type == "keyed_element"
+        and keyed.named_children[0] == node.parent
+    )
+
+
+def _literal_type(node: tree_sitter.Node) -> str | None:
+    literal = node.parent.parent.parent  # literal_element < keyed_element < literal_value
+    composite = literal.parent if literal is not None else None
+    if composite is None or composite.type != "composite_literal":
+        return None
+    return _first_of(composite.child_by_field_name("type"), "type_identifier")
+
+
+def _owner_name(parent: tree_sitter.Node) -> str | None:
+    for field in _OWNER_FIELDS:
+        owner = parent.child_by_field_name(field)
+        if owner is not None:
+            if owner.child_count == 0 and owner.is_named:
+                return owner.text.decode("utf-8", "replace")
+            return None
+    return None
+
+
+def _enclosing(spans, starts, byte: int) -> str | None:
+    """The innermost definition span holding ``byte`` (spans are sorted by start, nested
+    ones after their container, so the last containing one before ``byte`` is innermost)."""
+    i = bisect.bisect_right(starts, byte) - 1
+    best = None
+    while i >= 0:
+        start, end, qualified = spans[i]
+        if start <= byte < end:
+            best = qualified
+            break
+        i -= 1
+    return best
+
+
+def _own_container(grammar: str, node: tree_sitter.Node) -> str | None:
+    """A container the nesting does not show: a Go method's receiver type, a Rust impl's type."""
+    if grammar == "go" and node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")
+        return _first_of(receiver, "type_identifier")
+    if grammar == "rust":
+        parent = node.parent
+        while parent is not None and parent.type not in ("impl_item", "trait_item", "source_file"):
+            parent = parent.parent
+        if parent is not None and parent.type == "impl_item":
+            return _first_of(parent.child_by_field_name("type"), "type_identifier")
+    return None
+
+
+def _first_of(node: tree_sitter.Node | None, kind: str) -> str | None:
+    if node is None:
+        return None
+    if node.type == kind:
+        return node.text.decode("utf-8", "replace")
+    for child in node.named_children:
+        found = _first_of(child, kind)
+        if found:
+            return found
+    return None
+
+
+def _line(lines: list[bytes], row: int) -> str:
+    text = lines[row].decode("utf-8", "replace").strip() if row < len(lines) else ""
+    return text[:_MAX_LINE]
+
+
+def _doc(grammar: str, node: tree_sitter.Node, lines: list[bytes]) -> str:
+    """The first line of a Python docstring, else of the comment block just above."""
+    if grammar == "python":
+        body = node.child_by_field_name("body")
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement":
+            string = first.named_children[0] if first.named_children else None
+            if string is not None and string.type == "string":
+                return _first_text_line(string.text.decode("utf-8", "replace"))
+    outer = node
+    while outer.parent is not None and outer.parent.start_point.row == node.start_point.row:
+        if outer.parent.type in ("program", "source_file", "module", "translation_unit"):
+            break
+        outer = outer.parent
+    if outer.parent is not None and outer.parent.type == "decorated_definition":
+        outer = outer.parent
+    block: list[tree_sitter.Node] = []
+    prev = outer.prev_named_sibling
+    row = outer.start_point.row
+    while prev is not None and "comment" in prev.type and prev.end_point.row >= row - 1:
+        block.append(prev)
+        row = prev.start_point.row
+        prev = prev.prev_named_sibling
+    for comment in reversed(block):
+        text = _first_text_line(comment.text.decode("utf-8", "replace"))
+        if text:
+            return text
+    return ""
+
+
+def _first_text_line(text: str) -> str:
+    for raw in text.splitlines():
+        line = raw.strip().lstrip("/*#-;!").strip().strip("\"'").strip()
+        if line and line not in ('"""', "'''"):
+            return line[:_MAX_LINE]
+    return ""

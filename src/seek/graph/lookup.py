@@ -1,0 +1,394 @@
+"""Lookups on a workspace's code graph: `def`, `refs`, `callers`, `callees`, `outline`,
+`map` (seek.md §2, issue 28 deliver 1).
+
+A use is bound to the definitions it can mean by the language's visibility rules where they
+are cheap to decide, else by name: a bare name binds to a definition in its own file, then
+to one its imports bring in (following re-exports a few files deep), then, in Go, to one in
+its package folder; in languages with explicit imports (Python, JS/TS, Rust, Go) it binds
+no further, since an unimported bare name is a local, a parameter or a builtin.  A member
+use (`x.name`) binds to a module-level definition of the module `x` names, else to the
+members (methods, fields) of that name.  Other languages bind by name alone, own file first.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from seek.graph.model import Definition, FileFacts, Reference
+from seek.graph.rank import pagerank, render_map
+
+_STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
+_KIND_WEIGHT = {
+    "class": 3,
+    "interface": 3,
+    "type": 3,
+    "struct": 3,
+    "trait": 3,
+    "enum": 3,
+    "module": 2,
+    "function": 3,
+    "macro": 2,
+    "method": 2,
+    "constant": 1,
+    "variable": 1,
+    "field": 0,
+}
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|spec|__tests__|testdata)(/|$)|(^|/)test_|_test\.|\.test\.|\.spec\."
+)
+_REEXPORT_DEPTH = 3
+
+
+@dataclass(frozen=True, slots=True)
+class UseGroup:
+    """The uses of a definition inside one enclosing definition (None: at file level)."""
+
+    path: str
+    enclosing: str | None
+    uses: tuple[Reference, ...]
+
+
+class CodeGraph:
+    """An in-memory graph of one workspace's files (see build_graph)."""
+
+    def __init__(self, files: dict[str, FileFacts]) -> None:
+        self.files = files
+        self.by_name: dict[str, list[Definition]] = defaultdict(list)
+        self.by_key: dict[tuple[str, str], Definition] = {}
+        self.refs_by_name: dict[str, list[Reference]] = defaultdict(list)
+        for facts in files.values():
+            for definition in facts.definitions:
+                self.by_name[definition.name].append(definition)
+                self.by_key.setdefault((definition.path, definition.qualified), definition)
+            for ref in facts.references:
+                self.refs_by_name[ref.name].append(ref)
+        self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._inbound: dict[Definition, int] | None = None
+        self._rank: np.ndarray | None = None
+
+    # -- binding --------------------------------------------------------------------------
+
+    def candidates(self, ref: Reference) -> list[Definition]:
+        """The definitions a use can mean, by the rules in the module docstring."""
+        named = self.by_name.get(ref.name)
+        if not named:
+            return []
+        grammar = self.files[ref.path].grammar if ref.path in self.files else ""
+        strict = grammar in _STRICT
+        if ref.member:
+            if ref.qualifier:
+                module_files = self.aliases(ref.path).get(ref.qualifier)
+                if module_files:
+                    hit = [d for d in named if d.path in module_files and d.container is None]
+                    for module in module_files if not hit else ():
+                        hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
+                        if hit:
+                            break
+                    if hit:
+                        return hit
+                elif ref.qualifier in self.unresolved_names(ref.path):
+                    return []  # a member of a module from outside the workspace
+            members = [d for d in named if d.container is not None]
+            if ref.name.startswith("__") and ref.qualifier not in ("self", "cls"):
+                return []  # `super().__init__`, `x.__eq__`: the protocol, not one class's method
+            if ref.qualifier:
+                # `Type.member`, `Type::new`, `Type{field: v}`: the members of that type
+                typed = [d for d in members if d.container == ref.qualifier]
+                if typed:
+                    return typed
+            if ref.qualifier in ("self", "this", "cls", "Self") and ref.enclosing:
+                owner = ref.enclosing.rpartition(".")[0]
+                own = [d for d in members if d.container == owner] if owner else []
+                own = own or [d for d in members if d.path == ref.path]
+                if own:
+                    return own
+            pool = members if members or strict else named
+            if len(pool) > 1:  # the nearest only: same file, package, imports
+                near = self._nearness(ref.path)
+                best = min(near(d) for d in pool)
+                pool = [d for d in pool if near(d) == best]
+            return pool
+        if ref.local:
+            return []
+        if strict:  # a bare name there is never a method or field (those need `x.`)
+            named = [d for d in named if d.kind not in ("method", "field")]
+        own = [d for d in named if d.path == ref.path]
+        if own:
+            return own
+        imported = self._imported(ref.path, ref.name, _REEXPORT_DEPTH)
+        if imported:
+            return imported
+        if grammar == "go":
+            folder = posixpath.dirname(ref.path)
+            return [d for d in named if posixpath.dirname(d.path) == folder]
+        return [] if strict else named
+
+    def _imported(self, path: str, name: str, depth: int) -> list[Definition]:
+        facts = self.files.get(path)
+        if facts is None or depth == 0:
+            return []
+        for imp in facts.imports:
+            if name not in imp.names and "*" not in imp.names:
+                continue
+            for target in imp.files:
+                hit = [
+                    d
+                    for d in self.by_name.get(name, ())
+                    if d.path == target and d.container is None
+                ]
+                if hit:
+                    return hit
+                hit = self._imported(target, name, depth - 1)
+                if hit:
+                    return hit
+        return []
+
+    def unresolved_names(self, path: str) -> set[str]:
+        """The local names bound by a file's imports from outside the workspace."""
+        facts = self.files.get(path)
+        return (
+            {n for i in facts.imports if not i.files for n in (i.alias, *i.names) if n}
+            if facts
+            else set()
+        )
+
+    def aliases(self, path: str) -> dict[str, tuple[str, ...]]:
+        """Local names of imported modules in a file -> their files."""
+        if path not in self._aliases:
+            found: dict[str, tuple[str, ...]] = {}
+            for imp in self.files[path].imports if path in self.files else ():
+                if imp.alias and imp.files and not imp.names:
+                    found[imp.alias] = imp.files
+                elif imp.alias and imp.files:  # `from pkg import mod as m`, if mod is a module
+                    modules = tuple(f for f in imp.files if _module_name(f) == imp.names[0])
+                    if modules:
+                        found[imp.alias] = modules
+                    continue
+                for name in imp.names:
+                    modules = tuple(f for f in imp.files if _module_name(f) == name)
+                    if modules:
+                        found[name] = modules
+            self._aliases[path] = found
+        return self._aliases[path]
+
+    # -- lookups --------------------------------------------------------------------------
+
+    def defs(self, name: str, from_path: str | None = None) -> list[Definition]:
+        """Definition sites of ``name`` (or ``Container.name``), best first: those a use in
+        ``from_path`` would bind to, then definitions over declarations of lesser kinds,
+        outside tests, most used, shortest path."""
+        container, _, last = name.rpartition(".")
+        found = [
+            d
+            for d in self.by_name.get(last, ())
+            if not container or (d.container or "").endswith(container)
+        ]
+        bound: set[Definition] = set()
+        if from_path is not None:
+            bound = set(self.candidates(Reference(from_path, last, 0, 0, None)))
+        inbound = self.inbound()
+        near = self._nearness(from_path) if from_path is not None else (lambda d: 0)
+        return sorted(
+            found,
+            key=lambda d: (
+                d not in bound,
+                near(d),
+                -_KIND_WEIGHT.get(d.kind, 1),
+                bool(_TEST_PATH.search(d.path)),
+                -inbound.get(d, 0),
+                len(d.path),
+                d.path,
+                d.line,
+            ),
+        )
+
+    def definition_at(self, path: str, line: int, column: int | None = None) -> Definition | None:
+        """The definition a use on that line (at that column, else the first use) means, or
+        the definition named on that line."""
+        facts = self.files.get(path)
+        if facts is None:
+            return None
+        for definition in facts.definitions:
+            if definition.line == line and (column is None or definition.column == column):
+                return definition
+        uses = [
+            r for r in facts.references if r.line == line and (column is None or r.column == column)
+        ]
+        for ref in uses:
+            found = self.candidates(ref)
+            if found:
+                inbound = self.inbound()
+                near = self._nearness(path)
+                return min(
+                    found,
+                    key=lambda d: (
+                        near(d),
+                        -_KIND_WEIGHT.get(d.kind, 1),
+                        -inbound.get(d, 0),
+                        len(d.path),
+                        d.line,
+                    ),
+                )
+        return None
+
+    def _nearness(self, path: str):
+        """0 for the same file, 1 its folder (a Go package), 2 a file it imports, else 3."""
+        folder = posixpath.dirname(path)
+        facts = self.files.get(path)
+        imported = {f for i in facts.imports for f in i.files} if facts else set()
+
+        def near(d: Definition) -> int:
+            if d.path == path:
+                return 0
+            if posixpath.dirname(d.path) == folder:
+                return 1
+            return 2 if d.path in imported else 3
+
+        return near
+
+    def enclosing(self, path: str, line: int) -> Definition | None:
+        """The innermost definition whose span holds ``line``."""
+        facts = self.files.get(path)
+        inside = [d for d in facts.definitions if d.line <= line <= d.end_line] if facts else []
+        return min(inside, key=lambda d: d.end_line - d.line) if inside else None
+
+    def uses(self, definition: Definition) -> list[Reference]:
+        """The uses that bind to ``definition``."""
+        return [
+            r
+            for r in self.refs_by_name.get(definition.name, ())
+            if definition in self.candidates(r)
+        ]
+
+    def refs(self, target: str | Definition) -> list[UseGroup]:
+        """Uses of a name (every definition of it) or of one definition, grouped by file and
+        enclosing definition."""
+        if isinstance(target, Definition):
+            found = self.uses(target)
+        else:
+            found = [r for d in self.defs(target) for r in self.uses(d)]
+        groups: dict[tuple[str, str | None], list[Reference]] = {}
+        for ref in sorted(set(found), key=lambda r: (r.path, r.line, r.column)):
+            groups.setdefault((ref.path, ref.enclosing), []).append(ref)
+        return [
+            UseGroup(path, enclosing, tuple(uses)) for (path, enclosing), uses in groups.items()
+        ]
+
+    def refs_at(self, path: str, line: int) -> list[UseGroup]:
+        definition = self.definition_at(path, line) or self.enclosing(path, line)
+        return self.refs(definition) if definition else []
+
+    def callers(self, definition: Definition) -> list[Definition]:
+        """Definitions holding a call that binds to ``definition``."""
+        out: dict[Definition, None] = {}
+        for ref in self.uses(definition):
+            caller = self.by_key.get((ref.path, ref.enclosing)) if ref.enclosing else None
+            if ref.call and caller is not None and caller != definition:
+                out[caller] = None
+        return list(out)
+
+    def callees(self, definition: Definition) -> list[Definition]:
+        """What calls inside ``definition``'s span bind to (best candidate each)."""
+        facts = self.files[definition.path]
+        out: dict[Definition, None] = {}
+        for ref in facts.references:
+            if ref.call and definition.line <= ref.line <= definition.end_line:
+                found = self.candidates(ref)
+                if found:
+                    out[self.defs(ref.name, ref.path)[0] if len(found) > 1 else found[0]] = None
+        out.pop(definition, None)
+        return list(out)
+
+    def outline(self, path: str) -> list[Definition]:
+        facts = self.files.get(path)
+        return sorted(facts.definitions, key=lambda d: (d.line, d.column)) if facts else []
+
+    # -- centrality -----------------------------------------------------------------------
+
+    def inbound(self) -> dict[Definition, int]:
+        """How many uses bind to each definition (uses that could mean n definitions count
+        1/n toward each, rounded down after summing)."""
+        if self._inbound is None:
+            counts: dict[Definition, float] = defaultdict(float)
+            for refs in self.refs_by_name.values():
+                for ref in refs:
+                    found = self.candidates(ref)
+                    for d in found:
+                        counts[d] += 1 / len(found)
+            self._inbound = {d: int(c + 0.5) for d, c in counts.items()}
+        return self._inbound
+
+    def ranked(
+        self, question: str = "", seeds: tuple[str, ...] = ()
+    ) -> list[tuple[float, Definition]]:
+        """Definitions by PageRank over uses (user -> used), personalised toward definitions
+        whose names share words with ``question`` and toward the ``seeds`` paths."""
+        nodes = [d for facts in self.files.values() for d in facts.definitions]
+        index = {d: i for i, d in enumerate(nodes)}
+        file_node = {path: len(nodes) + i for i, path in enumerate(self.files)}
+        sources, targets, weights = [], [], []
+        for facts in self.files.values():
+            for ref in facts.references:
+                found = self.candidates(ref)
+                if not found:
+                    continue
+                user = self.by_key.get((ref.path, ref.enclosing)) if ref.enclosing else None
+                source = index[user] if user is not None else file_node[ref.path]
+                for d in found:
+                    if d is not user:
+                        sources.append(source)
+                        targets.append(index[d])
+                        weights.append(1.0 / len(found))
+        size = len(nodes) + len(file_node)
+        personal = None
+        words = _words(question)
+        if words or seeds:
+            personal = np.zeros(size)
+            for d, i in index.items():
+                if words & _words(d.name) or d.path in seeds:
+                    personal[i] = 1.0
+            for path in seeds:
+                if path in file_node:
+                    personal[file_node[path]] = 1.0
+        scores = pagerank(
+            size,
+            np.asarray(sources, dtype=np.int64),
+            np.asarray(targets, dtype=np.int64),
+            np.asarray(weights, dtype=np.float64),
+            personal,
+        )
+        return sorted(
+            ((float(scores[i]), d) for d, i in index.items()),
+            key=lambda p: (-p[0], p[1].path, p[1].line),
+        )
+
+    def map(self, question: str = "", budget: int = 1024, seeds: tuple[str, ...] = ()) -> str:
+        """The most central definitions as signatures within ``budget`` tokens."""
+        # fields and tests are central by use but say little about the API: they are left
+        # out, so the budget goes to functions, types and their methods
+        ranked = [
+            (score, d)
+            for score, d in self.ranked(question, seeds)
+            if d.kind != "field" and not _TEST_PATH.search(d.path)
+        ]
+        return render_map(ranked, budget)
+
+
+def _module_name(path: str) -> str:
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    return (
+        posixpath.basename(posixpath.dirname(path))
+        if stem in ("__init__", "index", "mod")
+        else stem
+    )
+
+
+def _words(text: str) -> set[str]:
+    """Lower-cased words of identifiers and prose: `getUserName` and `get_user_name` alike."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return {w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if len(w) > 2}

@@ -1,0 +1,70 @@
+"""The code graph's records: definitions, references and imports of one file (seek.md §2, the
+graph rows of `seek def` / `seek refs` / `seek outline`).
+
+Plain frozen values, so that a file's facts can be built in a worker, pickled, stored and
+merged into a workspace graph without the parser.  Lines are 1-based and inclusive, columns
+0-based (tree-sitter's), as `seek search` reports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A named definition: a function, method, class, type, module, constant, field..."""
+
+    path: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    column: int  # of the name, so that an oracle or an editor can land on it
+    container: str | None = None  # the qualified name of the enclosing definition
+    signature: str = ""  # the definition's first source line, stripped
+    doc: str = ""  # the first line of its doc comment or docstring
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.container}.{self.name}" if self.container else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One use of an identifier outside its own definition's name."""
+
+    path: str
+    name: str
+    line: int
+    column: int
+    enclosing: str | None  # qualified name of the innermost enclosing definition
+    call: bool = False  # the use is the callee of a call
+    member: bool = False  # the use follows a `.`/`::`/`->` (an attribute, a method, a field)
+    # the identifier before that `.`, e.g. `os` in `os.path`; a Go method's receiver is
+    # written `self`, so that `r.field` inside `func (r *T)` reads as a member of T
+    qualifier: str | None = None
+    local: bool = False  # a bare name its enclosing function binds (parameter, assignment)
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """An import statement's target as written, and the workspace files it resolves to."""
+
+    path: str
+    line: int
+    target: str  # module path, relative path or package path, as written
+    names: tuple[str, ...] = ()  # the names it binds in the importing file ("*" for all)
+    alias: str | None = None  # the local name of the imported module itself, when it has one
+    files: tuple[str, ...] = ()  # resolved workspace files; empty when undecidable
+
+
+@dataclass(slots=True)
+class FileFacts:
+    """Everything the graph knows about one file."""
+
+    path: str
+    grammar: str
+    definitions: list[Definition] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)

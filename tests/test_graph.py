@@ -1,0 +1,345 @@
+"""The code graph (issue 28): extraction and lookups on small real files, real tree-sitter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from seek.chunk.languages import GRAMMARS
+from seek.graph import build_graph, extract
+from seek.graph.rank import pagerank
+
+PY = {
+    "pkg/__init__.py": b"from .cache import Cache\n",
+    "pkg/cache.py": b'''"""Caching."""
+
+
+class Cache:
+    """Keeps computed values.
+
+    Second line."""
+
+    limit = 10
+
+    def get(self, key):
+        return self.lookup(key)
+
+    def lookup(self, key):
+        return None
+
+
+# Builds the default cache.
+def make_cache():
+    return Cache()
+''',
+    "pkg/app.py": b"""from pkg import Cache
+from .cache import make_cache
+
+
+class App:
+    def run(self):
+        cache = make_cache()
+        return cache.get("a")
+
+
+def helper():
+    return Cache()
+""",
+    "pkg/other.py": b"""def run():
+    make_cache = 3
+    return make_cache
+""",
+    "tests/test_cache.py": b"""from pkg.cache import Cache
+
+
+class Cache:
+    pass
+
+
+def test_get():
+    assert Cache().get("x") is None
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def py_graph():
+    return build_graph(PY)
+
+
+def _def(graph, path, qualified):
+    return next(d for d in graph.files[path].definitions if d.qualified == qualified)
+
+
+def test_python_definitions_carry_kind_container_signature_and_doc(py_graph):
+    cache = _def(py_graph, "pkg/cache.py", "Cache")
+    assert (cache.kind, cache.line, cache.end_line) == ("class", 4, 15)
+    assert cache.signature == "class Cache:"
+    assert cache.doc == "Keeps computed values."
+    get = _def(py_graph, "pkg/cache.py", "Cache.get")
+    assert (get.kind, get.container, get.line, get.column) == ("method", "Cache", 11, 8)
+    assert _def(py_graph, "pkg/cache.py", "Cache.limit").kind == "field"
+    assert _def(py_graph, "pkg/cache.py", "make_cache").doc == "Builds the default cache."
+    assert [d.qualified for d in py_graph.outline("pkg/cache.py")] == [
+        "Cache",
+        "Cache.limit",
+        "Cache.get",
+        "Cache.lookup",
+        "make_cache",
+    ]
+
+
+def test_python_imports_resolve_relative_and_package_modules(py_graph):
+    imports = {i.target: i.files for i in py_graph.files["pkg/app.py"].imports}
+    assert imports[".cache"] == ("pkg/cache.py",)
+    assert imports["pkg"] == ("pkg/__init__.py",)
+    assert py_graph.files["tests/test_cache.py"].imports[0].files == ("pkg/cache.py",)
+
+
+def test_python_uses_bind_through_imports_and_reexports(py_graph):
+    cache = _def(py_graph, "pkg/cache.py", "Cache")
+    groups = {(g.path, g.enclosing): [u.line for u in g.uses] for g in py_graph.refs(cache)}
+    # app.py imports Cache from the package, which re-exports it from cache.py
+    assert groups[("pkg/app.py", "helper")] == [12]
+    assert groups[("pkg/cache.py", "make_cache")] == [20]
+    # the test file defines its own Cache: its uses bind there, not to pkg/cache.py
+    assert not any(path.startswith("tests/") for path, _ in groups)
+
+
+def test_python_unimported_bare_name_is_not_a_use(py_graph):
+    make_cache = _def(py_graph, "pkg/cache.py", "make_cache")
+    paths = {g.path for g in py_graph.refs(make_cache)}
+    assert "pkg/other.py" not in paths  # a local variable of the same name
+    assert "pkg/app.py" in paths
+
+
+def test_callers_and_callees(py_graph):
+    lookup = _def(py_graph, "pkg/cache.py", "Cache.lookup")
+    get = _def(py_graph, "pkg/cache.py", "Cache.get")
+    assert py_graph.callers(lookup) == [get]
+    assert py_graph.callees(get) == [lookup]
+    run = _def(py_graph, "pkg/app.py", "App.run")
+    assert set(py_graph.callees(run)) == {_def(py_graph, "pkg/cache.py", "make_cache"), get}
+
+
+def test_def_ranks_the_source_definition_above_a_test_one(py_graph):
+    found = py_graph.defs("Cache")
+    assert [d.path for d in found] == ["pkg/cache.py", "tests/test_cache.py"]
+    # from a file that defines its own, its own comes first
+    assert py_graph.defs("Cache", from_path="tests/test_cache.py")[0].path == "tests/test_cache.py"
+    assert py_graph.defs("Cache.get")[0].qualified == "Cache.get"
+
+
+def test_refs_at_a_definition_line_and_definition_at_a_use(py_graph):
+    assert py_graph.definition_at("pkg/app.py", 8).qualified == "Cache.get"
+    groups = py_graph.refs_at("pkg/cache.py", 19)
+    assert {(g.path, g.enclosing) for g in groups} == {("pkg/app.py", "App.run")} | {
+        ("pkg/app.py", None)
+    }
+
+
+TS = {
+    "src/util.ts": b"export function clamp(x: number): number { return x }\n"
+    b"export interface Range { low: number }\n",
+    "src/index.ts": b"import { clamp } from './util'\nimport type { Range } from './util'\n"
+    b"export const top = (r: Range) => clamp(r.low)\n",
+    "lib/legacy.js": b"const { clamp } = require('../src/util')\n"
+    b"function wrap(v) { return clamp(v) }\n"
+    b"module.exports = { wrap }\n",
+}
+
+
+def test_typescript_and_javascript_imports_bind_across_files():
+    graph = build_graph(TS)
+    assert graph.files["src/index.ts"].imports[0].files == ("src/util.ts",)
+    assert graph.files["lib/legacy.js"].imports[0].files == ("src/util.ts",)
+    clamp = graph.defs("clamp")[0]
+    groups = {(g.path, g.enclosing) for g in graph.refs(clamp)}
+    assert ("src/index.ts", "top") in groups
+    assert ("lib/legacy.js", "wrap") in groups
+    assert graph.defs("Range")[0].kind == "interface"
+    assert graph.defs("low")[0].container == "Range"
+
+
+GO = {
+    "go.mod": b"module example.com/shop\n\ngo 1.22\n",
+    "store/store.go": b"""package store
+
+// Store holds items.
+type Store struct {
+\titems map[string]int
+}
+
+// Get returns one item.
+func (s *Store) Get(key string) int {
+\treturn s.items[key]
+}
+
+func New() *Store { return &Store{} }
+""",
+    "store/helpers.go": b"package store\n\nfunc fresh() *Store { return New() }\n",
+    "main.go": b"""package main
+
+import "example.com/shop/store"
+
+func main() {
+\ts := store.New()
+\t_ = s.Get("a")
+}
+""",
+}
+
+
+def test_go_packages_resolve_by_folder_and_methods_by_receiver():
+    graph = build_graph(GO)
+    assert set(graph.files["main.go"].imports[0].files) == {"store/store.go", "store/helpers.go"}
+    get = graph.defs("Get")[0]
+    assert (get.kind, get.container, get.doc) == ("method", "Store", "Get returns one item.")
+    items = graph.defs("items")[0]
+    assert (items.kind, items.container) == ("field", "Store")
+    # `s.items` inside a method on *Store binds to Store.items (receiver as self)
+    assert {g.enclosing for g in graph.refs(items)} == {"Store.Get"}
+    new = graph.defs("New")[0]
+    groups = {(g.path, g.enclosing) for g in graph.refs(new)}
+    assert groups == {("main.go", "main"), ("store/helpers.go", "fresh")}
+
+
+RUST = {
+    "src/lib.rs": b"mod parse;\nuse crate::parse::Parser;\n\n"
+    b"pub fn run() { Parser::new().go(); }\n",
+    "src/parse.rs": b"pub struct Parser { depth: u32 }\n\nimpl Parser {\n"
+    b"    pub fn new() -> Self { Parser { depth: 0 } }\n    pub fn go(&self) {}\n}\n",
+}
+
+
+def test_rust_mod_and_use_crate_resolve_and_impl_methods_get_their_type():
+    graph = build_graph(RUST)
+    files = {i.target: i.files for i in graph.files["src/lib.rs"].imports}
+    assert files == {"mod parse": ("src/parse.rs",), "crate::parse": ("src/parse.rs",)}
+    new = graph.defs("new")[0]
+    assert (new.kind, new.container) == ("method", "Parser")
+    assert graph.callers(new) == [graph.defs("run")[0]]
+
+
+SAMPLES = {
+    "bash": ("a.sh", b"greet() { echo hi; }\ngreet\n", "greet"),
+    "c": ("a.c", b"int add(int a) { return a; }\n", "add"),
+    "cpp": ("a.cpp", b"class Box { int w; };\nint area() { return 1; }\n", "area"),
+    "csharp": ("a.cs", b"class Shop { void Buy() {} }\n", "Buy"),
+    "elixir": ("a.ex", b"defmodule Shop do\n  def buy(x), do: x\nend\n", "buy"),
+    "go": ("a.go", b"package a\nfunc Buy() {}\n", "Buy"),
+    "haskell": ("a.hs", b"module A where\nbuy :: Int -> Int\nbuy x = x\n", "buy"),
+    "java": ("A.java", b"class Shop { void buy() {} }\n", "buy"),
+    "javascript": ("a.js", b"function buy() {}\n", "buy"),
+    "kotlin": ("a.kt", b"fun buy(): Int = 1\n", "buy"),
+    "lua": ("a.lua", b"function buy() end\n", "buy"),
+    "php": ("a.php", b"<?php\nfunction buy() {}\n", "buy"),
+    "python": ("a.py", b"def buy():\n    pass\n", "buy"),
+    "ruby": ("a.rb", b"class Shop\n  def buy\n  end\nend\n", "buy"),
+    "rust": ("a.rs", b"fn buy() {}\n", "buy"),
+    "scala": ("a.scala", b"object Shop { def buy(): Int = 1 }\n", "buy"),
+    "swift": ("a.swift", b"func buy() {}\n", "buy"),
+    "tsx": ("a.tsx", b"export function Buy() { return <div/> }\n", "Buy"),
+    "typescript": ("a.ts", b"function buy(): void {}\n", "buy"),
+    "zig": ("a.zig", b"pub fn buy() void {}\n", "buy"),
+}
+
+
+@pytest.mark.parametrize("grammar", sorted(set(GRAMMARS) - {"css"}))
+def test_every_shipped_code_grammar_yields_definitions(grammar):
+    path, source, name = SAMPLES[grammar]
+    facts = extract(path, source)
+    assert facts is not None and facts.grammar == grammar
+    assert name in [d.name for d in facts.definitions]
+
+
+def test_pagerank_puts_the_hub_first_and_follows_personalisation():
+    # 1, 2, 3 all point at 0; 0 points at 4
+    src, dst = np.array([1, 2, 3, 0]), np.array([0, 0, 0, 4])
+    scores = pagerank(5, src, dst, np.ones(4))
+    assert scores.argmax() in (0, 4) and scores[0] > scores[1]
+    assert abs(scores.sum() - 1) < 1e-6
+    personal = np.array([0, 0, 0, 1.0, 0])
+    tilted = pagerank(5, src, dst, np.ones(4), personal)
+    assert tilted[3] > tilted[1]
+
+
+def test_map_stays_within_budget_and_leans_to_the_question(py_graph):
+    text = py_graph.map(budget=20)
+    assert 0 < len(text) <= 80
+    assert "pkg/cache.py:" in py_graph.map(budget=200)
+    leaning = py_graph.map("how does the app run", budget=12)
+    assert "App" in leaning or "run" in leaning
+
+
+SHADOW = {
+    "lib/cache.py": b"def make():\n    return 1\n\n\ncounter = 0\n\n\ndef bump():\n"
+    b"    global counter\n    counter = counter + 1\n",
+    "lib/use.py": b"from lib.cache import make\nfrom lib import cache as c\n\n\n"
+    b"def direct():\n    return make()\n\n\ndef shadowed(make):\n    return make()\n\n\n"
+    b"def through_alias():\n    return c.make()\n",
+}
+
+
+def test_a_parameter_shadows_an_import_and_a_module_alias_binds():
+    graph = build_graph(SHADOW)
+    make = graph.defs("make")[0]
+    enclosing = {g.enclosing for g in graph.refs(make) if g.path == "lib/use.py"}
+    # `shadowed(make)` calls its parameter; `c.make()` goes through `from lib import cache as c`
+    assert enclosing == {None, "direct", "through_alias"}
+
+
+def test_a_global_statement_makes_assignments_uses_of_the_module_name():
+    graph = build_graph(SHADOW)
+    counter = graph.defs("counter")[0]
+    assert [u.line for g in graph.refs(counter) for u in g.uses] == [9, 10, 10]
+
+
+MEMBERS = {
+    "a/cache.py": b"class Cache:\n    def get(self):\n        return 1\n",
+    "b/store.py": b"class Store:\n    def get(self):\n        return 2\n",
+    "a/app.py": b"from a.cache import Cache\n\n\ndef run(x):\n    return x.get()\n",
+}
+
+
+def test_an_ambiguous_member_use_binds_to_the_nearest_definitions():
+    graph = build_graph(MEMBERS)
+    store_get = graph.defs("Store.get")[0]
+    cache_get = graph.defs("Cache.get")[0]
+    assert graph.definition_at("a/app.py", 5) == cache_get  # a/app.py imports a/cache.py
+    assert graph.refs(store_get) == []
+
+
+GO_LITERAL = {
+    "go.mod": b"module example.com/x\n",
+    "x.go": b"package x\n\ntype Box struct {\n\tsize int\n}\n\n"
+    b"func NewBox(size int) *Box {\n\treturn &Box{size: size}\n}\n",
+}
+
+
+def test_a_go_composite_literal_key_is_the_field_not_the_local():
+    graph = build_graph(GO_LITERAL)
+    size = graph.defs("size")[0]
+    assert (size.container, [(u.line, u.column) for g in graph.refs(size) for u in g.uses]) == (
+        "Box",
+        [(8, 13)],
+    )
+
+
+REEXPORT = {
+    "src/core/schema.ts": b"export class ZType { parse() { return 1 } }\n",
+    "src/core/index.ts": b'export * from "./schema.js"\n',
+    "src/api.ts": b'import * as core from "./core/index.js"\n'
+    b'import { ZType } from "./core/index.js"\n'
+    b"export const a = new core.ZType()\nexport const b = new ZType()\n",
+}
+
+
+def test_typescript_star_reexports_pass_names_and_namespace_members_through():
+    graph = build_graph(REEXPORT)
+    ztype = graph.defs("ZType")[0]
+    assert [u.line for g in graph.refs(ztype) if g.path == "src/api.ts" for u in g.uses] == [
+        2,
+        3,
+        4,
+    ]
