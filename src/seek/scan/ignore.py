@@ -144,7 +144,7 @@ class _Matcher:
 
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """The patterns of one source, regex_set at ``base`` (a workspace-relative folder)."""
+    """The patterns of one source, anchored at ``base`` (a workspace-relative folder)."""
 
     base: str
     matcher: _Matcher
