@@ -195,3 +195,65 @@ def test_the_real_entry_point_installs_for_claude(tmp_path):
     assert proc.returncode == 0, proc.stderr
     entry = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["seek"]
     assert entry == {"type": "stdio", "command": seek_command(), "args": ["mcp"]}
+
+
+def test_uninstall_gives_back_the_text_around_the_block_exactly(home):
+    """The user wrote around seek's block after the install (above it, and a section below
+    it): uninstall takes out the block and nothing else, every blank line of theirs kept
+    (issue 27). Mutation this pins (edit.py ``remove_block``): ``if not after and
+    before.endswith(...)`` -> ``if before.endswith(...)`` (a blank line above eaten)."""
+    rules = BY_NAME["claude"].instructions(home)
+    rules.parent.mkdir(parents=True)
+    rules.write_text("# My rules\n\nBe terse.\n")
+    run("install", "--agent", "claude", "--type", "instructions", "-y")
+    text = rules.read_text()
+    start, end = text.index(START_MARKER), text.index(END_MARKER) + len(END_MARKER) + 1
+    above = "Intro line.\n\n" + text[:start] + "\n"
+    below = "\n\n## Mine\n\nKeep this.\n\n"
+    rules.write_text(above + text[start:end] + below)
+    run("install", "--agent", "claude", "--type", "instructions", "-y")  # in place, unchanged
+    assert rules.read_text() == above + text[start:end] + below
+    run("uninstall", "--agent", "claude", "--type", "instructions", "-y")
+    assert rules.read_text() == above + below
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("", "\nafter\n"), ("# R\n\n", "# S\n"), ("# R\n\n\n", "\n\n# S\n"), ("x\n", "")],
+)
+def test_remove_block_keeps_what_surrounds_it(before, after):
+    from seek.install.edit import remove_block, set_block
+
+    block = set_block("", "Use seek.")
+    assert remove_block(before + block + after) == before + after
+    # a second install replaces the block in place, whatever surrounds it
+    replaced = set_block(before + block + after, "Use seek often.")
+    assert replaced == before + set_block("", "Use seek often.") + after
+
+
+def test_with_duplicate_keys_install_edits_the_one_parsers_read(home):
+    """JSON parsers keep the last of duplicate keys, so that is the one install must edit:
+    editing the first would write an entry no agent ever reads (issue 27). Mutation this
+    pins (jsonc.py ``Node.member``): ``found[-1]`` -> ``found[0]``."""
+    config = BY_NAME["claude"].config(home)
+    original = (
+        '{\n  "mcpServers": {"stale": {"command": "gone"}},\n  "theme": "dark",\n'
+        '  "mcpServers": {\n    "other": {"command": "other"}\n  }\n}\n'
+    )
+    config.write_text(original)
+    run("install", "--agent", "claude", "--type", "mcp", "-y")
+    read = json.loads(config.read_text())["mcpServers"]  # what an agent reads: the last
+    assert set(read) == {"other", "seek"}
+    assert_points_at_seek(BY_NAME["claude"], read["seek"])
+    assert config.read_text().startswith('{\n  "mcpServers": {"stale": {"command": "gone"}},\n')
+    run("uninstall", "--agent", "claude", "--type", "mcp", "-y")
+    assert config.read_text() == original
+
+    servers = '{"seek": {"command": "/old/seek"}, "b": 1, "seek": {"command": "/older"}}'
+    text = '{"mcpServers": ' + servers + "}"
+    new = set_entry(text, "json", ("mcpServers",), "seek", {"command": "/new/seek"})
+    assert json.loads(new)["mcpServers"]["seek"] == {"command": "/new/seek"}
+    assert new.startswith('{"mcpServers": {"seek": {"command": "/old/seek"}, "b": 1, "seek": ')
+    assert remove_entry(new, "json", ("mcpServers",), "seek") == (
+        '{"mcpServers": {"seek": {"command": "/old/seek"}, "b": 1}}'
+    )
