@@ -253,3 +253,30 @@ def test_a_cold_run_caches_what_it_wrote_as_reading_the_table_would(
             from_table
         )
     assert loads == [1, 1]
+
+
+def test_a_writer_keeps_a_fresh_temporary_folder_and_removes_a_crashed_ones(
+    make_tree, settings_for
+):
+    """Another writer (a searcher in another process) may be filling its temporary folder
+    while this one finishes: that folder is left alone; one older than ``STALE_TEMP_S`` is a
+    crashed writer's and goes (issue 27). Mutations this pins (search_cache.py
+    ``_remove_others``): the ``if old:`` test dropped (a live writer's folder deleted under
+    it), and ``> STALE_TEMP_S`` -> ``< STALE_TEMP_S``."""
+    import time
+
+    from seek.retrieve.search_cache import STALE_TEMP_S
+
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    fresh = index_dir / f".{PREFIX}{'1' * 24}.4242.7.tmp"
+    crashed = index_dir / f".{PREFIX}{'2' * 24}.4343.8.tmp"
+    for folder in (fresh, crashed):
+        folder.mkdir()
+        (folder / "vectors.npy").write_bytes(b"half")
+    long_ago = time.time() - 2 * STALE_TEMP_S
+    os.utime(crashed, (long_ago, long_ago))
+    (root / "src/retry.py").write_text("def configure_backoff(jitter):\n    return jitter\n")
+    assert refresh_before_search(root, settings) == []  # an index run writes a new cache
+    assert len(caches(index_dir)) == 1
+    assert (fresh / "vectors.npy").read_bytes() == b"half"
+    assert not crashed.exists()

@@ -168,8 +168,8 @@ def test_the_pages_widen_shows_exactly_the_blocks_lines(make_tree, seek_home):
     lines = source.splitlines()
     config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)}, ui=True)
     with running(config) as url:
-        answer = httpx.post(f"{url}/ui/api/search", timeout=120,
-                            json={"path": str(root), "query": "discount in the checkout"})  # fmt: skip
+        asked = {"path": str(root), "query": "discount in the checkout"}
+        answer = httpx.post(f"{url}/ui/api/search", json=asked, timeout=120)
     assert answer.status_code == 200, answer.text
 
     def code(markup: str) -> str:
