@@ -55,6 +55,9 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     assert caches(index_dir) == [PREFIX + key]
     cached = Searcher.open(root, settings, HashEmbedder())
     assert cached.from_cache
+    # memory-mapped, not read into memory (the module's promise; mutation testing found
+    # ``np.load(..., mmap_mode="r")`` -> ``mmap_mode=None`` unseen)
+    assert isinstance(cached.vectors, np.memmap)
     for folder in index_dir.glob(PREFIX + "*"):  # the same index read from the table
         for f in folder.iterdir():
             f.unlink()
@@ -95,8 +98,8 @@ def test_a_touched_file_keeps_the_cache(make_tree, settings_for):
     assert not report.changed and caches(index_dir) == old
 
 
-@pytest.mark.parametrize("damage", ["half written", "truncated vectors", "other format",
-                                    "stale key", "run open"])  # fmt: skip
+@pytest.mark.parametrize("damage", ["half written", "truncated vectors", "a row short",
+                                    "other format", "stale key", "run open"])  # fmt: skip
 def test_a_bad_cache_is_never_used(make_tree, settings_for, damage):
     root, settings, index_dir = indexed(make_tree, settings_for)
     expected = answers(Searcher.open(root, settings, HashEmbedder()))
@@ -108,6 +111,10 @@ def test_a_bad_cache_is_never_used(make_tree, settings_for, damage):
     elif damage == "truncated vectors":
         vectors = folder / "vectors.npy"
         vectors.write_bytes(vectors.read_bytes()[:200])
+    elif damage == "a row short":  # a readable array, of other rows than meta.json says
+        vectors = np.load(folder / "vectors.npy")
+        with open(folder / "vectors.npy", "wb") as fh:
+            np.save(fh, vectors[:-1])
     elif damage == "other format":
         meta = json.loads((folder / "meta.json").read_text())
         (folder / "meta.json").write_text(json.dumps({**meta, "format": -1}))
@@ -280,3 +287,26 @@ def test_a_writer_keeps_a_fresh_temporary_folder_and_removes_a_crashed_ones(
     assert len(caches(index_dir)) == 1
     assert (fresh / "vectors.npy").read_bytes() == b"half"
     assert not crashed.exists()
+
+
+def test_without_its_cache_or_with_a_run_open_an_index_is_not_current(make_tree, settings_for):
+    """The freshness check (index/freshness.py) trusts an index only when its cache exists
+    and no run is open: a run that died mid-write, or a cache gone, makes the next search
+    update first (issue 27, mutation testing). Mutations this pins (search_cache.py):
+    ``has_cache``'s ``key is not None and ...`` -> ``or`` (no cache needed), and
+    ``cache_key``'s ``run_open or not has_index`` -> ``and`` (a key while a run is open)."""
+    from seek.index.freshness import is_current
+
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    assert is_current(root, settings)
+    [folder] = index_dir.glob(PREFIX + "*")
+    shutil.rmtree(folder)
+    assert not is_current(root, settings)
+    assert refresh_before_search(root, settings) == []
+    assert caches(index_dir) == [folder.name] and is_current(root, settings)
+    manifest_path = index_dir / MANIFEST_NAME
+    data = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**data, "runOpen": True}))
+    assert not is_current(root, settings)
+    assert refresh_before_search(root, settings) == []
+    assert not load_manifest(index_dir).run_open and is_current(root, settings)

@@ -321,6 +321,20 @@ def test_the_holder_note_goes_before_the_lock_so_the_next_writers_note_stays(tmp
     assert not (tmp_path / HOLDER_NAME).exists() and not is_locked(tmp_path)
 
 
+def test_the_lock_makes_its_folder_and_survives_a_note_already_gone(tmp_path):
+    """The first index of a workspace under a home not made yet takes the lock in folders
+    that do not exist; a holder note removed meanwhile (a cleaned folder) does not stop the
+    lock's release. Mutations this pins (store/lock.py): ``mkdir(parents=False)``,
+    ``unlink(missing_ok=False)``."""
+    from seek.store.lock import HOLDER_NAME
+
+    index_dir = tmp_path / "home" / "ws-0123"
+    with WriterLock(index_dir, "seek index"):
+        assert is_locked(index_dir)
+        (index_dir / HOLDER_NAME).unlink()
+    assert not is_locked(index_dir)
+
+
 def test_an_unwritten_table_is_empty_not_an_error(tmp_path):
     table = ChunkTable(tmp_path)
     assert (table.count_chunks(), table.count_rows(), table.stored_paths()) == (0, 0, set())
