@@ -257,3 +257,70 @@ def test_with_duplicate_keys_install_edits_the_one_parsers_read(home):
     assert remove_entry(new, "json", ("mcpServers",), "seek") == (
         '{"mcpServers": {"seek": {"command": "/old/seek"}, "b": 1}}'
     )
+
+
+SEEK_ENTRY = {"command": "/bin/seek", "args": ["mcp"]}
+
+
+@pytest.mark.parametrize(
+    ("before", "added"),
+    [("", ""), ('model = "o3"', "\n\n"), ('model = "o3"\n', "\n"),
+     ('model = "o3"\n\n[profile]\nx = 1\n', "\n")],
+)  # fmt: skip
+def test_a_toml_entry_is_appended_as_its_own_table_after_one_blank_line(before, added):
+    """Codex's TOML: seek's entry goes after the user's text as ``[mcp_servers.seek]``, one
+    blank line between (none in an empty file), and a changed entry is replaced in place
+    (mutation testing of ``_toml_set``: the separator's cases, ``==`` -> ``!=``)."""
+    table = '[mcp_servers.seek]\ncommand = "/bin/seek"\nargs = ["mcp"]\n'
+    installed = set_entry(before, "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    assert installed == before + added + table
+    assert set_entry(installed, "toml", ("mcp_servers",), "seek", SEEK_ENTRY) is installed
+    new_path = {**SEEK_ENTRY, "command": "/new/seek"}
+    moved = set_entry(installed, "toml", ("mcp_servers",), "seek", new_path)
+    assert moved == installed.replace('"/bin/seek"', '"/new/seek"')
+
+
+def test_a_toml_entry_written_another_way_is_removed_and_the_rest_kept():
+    """An entry the user (or another tool) wrote inline is removed structurally, and a
+    table left empty goes with it; a table after seek's own keeps its bytes (mutation
+    testing of ``_toml_remove``: its fallback and the empty-table clean-up were unseen)."""
+    path = ("mcp_servers",)
+    inline = '[mcp_servers]\nother = {command = "o"}\nseek = {command = "/x", args = ["mcp"]}\n'
+    assert remove_entry(inline, "toml", path, "seek") == '[mcp_servers]\nother = {command = "o"}\n'
+    alone = 'model = "o3"\n[mcp_servers]\nseek = {command = "/x", args = ["mcp"]}\n'
+    assert tomlkit.parse(remove_entry(alone, "toml", path, "seek")).unwrap() == {"model": "o3"}
+    nested = 'model = "o3"\n\n[a.b.seek]\ncommand = "/x"\n'
+    assert remove_entry(nested, "toml", ("a", "b"), "seek") == 'model = "o3"\n'
+    deep = '[a]\nkeep = 1\n[a.b]\nseek = {command = "/x"}\n'
+    assert tomlkit.parse(remove_entry(deep, "toml", ("a", "b"), "seek")).unwrap() == {
+        "a": {"keep": 1}}  # fmt: skip
+    followed = '[mcp_servers.seek]\ncommand = "/x"\n  [other]\n  x = 1\n'
+    assert remove_entry(followed, "toml", path, "seek") == "  [other]\n  x = 1\n"
+
+
+@pytest.mark.parametrize("value", ["1", '"seek"', "[1, 2]"])
+def test_a_toml_file_whose_servers_key_is_not_a_table_is_refused_not_crashed(value):
+    """``mcp_servers = 1``: install says the file has another shape (and the caller leaves
+    it alone); uninstall finds nothing of seek's. Never a traceback."""
+    from seek.install.edit import EditError
+
+    text = f"mcp_servers = {value}\n"
+    with pytest.raises(EditError):
+        set_entry(text, "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    assert remove_entry(text, "toml", ("mcp_servers",), "seek") == text
+    with pytest.raises(EditError):  # a deeper path through the same value
+        set_entry(text, "toml", ("mcp_servers", "local"), "seek", SEEK_ENTRY)
+
+
+def test_a_malformed_json_file_is_reported_with_its_line_and_column():
+    """The message a user gets for a broken agent config names where to look (mutation
+    testing of ``_Parser.fail``: the line and column were never checked)."""
+    from seek.install.jsonc import JsonSyntaxError
+
+    cases = [('{\n  "a": 1,\n  "b" 2\n}', "line 3 column 7: expected ':'"),
+             ('{"a": [1, 2,]}', "line 1 column 13: trailing comma"),
+             ("{\n\n   x", "line 3 column 4: expected a quoted key or '}'")]  # fmt: skip
+    for text, where in cases:
+        with pytest.raises(JsonSyntaxError) as caught:
+            parse(text)
+        assert str(caught.value) == where
