@@ -319,8 +319,46 @@ def test_a_malformed_json_file_is_reported_with_its_line_and_column():
 
     cases = [('{\n  "a": 1,\n  "b" 2\n}', "line 3 column 7: expected ':'"),
              ('{"a": [1, 2,]}', "line 1 column 13: trailing comma"),
-             ("{\n\n   x", "line 3 column 4: expected a quoted key or '}'")]  # fmt: skip
+             ("{\n\n   x", "line 3 column 4: expected a quoted key or '}'"),
+             ("\n{ x", "line 2 column 3: expected a quoted key or '}'")]  # fmt: skip
     for text, where in cases:
         with pytest.raises(JsonSyntaxError) as caught:
             parse(text)
         assert str(caught.value) == where
+
+
+def test_markers_quoted_in_the_users_text_do_not_move_the_block():
+    """seek's end marker quoted above or below the block (notes about seek) is not the
+    block's end, a block without its end marker is refused with what to do, and text
+    without a final newline gets a blank line before the block (mutation testing of
+    ``_block_span`` and ``set_block``: the end looked for from the file's start or from its
+    end, the message, the separator)."""
+    from seek.install.edit import EditError, remove_block, set_block
+
+    block = set_block("", "Use seek.")
+    above, below = "Quote: <!-- seek:end -->\n\n", "\nAfter: <!-- seek:end -->\n"
+    assert remove_block(above + block + below) == above + below
+    with pytest.raises(EditError) as caught:
+        remove_block("x\n<!-- seek:start -->\nbody\n")
+    assert str(caught.value) == f"{START_MARKER} without {END_MARKER}: fix or remove the marker"
+    assert set_block("A", "Use seek.") == "A\n\n" + block
+
+
+def test_json_removal_where_the_path_is_missing_or_nested():
+    """Uninstall from a file without seek's servers object (or with another type there)
+    changes nothing, and a nested servers object loses only seek's member (mutation testing
+    of ``remove_member``: ``or`` -> ``and`` crashed, ``chain[-1]`` -> ``chain[+1]``)."""
+    for text in ('{"theme": "dark"}', '{"mcpServers": []}'):
+        assert remove_entry(text, "json", ("mcpServers",), "seek") == text
+    nested = '{"a": {"b": {"seek": 1, "x": 2}}}'
+    assert remove_entry(nested, "json", ("a", "b"), "seek") == '{"a": {"b": {"x": 2}}}'
+
+
+def test_a_toml_table_the_user_added_after_seeks_keeps_its_blank_line():
+    """Uninstall cuts seek's table out of the middle; the blank line above the user's table
+    stays (mutation testing of ``_toml_remove``: ``not after and`` -> ``or``)."""
+    installed = set_entry('model = "o3"\n', "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    edited = installed + "\n[other]\nx = 1\n"
+    assert remove_entry(edited, "toml", ("mcp_servers",), "seek") == (
+        'model = "o3"\n\n[other]\nx = 1\n'
+    )
