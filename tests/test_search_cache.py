@@ -66,6 +66,7 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     assert not from_table.from_cache
     assert answers(cached) == answers(from_table)
     assert np.array_equal(cached.vectors, from_table.vectors)
+    assert cached.chunk_of_key == from_table.chunk_of_key  # each chunk's number in its file
     assert caches(index_dir) == [PREFIX + key]  # the searcher wrote it back
 
 
