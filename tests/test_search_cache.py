@@ -311,3 +311,32 @@ def test_without_its_cache_or_with_a_run_open_an_index_is_not_current(make_tree,
     assert not is_current(root, settings)
     assert refresh_before_search(root, settings) == []
     assert not load_manifest(index_dir).run_open and is_current(root, settings)
+
+
+def test_the_key_changes_with_whatever_determines_the_rows():
+    """Two indexes of the same files under another model, dimensions, chunking, table or
+    format hold other rows: their caches must have other keys, or a rebuild would keep the
+    old rows' cache (its folder exists, so it is not written again). A touched file (new
+    mtime, same content) keeps the key. Mutations this pins (search_cache.py ``cache_key``):
+    the head (model, chunking...) left out of the digest, the chunking always None."""
+    import dataclasses
+
+    from seek.store import ChunkingSpec, Manifest, Stamp
+
+    files = {"a.py": Stamp("h1", 10, 1, 2), "b.py": Stamp("h2", 20, 2, 1)}
+    chunking = ChunkingSpec(1000, 100, 100, 600, 80)
+    base = Manifest(model="m", dimensions=16, chunking=chunking, files=files, table="t1")
+    others = [
+        dataclasses.replace(base, model="other"),
+        dataclasses.replace(base, dimensions=32),
+        dataclasses.replace(base, chunking=dataclasses.replace(chunking, max=800)),
+        dataclasses.replace(base, chunking=None),
+        dataclasses.replace(base, table="t2"),
+        dataclasses.replace(base, format=base.format + 1),
+        dataclasses.replace(base, files={**files, "b.py": Stamp("h3", 20, 2, 1)}),
+        dataclasses.replace(base, files={**files, "b.py": Stamp("h2", 20, 2, 2)}),
+    ]
+    keys = [cache_key(m) for m in (base, *others)]
+    assert None not in keys and len(set(keys)) == len(keys)
+    touched = dataclasses.replace(base, files={**files, "a.py": Stamp("h1", 10, 99, 2)})
+    assert cache_key(touched) == cache_key(base)
