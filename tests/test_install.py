@@ -362,3 +362,13 @@ def test_a_toml_table_the_user_added_after_seeks_keeps_its_blank_line():
     assert remove_entry(edited, "toml", ("mcp_servers",), "seek") == (
         'model = "o3"\n\n[other]\nx = 1\n'
     )
+
+
+def test_removing_the_only_member_keeps_a_comment_inside_the_braces():
+    """VS Code's JSON with comments: a comment after seek's servers object, inside the
+    file's braces, stays when uninstall empties the file (mutation testing of ``_cut``:
+    the text after the member dropped or cut one character short)."""
+    text = '{\n  "servers": {"seek": {"command": "x"}} // mine\n}\n'
+    assert remove_entry(text, "jsonc", ("servers",), "seek") == "{ // mine\n}\n"
+    bare = '// top\n{\n  "servers": {"seek": {"command": "x"}}\n}\n'
+    assert remove_entry(bare, "jsonc", ("servers",), "seek") == "// top\n{}\n"
