@@ -135,6 +135,30 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "not seek_serve_with and not refuses_to_bind and not status_names",
         ),
     ),
+    "search_cache": (
+        # the search cache's files, its key and its crash safety (temporary folders)
+        ("src/seek/retrieve/search_cache.py",),
+        (
+            "tests/test_search_cache.py",
+            # runs `seek` in a subprocess, which cannot see a mutant
+            "--deselect",
+            "tests/test_search_cache.py::test_cli_search_on_an_unchanged_index_stays_lean",
+        ),
+    ),
+    "lock": (
+        # the writer lock alone (also part of "store", whose run takes far longer)
+        ("src/seek/store/lock.py",),
+        ("tests/test_store.py", "tests/test_store_upkeep.py", "tests/test_search.py"),
+    ),
+    "install": (
+        # the text edits behind `seek install` / `seek uninstall`
+        ("src/seek/install/edit.py", "src/seek/install/jsonc.py"),
+        (
+            "tests/test_install.py",
+            "--deselect",
+            "tests/test_install.py::test_the_real_entry_point_installs_for_claude",
+        ),
+    ),
 }
 
 # mutmut's exit codes (mutmut/stats.py) grouped for the score.

@@ -465,3 +465,27 @@ def test_a_folder_source_is_indexed_only_when_this_machine_vouched_for_it(
                                     "--folder", str(two_repos["alpha"])])  # fmt: skip
     assert done.exit_code == 0, done.output
     assert [r["name"] for r in json.loads(done.output)["repos"]] == ["alpha"]
+
+
+def test_a_repository_and_path_filter_together_keep_both(tmp_path, settings_for, make_tree):
+    """A question filtered by repository *and* path prefix answers only from that
+    repository's files under that path: both repositories hold ``src/router.py`` and
+    ``docs/``, so neither filter alone gives the answer (issue 27). Mutation this pins
+    (corpus/search.py ``corpus_filter``): ``" AND ".join`` -> ``" OR ".join``."""
+    beta = {**REPO_B, "src/router.py": REPO_A["src/router.py"].replace("pass", "return 2"),
+            "docs/notes.md": "# Notes\n\nThe Router retries a route it cannot add.\n"}  # fmt: skip
+    repos = {"alpha": make_tree(REPO_A, "alpha"), "beta": make_tree(beta, "beta")}
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    searcher = CorpusSearcher(location, settings_for())
+    question = "Router add_route retries configured client"
+    everything = {(h.repo, h.path) for h in searcher.search(question, 20).hits}
+    assert {("alpha", "docs/guide.md"), ("beta", "src/router.py")} <= everything
+    for repo, prefix in (("alpha", "src/"), ("beta", "src/"), ("beta", "docs/")):
+        hits = searcher.search(question, 20, repos=[repo], prefixes=[prefix]).hits
+        assert hits, (repo, prefix)
+        assert {h.repo for h in hits} == {repo}, (repo, prefix)
+        assert all(h.path.startswith(prefix) for h in hits), (repo, prefix, hits)
+    two = searcher.search(question, 20, repos=["alpha"], prefixes=["docs/", "lib/"]).hits
+    assert {(h.repo, h.path) for h in two} == {("alpha", "docs/guide.md")}

@@ -295,3 +295,180 @@ def test_a_file_changed_while_seek_writes_it_is_left_alone(home, monkeypatch):
     assert failed == changes and "changed while seek was writing it" in failed[0].error
     assert config.read_text() == '{"agent": "wrote this"}\n'
     assert sorted(p.name for p in home.iterdir()) == [".claude.json", ".claude.json.seek-backup"]
+
+
+def test_uninstall_gives_back_the_text_around_the_block_exactly(home):
+    """The user wrote around seek's block after the install (above it, and a section below
+    it): uninstall takes out the block and nothing else, every blank line of theirs kept
+    (issue 27). Mutation this pins (edit.py ``remove_block``): ``if not after and
+    before.endswith(...)`` -> ``if before.endswith(...)`` (a blank line above eaten)."""
+    rules = BY_NAME["claude"].instructions(home)
+    rules.parent.mkdir(parents=True)
+    rules.write_text("# My rules\n\nBe terse.\n")
+    run("install", "--agent", "claude", "--type", "instructions", "-y")
+    text = rules.read_text()
+    start, end = text.index(START_MARKER), text.index(END_MARKER) + len(END_MARKER) + 1
+    above = "Intro line.\n\n" + text[:start] + "\n"
+    below = "\n\n## Mine\n\nKeep this.\n\n"
+    rules.write_text(above + text[start:end] + below)
+    run("install", "--agent", "claude", "--type", "instructions", "-y")  # in place, unchanged
+    assert rules.read_text() == above + text[start:end] + below
+    run("uninstall", "--agent", "claude", "--type", "instructions", "-y")
+    assert rules.read_text() == above + below
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("", "\nafter\n"), ("# R\n\n", "# S\n"), ("# R\n\n\n", "\n\n# S\n"), ("x\n", "")],
+)
+def test_remove_block_keeps_what_surrounds_it(before, after):
+    from seek.install.edit import remove_block, set_block
+
+    block = set_block("", "Use seek.")
+    assert remove_block(before + block + after) == before + after
+    # a second install replaces the block in place, whatever surrounds it
+    replaced = set_block(before + block + after, "Use seek often.")
+    assert replaced == before + set_block("", "Use seek often.") + after
+
+
+def test_with_duplicate_keys_install_edits_the_one_parsers_read(home):
+    """JSON parsers keep the last of duplicate keys, so that is the one install must edit:
+    editing the first would write an entry no agent ever reads (issue 27). Mutation this
+    pins (jsonc.py ``Node.member``): ``found[-1]`` -> ``found[0]``."""
+    config = BY_NAME["claude"].config(home)
+    original = (
+        '{\n  "mcpServers": {"stale": {"command": "gone"}},\n  "theme": "dark",\n'
+        '  "mcpServers": {\n    "other": {"command": "other"}\n  }\n}\n'
+    )
+    config.write_text(original)
+    run("install", "--agent", "claude", "--type", "mcp", "-y")
+    read = json.loads(config.read_text())["mcpServers"]  # what an agent reads: the last
+    assert set(read) == {"other", "seek"}
+    assert_points_at_seek(BY_NAME["claude"], read["seek"])
+    assert config.read_text().startswith('{\n  "mcpServers": {"stale": {"command": "gone"}},\n')
+    run("uninstall", "--agent", "claude", "--type", "mcp", "-y")
+    assert config.read_text() == original
+
+    servers = '{"seek": {"command": "/old/seek"}, "b": 1, "seek": {"command": "/older"}}'
+    text = '{"mcpServers": ' + servers + "}"
+    new = set_entry(text, "json", ("mcpServers",), "seek", {"command": "/new/seek"})
+    assert json.loads(new)["mcpServers"]["seek"] == {"command": "/new/seek"}
+    assert new.startswith('{"mcpServers": {"seek": {"command": "/old/seek"}, "b": 1, "seek": ')
+    assert remove_entry(new, "json", ("mcpServers",), "seek") == (
+        '{"mcpServers": {"seek": {"command": "/old/seek"}, "b": 1}}'
+    )
+
+
+SEEK_ENTRY = {"command": "/bin/seek", "args": ["mcp"]}
+
+
+@pytest.mark.parametrize(
+    ("before", "added"),
+    [("", ""), ('model = "o3"', "\n\n"), ('model = "o3"\n', "\n"),
+     ('model = "o3"\n\n[profile]\nx = 1\n', "\n")],
+)  # fmt: skip
+def test_a_toml_entry_is_appended_as_its_own_table_after_one_blank_line(before, added):
+    """Codex's TOML: seek's entry goes after the user's text as ``[mcp_servers.seek]``, one
+    blank line between (none in an empty file), and a changed entry is replaced in place
+    (mutation testing of ``_toml_set``: the separator's cases, ``==`` -> ``!=``)."""
+    table = '[mcp_servers.seek]\ncommand = "/bin/seek"\nargs = ["mcp"]\n'
+    installed = set_entry(before, "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    assert installed == before + added + table
+    assert set_entry(installed, "toml", ("mcp_servers",), "seek", SEEK_ENTRY) is installed
+    new_path = {**SEEK_ENTRY, "command": "/new/seek"}
+    moved = set_entry(installed, "toml", ("mcp_servers",), "seek", new_path)
+    assert moved == installed.replace('"/bin/seek"', '"/new/seek"')
+
+
+def test_a_toml_entry_written_another_way_is_removed_and_the_rest_kept():
+    """An entry the user (or another tool) wrote inline is removed structurally, and a
+    table left empty goes with it; a table after seek's own keeps its bytes (mutation
+    testing of ``_toml_remove``: its fallback and the empty-table clean-up were unseen)."""
+    path = ("mcp_servers",)
+    inline = '[mcp_servers]\nother = {command = "o"}\nseek = {command = "/x", args = ["mcp"]}\n'
+    assert remove_entry(inline, "toml", path, "seek") == '[mcp_servers]\nother = {command = "o"}\n'
+    alone = 'model = "o3"\n[mcp_servers]\nseek = {command = "/x", args = ["mcp"]}\n'
+    assert tomlkit.parse(remove_entry(alone, "toml", path, "seek")).unwrap() == {"model": "o3"}
+    nested = 'model = "o3"\n\n[a.b.seek]\ncommand = "/x"\n'
+    assert remove_entry(nested, "toml", ("a", "b"), "seek") == 'model = "o3"\n'
+    deep = '[a]\nkeep = 1\n[a.b]\nseek = {command = "/x"}\n'
+    assert tomlkit.parse(remove_entry(deep, "toml", ("a", "b"), "seek")).unwrap() == {
+        "a": {"keep": 1}}  # fmt: skip
+    followed = '[mcp_servers.seek]\ncommand = "/x"\n  [other]\n  x = 1\n'
+    assert remove_entry(followed, "toml", path, "seek") == "  [other]\n  x = 1\n"
+
+
+@pytest.mark.parametrize("value", ["1", '"seek"', "[1, 2]"])
+def test_a_toml_file_whose_servers_key_is_not_a_table_is_refused_not_crashed(value):
+    """``mcp_servers = 1``: install says the file has another shape (and the caller leaves
+    it alone); uninstall finds nothing of seek's. Never a traceback."""
+    from seek.install.edit import EditError
+
+    text = f"mcp_servers = {value}\n"
+    with pytest.raises(EditError):
+        set_entry(text, "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    assert remove_entry(text, "toml", ("mcp_servers",), "seek") == text
+    with pytest.raises(EditError):  # a deeper path through the same value
+        set_entry(text, "toml", ("mcp_servers", "local"), "seek", SEEK_ENTRY)
+
+
+def test_a_malformed_json_file_is_reported_with_its_line_and_column():
+    """The message a user gets for a broken agent config names where to look (mutation
+    testing of ``_Parser.fail``: the line and column were never checked)."""
+    from seek.install.jsonc import JsonSyntaxError
+
+    cases = [('{\n  "a": 1,\n  "b" 2\n}', "line 3 column 7: expected ':'"),
+             ('{"a": [1, 2,]}', "line 1 column 13: trailing comma"),
+             ("{\n\n   x", "line 3 column 4: expected a quoted key or '}'"),
+             ("\n{ x", "line 2 column 3: expected a quoted key or '}'")]  # fmt: skip
+    for text, where in cases:
+        with pytest.raises(JsonSyntaxError) as caught:
+            parse(text)
+        assert str(caught.value) == where
+
+
+def test_markers_quoted_in_the_users_text_do_not_move_the_block():
+    """seek's end marker quoted above or below the block (notes about seek) is not the
+    block's end, a block without its end marker is refused with what to do, and text
+    without a final newline gets a blank line before the block (mutation testing of
+    ``_block_span`` and ``set_block``: the end looked for from the file's start or from its
+    end, the message, the separator)."""
+    from seek.install.edit import EditError, remove_block, set_block
+
+    block = set_block("", "Use seek.")
+    above, below = "Quote: <!-- seek:end -->\n\n", "\nAfter: <!-- seek:end -->\n"
+    assert remove_block(above + block + below) == above + below
+    with pytest.raises(EditError) as caught:
+        remove_block("x\n<!-- seek:start -->\nbody\n")
+    assert str(caught.value) == f"{START_MARKER} without {END_MARKER}: fix or remove the marker"
+    assert set_block("A", "Use seek.") == "A\n\n" + block
+
+
+def test_json_removal_where_the_path_is_missing_or_nested():
+    """Uninstall from a file without seek's servers object (or with another type there)
+    changes nothing, and a nested servers object loses only seek's member (mutation testing
+    of ``remove_member``: ``or`` -> ``and`` crashed, ``chain[-1]`` -> ``chain[+1]``)."""
+    for text in ('{"theme": "dark"}', '{"mcpServers": []}'):
+        assert remove_entry(text, "json", ("mcpServers",), "seek") == text
+    nested = '{"a": {"b": {"seek": 1, "x": 2}}}'
+    assert remove_entry(nested, "json", ("a", "b"), "seek") == '{"a": {"b": {"x": 2}}}'
+
+
+def test_a_toml_table_the_user_added_after_seeks_keeps_its_blank_line():
+    """Uninstall cuts seek's table out of the middle; the blank line above the user's table
+    stays (mutation testing of ``_toml_remove``: ``not after and`` -> ``or``)."""
+    installed = set_entry('model = "o3"\n', "toml", ("mcp_servers",), "seek", SEEK_ENTRY)
+    edited = installed + "\n[other]\nx = 1\n"
+    assert remove_entry(edited, "toml", ("mcp_servers",), "seek") == (
+        'model = "o3"\n\n[other]\nx = 1\n'
+    )
+
+
+def test_removing_the_only_member_keeps_a_comment_inside_the_braces():
+    """VS Code's JSON with comments: a comment after seek's servers object, inside the
+    file's braces, stays when uninstall empties the file (mutation testing of ``_cut``:
+    the text after the member dropped or cut one character short)."""
+    text = '{\n  "servers": {"seek": {"command": "x"}} // mine\n}\n'
+    assert remove_entry(text, "jsonc", ("servers",), "seek") == "{ // mine\n}\n"
+    bare = '// top\n{\n  "servers": {"seek": {"command": "x"}}\n}\n'
+    assert remove_entry(bare, "jsonc", ("servers",), "seek") == "// top\n{}\n"

@@ -107,3 +107,23 @@ def test_a_workspace_whose_files_hold_no_rows_searches_to_nothing(make_tree, set
     embedder = HashEmbedder()
     index_workspace(root, settings, embedder=embedder)
     assert Searcher.open(root, settings, embedder=embedder).search("anything").hits == []
+
+
+def test_a_deleted_file_makes_the_index_stale_and_leaves_the_results(make_tree, settings_for):
+    """seek.md §4: a search brings the index up to date first. A deleted file is a change
+    like an edit: the freshness check says stale, the search updates first and no longer
+    answers with the file (issue 27). Mutation this pins (index/freshness.py): the
+    ``len(scan.files) != len(stamps)`` check dropped (only files still on disk compared)."""
+    from seek.index.freshness import is_current
+
+    root = make_tree(SMALL_PROJECT)
+    settings = settings_for()
+    index_workspace(root, settings)  # the built-in model, as `search` will use
+    assert is_current(root, settings)
+    assert search(root, "configure_retries", settings).hits[0].path == "src/retry.py"
+    (root / "src/retry.py").unlink()
+    assert not is_current(root, settings)
+    result = search(root, "configure_retries", settings)
+    assert "src/retry.py" not in {h.path for h in result.hits}
+    assert result.notes == ()
+    assert is_current(root, settings)  # the search's update recorded the deletion

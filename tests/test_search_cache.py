@@ -55,6 +55,9 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     assert caches(index_dir) == [PREFIX + key]
     cached = Searcher.open(root, settings, HashEmbedder())
     assert cached.from_cache
+    # memory-mapped, not read into memory (the module's promise; mutation testing found
+    # ``np.load(..., mmap_mode="r")`` -> ``mmap_mode=None`` unseen)
+    assert isinstance(cached.vectors, np.memmap)
     for folder in index_dir.glob(PREFIX + "*"):  # the same index read from the table
         for f in folder.iterdir():
             f.unlink()
@@ -63,6 +66,7 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     assert not from_table.from_cache
     assert answers(cached) == answers(from_table)
     assert np.array_equal(cached.vectors, from_table.vectors)
+    assert cached.chunk_of_key == from_table.chunk_of_key  # each chunk's number in its file
     assert caches(index_dir) == [PREFIX + key]  # the searcher wrote it back
 
 
@@ -95,8 +99,8 @@ def test_a_touched_file_keeps_the_cache(make_tree, settings_for):
     assert not report.changed and caches(index_dir) == old
 
 
-@pytest.mark.parametrize("damage", ["half written", "truncated vectors", "other format",
-                                    "stale key", "run open"])  # fmt: skip
+@pytest.mark.parametrize("damage", ["half written", "truncated vectors", "a row short",
+                                    "other format", "stale key", "run open"])  # fmt: skip
 def test_a_bad_cache_is_never_used(make_tree, settings_for, damage):
     root, settings, index_dir = indexed(make_tree, settings_for)
     expected = answers(Searcher.open(root, settings, HashEmbedder()))
@@ -108,6 +112,10 @@ def test_a_bad_cache_is_never_used(make_tree, settings_for, damage):
     elif damage == "truncated vectors":
         vectors = folder / "vectors.npy"
         vectors.write_bytes(vectors.read_bytes()[:200])
+    elif damage == "a row short":  # a readable array, of other rows than meta.json says
+        vectors = np.load(folder / "vectors.npy")
+        with open(folder / "vectors.npy", "wb") as fh:
+            np.save(fh, vectors[:-1])
     elif damage == "other format":
         meta = json.loads((folder / "meta.json").read_text())
         (folder / "meta.json").write_text(json.dumps({**meta, "format": -1}))
@@ -255,3 +263,82 @@ def test_a_cold_run_caches_what_it_wrote_as_reading_the_table_would(
             from_table
         )
     assert loads == [1, 1]
+
+
+def test_a_writer_keeps_a_fresh_temporary_folder_and_removes_a_crashed_ones(
+    make_tree, settings_for
+):
+    """Another writer (a searcher in another process) may be filling its temporary folder
+    while this one finishes: that folder is left alone; one older than ``STALE_TEMP_S`` is a
+    crashed writer's and goes (issue 27). Mutations this pins (search_cache.py
+    ``_remove_others``): the ``if old:`` test dropped (a live writer's folder deleted under
+    it), and ``> STALE_TEMP_S`` -> ``< STALE_TEMP_S``."""
+    import time
+
+    from seek.retrieve.search_cache import STALE_TEMP_S
+
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    fresh = index_dir / f".{PREFIX}{'1' * 24}.4242.7.tmp"
+    crashed = index_dir / f".{PREFIX}{'2' * 24}.4343.8.tmp"
+    for folder in (fresh, crashed):
+        folder.mkdir()
+        (folder / "vectors.npy").write_bytes(b"half")
+    long_ago = time.time() - 2 * STALE_TEMP_S
+    os.utime(crashed, (long_ago, long_ago))
+    (root / "src/retry.py").write_text("def configure_backoff(jitter):\n    return jitter\n")
+    assert refresh_before_search(root, settings) == []  # an index run writes a new cache
+    assert len(caches(index_dir)) == 1
+    assert (fresh / "vectors.npy").read_bytes() == b"half"
+    assert not crashed.exists()
+
+
+def test_without_its_cache_or_with_a_run_open_an_index_is_not_current(make_tree, settings_for):
+    """The freshness check (index/freshness.py) trusts an index only when its cache exists
+    and no run is open: a run that died mid-write, or a cache gone, makes the next search
+    update first (issue 27, mutation testing). Mutations this pins (search_cache.py):
+    ``has_cache``'s ``key is not None and ...`` -> ``or`` (no cache needed), and
+    ``cache_key``'s ``run_open or not has_index`` -> ``and`` (a key while a run is open)."""
+    from seek.index.freshness import is_current
+
+    root, settings, index_dir = indexed(make_tree, settings_for)
+    assert is_current(root, settings)
+    [folder] = index_dir.glob(PREFIX + "*")
+    shutil.rmtree(folder)
+    assert not is_current(root, settings)
+    assert refresh_before_search(root, settings) == []
+    assert caches(index_dir) == [folder.name] and is_current(root, settings)
+    manifest_path = index_dir / MANIFEST_NAME
+    data = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**data, "runOpen": True}))
+    assert not is_current(root, settings)
+    assert refresh_before_search(root, settings) == []
+    assert not load_manifest(index_dir).run_open and is_current(root, settings)
+
+
+def test_the_key_changes_with_whatever_determines_the_rows():
+    """Two indexes of the same files under another model, dimensions, chunking, table or
+    format hold other rows: their caches must have other keys, or a rebuild would keep the
+    old rows' cache (its folder exists, so it is not written again). A touched file (new
+    mtime, same content) keeps the key. Mutations this pins (search_cache.py ``cache_key``):
+    the head (model, chunking...) left out of the digest, the chunking always None."""
+    import dataclasses
+
+    from seek.store import ChunkingSpec, Manifest, Stamp
+
+    files = {"a.py": Stamp("h1", 10, 1, 2), "b.py": Stamp("h2", 20, 2, 1)}
+    chunking = ChunkingSpec(1000, 100, 100, 600, 80)
+    base = Manifest(model="m", dimensions=16, chunking=chunking, files=files, table="t1")
+    others = [
+        dataclasses.replace(base, model="other"),
+        dataclasses.replace(base, dimensions=32),
+        dataclasses.replace(base, chunking=dataclasses.replace(chunking, max=800)),
+        dataclasses.replace(base, chunking=None),
+        dataclasses.replace(base, table="t2"),
+        dataclasses.replace(base, format=base.format + 1),
+        dataclasses.replace(base, files={**files, "b.py": Stamp("h3", 20, 2, 1)}),
+        dataclasses.replace(base, files={**files, "b.py": Stamp("h2", 20, 2, 2)}),
+    ]
+    keys = [cache_key(m) for m in (base, *others)]
+    assert None not in keys and len(set(keys)) == len(keys)
+    touched = dataclasses.replace(base, files={**files, "a.py": Stamp("h1", 10, 99, 2)})
+    assert cache_key(touched) == cache_key(base)

@@ -139,3 +139,52 @@ def test_a_failing_team_server_means_a_note_not_an_error(make_tree, seek_home):
     result = search(local, "check_token", settings, k=3)
     assert [hit.path for hit in result.hits] == ["app.py"]
     assert result.notes[0].startswith("No team hits: the team server at http://127.0.0.1:9 failed")
+
+
+def shop_class(name: str, verbs: list[str]) -> str:
+    lines = [f"class {name}:", f'    """The {name.lower()} of the shop."""', ""]
+    for verb in verbs:
+        lines += [f"    def {verb}(self, item, count=1):",
+                  f'        """{verb.title()} ``count`` of ``item`` in the {name.lower()}."""',
+                  "        total = self.ledger.get(item, 0)",
+                  "        self.ledger[item] = total + count",
+                  f"        self.log.append(({verb!r}, item, count))",
+                  "        return self.ledger[item]", ""]  # fmt: skip
+    return "\n".join(lines) + "\n\n"
+
+
+def test_the_pages_widen_shows_exactly_the_blocks_lines(make_tree, seek_home):
+    """The page's search (``/ui/api/search``) gives each hit the wider block the context kept
+    around it: its line numbers and its code must be the same lines of the file, not one
+    off (issue 27). Mutation this pins (web/adapter.py ``search_page``): the widened
+    ``"start_line": b.start + 1`` -> ``b.start`` (the label one line above the code)."""
+    import html
+    import re
+
+    source = (shop_class("Inventory", ["stock", "restock", "count", "audit", "shelve"])
+              + shop_class("Checkout", ["scan", "refund", "discount", "weigh", "bag", "pay"])
+              + shop_class("Shipping", ["pack", "label", "post", "track", "insure"]))  # fmt: skip
+    root = make_tree({"src/shop.py": source})
+    lines = source.splitlines()
+    config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)}, ui=True)
+    with running(config) as url:
+        asked = {"path": str(root), "query": "discount in the checkout"}
+        answer = httpx.post(f"{url}/ui/api/search", json=asked, timeout=120)
+    assert answer.status_code == 200, answer.text
+
+    def code(markup: str) -> str:
+        return html.unescape(re.sub(r"<[^>]*>", "", markup)).rstrip("\n")
+
+    def file_lines(start: int, end: int) -> str:  # 1-based, inclusive; a block may end blank
+        return "\n".join(lines[start - 1 : end]).rstrip("\n")
+
+    hits = answer.json()["hits"]
+    widened = [h for h in hits if h["widened"]]
+    assert widened and any(h["widened"]["start_line"] > 1 for h in widened)  # not from line 1
+    for hit in hits:
+        assert code(hit["html"]) == file_lines(hit["start_line"], hit["end_line"])
+    for hit in widened:
+        block = hit["widened"]
+        assert block["start_line"] <= hit["start_line"] <= block["end_line"]
+        assert (block["start_line"], block["end_line"]) != (hit["start_line"], hit["end_line"])
+        assert code(block["html"]) == file_lines(block["start_line"], block["end_line"])

@@ -87,6 +87,30 @@ def test_configured_origins_get_cors_headers(config):
     assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
 
 
+def test_a_configured_origin_is_served_though_its_browser_says_cross_site(config):
+    """A page at a ``serve_origins`` origin is on another site than the server, so a browser
+    sends ``Sec-Fetch-Site: cross-site`` with every call it makes: that page must be served
+    (issue 27). Mutation this pins (guard.py): ``if not origin and headers.get(...)`` ->
+    ``if headers.get(...)`` (every allowed page refused with 403)."""
+    config.origins = ("https://app.example",)
+    browser = {"Origin": "https://app.example", "Sec-Fetch-Site": "cross-site",
+               "Sec-Fetch-Mode": "cors"}  # fmt: skip
+    with running(config) as url:
+        status = httpx.get(f"{url}/v1/status", headers=browser)
+        searched = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, headers=browser)
+        preflight = httpx.options(f"{url}/v1/search", headers={
+            **browser, "Access-Control-Request-Method": "POST"})  # fmt: skip
+        other = httpx.get(f"{url}/v1/status", headers={**browser, "Origin": "https://b.example"})
+        bare = httpx.get(f"{url}/v1/status", headers={"Sec-Fetch-Site": "cross-site"})
+    assert status.status_code == 200, status.text
+    assert status.headers["access-control-allow-origin"] == "https://app.example"
+    assert searched.status_code == 200, searched.text
+    assert searched.json()["hits"][0]["path"] == "src/client.py"
+    assert preflight.status_code == 204
+    # still refused: another site's page, and a cross-site call that hides its origin
+    assert other.status_code == 403 and bare.status_code == 403
+
+
 @pytest.mark.parametrize(
     "content_type", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
 )

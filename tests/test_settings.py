@@ -76,3 +76,35 @@ def test_bad_provider_is_a_clear_error(tmp_path):
 def test_chunk_clamps():
     s = Settings(chunk_max_chars=100, chunk_min_chars=500, chunk_overlap_chars=90)
     assert effective_chunk_sizes(s) == (100, 100, 50)
+
+
+WORKSPACE_FILES = {
+    ".seek.toml": lambda body: body,
+    "pyproject.toml": lambda body: '[project]\nname = "cloned"\n\n[tool.seek]\n' + body,
+}
+
+
+@pytest.mark.parametrize("file_name", sorted(WORKSPACE_FILES))
+def test_a_workspace_file_cannot_set_who_may_reach_seek(tmp_path, caplog, file_name):
+    """``[tool.seek]`` in ``pyproject.toml`` is a workspace file like ``.seek.toml``
+    (seek.md §3): a cloned repository's ``serve_hosts``, ``serve_origins`` and ``mcp_roots``
+    are ignored with a warning naming them, the user's own values stand, and the file's other
+    settings still count (issue 27). Mutation this pins (settings.py): the pyproject branch's
+    ``workspace_file=True`` dropped (a repository's pyproject opened the server)."""
+    user = tmp_path / "config.toml"
+    user.write_text('serve_hosts = ["seek.team.example"]\n')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    body = ('serve_hosts = ["evil.example"]\nserve_origins = ["http://evil.example"]\n'
+            'mcp_roots = ["/"]\nchunk_max_chars = 800\n')  # fmt: skip
+    (ws / file_name).write_text(WORKSPACE_FILES[file_name](body))
+    with caplog.at_level("WARNING", logger="seek.settings"):
+        s = load_settings(ws, env={}, user_config=user)
+    assert s.serve_hosts == ("seek.team.example",) and s.source_of("serve_hosts") == str(user)
+    assert s.serve_origins == () and s.mcp_roots == ()
+    assert s.source_of("serve_origins") == s.source_of("mcp_roots") == "default"
+    assert s.chunk_max_chars == 800 and file_name in s.source_of("chunk_max_chars")
+    warned = " ".join(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+    for name in ("serve_hosts", "serve_origins", "mcp_roots"):
+        assert name in warned
+    assert file_name in warned and "ignored" in warned

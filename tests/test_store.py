@@ -288,6 +288,53 @@ def test_a_held_lock_still_refuses_a_second_writer_at_once(tmp_path):
         assert time.monotonic() - started < 2.0
 
 
+def test_the_holder_note_goes_before_the_lock_so_the_next_writers_note_stays(tmp_path):
+    """A writer waiting for the lock (``seek watch`` behind ``seek index``) takes it the
+    moment it is released and writes its own holder note: the first writer must have
+    removed its note before that, or it deletes the new holder's note and ``seek status``
+    says "another process" for the whole run (issue 27). Mutation this pins (store/lock.py
+    ``WriterLock.__exit__``): the note's ``unlink`` and ``self._lock.release()`` swapped."""
+    from seek.store.lock import HOLDER_NAME, describe_holder
+
+    first = WriterLock(tmp_path, "seek index")
+    second = WriterLock(tmp_path, "seek watch")
+    release = first._lock.release
+    notes_at_release = []
+
+    def release_then_the_next_writer_enters(*args, **kwargs):
+        notes_at_release.append((tmp_path / HOLDER_NAME).exists())
+        release(*args, **kwargs)
+        if not second._lock.is_locked:  # the one waiting gets the lock at once
+            second.__enter__()
+
+    first._lock.release = release_then_the_next_writer_enters
+    with first:
+        assert "(seek index)" in describe_holder(tmp_path)
+    try:
+        assert notes_at_release == [False]
+        assert "(seek watch)" in describe_holder(tmp_path)
+    finally:
+        second.__exit__(None, None, None)
+    assert not (tmp_path / HOLDER_NAME).exists() and not is_locked(tmp_path)
+    with pytest.raises(RuntimeError), WriterLock(tmp_path, "seek index"):
+        raise RuntimeError("the run failed")
+    assert not (tmp_path / HOLDER_NAME).exists() and not is_locked(tmp_path)
+
+
+def test_the_lock_makes_its_folder_and_survives_a_note_already_gone(tmp_path):
+    """The first index of a workspace under a home not made yet takes the lock in folders
+    that do not exist; a holder note removed meanwhile (a cleaned folder) does not stop the
+    lock's release. Mutations this pins (store/lock.py): ``mkdir(parents=False)``,
+    ``unlink(missing_ok=False)``."""
+    from seek.store.lock import HOLDER_NAME
+
+    index_dir = tmp_path / "home" / "ws-0123"
+    with WriterLock(index_dir, "seek index"):
+        assert is_locked(index_dir)
+        (index_dir / HOLDER_NAME).unlink()
+    assert not is_locked(index_dir)
+
+
 def test_an_unwritten_table_is_empty_not_an_error(tmp_path):
     table = ChunkTable(tmp_path)
     assert (table.count_chunks(), table.count_rows(), table.stored_paths()) == (0, 0, set())

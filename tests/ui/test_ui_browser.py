@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from ui.ui_harness import (
+    RETRY_PY,
     answered,
     ask,
     browser_missing,
@@ -150,6 +151,11 @@ def test_search_shows_highlighted_code_and_the_context_line(browser, ui, shots):
     widened = browser.find_element(By.CSS_SELECTOR, ".hit details summary")
     widened.click()
     assert "Widened block, lines" in widened.text
+    # the code shown is exactly the lines the summary names (issue 27)
+    first_line, last_line = map(int, re.findall(r"\d+", widened.text)[-2:])
+    shown = browser.find_element(By.CSS_SELECTOR, ".hit details pre code")
+    expected = "\n".join(RETRY_PY.splitlines()[first_line - 1 : last_line]).rstrip("\n")
+    assert shown.get_attribute("textContent").rstrip("\n") == expected
     browser.save_screenshot(str(shots / "ui-search.png"))
 
 
