@@ -179,44 +179,25 @@ def test_cli_add_index_list_search_remove(tmp_path, seek_home, two_repos, monkey
 
 
 def test_serve_a_corpus_with_a_repos_filter(tmp_path, settings_for, two_repos):
-    import threading
-    import time
-
-    import uvicorn
-
     from seek.corpus.serve import create_corpus_app
-    from seek.serving import uvicorn_config
     from seek.web.api import ServeConfig
 
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, two_repos)
     index(location, settings_for())
     config = ServeConfig(workspaces=(), overrides={"home": str(tmp_path / "home")})
-    server = uvicorn.Server(
-        uvicorn_config(create_corpus_app(location.uri, config), "127.0.0.1", 0, log_level="error")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started and time.time() < deadline:
-        time.sleep(0.02)
-    base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    try:
-        with httpx.Client(base_url=base, timeout=30) as client:
-            hits = client.post("/v1/search", json={"query": "Router", "repos": ["alpha"]}).json()
-            assert hits["hits"] and {h["repo"] for h in hits["hits"]} == {"alpha"}
-            both = client.post("/v1/search", json={"query": "Router add_route"}).json()
-            assert {h["repo"] for h in both["hits"]} == {"alpha", "beta"}
-            repos = client.get("/v1/repos").json()["repos"]
-            assert {r["name"]: r["files"] for r in repos} == {"alpha": 4, "beta": 3}
-            unknown = client.post("/v1/search", json={"query": "x", "repos": ["nope"]})
-            assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_repo"
-            bad = client.post("/v1/search", json={"query": "x", "repos": "alpha"})
-            assert bad.status_code == 400 and "repos must be a list" in bad.text
-            assert client.get("/v1/status").json()["rows"] == CorpusTable(location).count_rows()
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with corpus_server(create_corpus_app(location.uri, config)) as client:
+        hits = client.post("/v1/search", json={"query": "Router", "repos": ["alpha"]}).json()
+        assert hits["hits"] and {h["repo"] for h in hits["hits"]} == {"alpha"}
+        both = client.post("/v1/search", json={"query": "Router add_route"}).json()
+        assert {h["repo"] for h in both["hits"]} == {"alpha", "beta"}
+        repos = client.get("/v1/repos").json()["repos"]
+        assert {r["name"]: r["files"] for r in repos} == {"alpha": 4, "beta": 3}
+        unknown = client.post("/v1/search", json={"query": "x", "repos": ["nope"]})
+        assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_repo"
+        bad = client.post("/v1/search", json={"query": "x", "repos": "alpha"})
+        assert bad.status_code == 400 and "repos must be a list" in bad.text
+        assert client.get("/v1/status").json()["rows"] == CorpusTable(location).count_rows()
 
 
 def test_a_pool_holds_the_files_both_retrievers_rank_first():
