@@ -159,6 +159,7 @@ export class Server implements vscode.Disposable {
     this.client = undefined;
     this.failure = undefined;
     if (child && child.exitCode === null) child.kill("SIGTERM");
+    this.changed.fire();
   }
 
   /** The process id of the server this extension started (for the log and tests). */

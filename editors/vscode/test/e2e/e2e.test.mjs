@@ -13,6 +13,7 @@ import {
   launch,
   runCommand,
   statusBarText,
+  togglePane,
   typeInQuickPick,
   viewRows,
   waitFor,
@@ -73,10 +74,13 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
       () => page().evaluate(() => document.querySelector(".quick-input-list .monaco-list-row")?.textContent ?? ""),
       { what: "search results in the quick pick" },
     );
-    // configure_retries is a chunk of its own after a long function: lines well below 1.
+    // configure_retries sits after a long function: its chunk starts well below line 1.
     const [, start, end] = /^src\/retry\.py:(\d+)-(\d+)/.exec(first) ?? assert.fail(`first result: ${first}`);
     assert.ok(Number(start) > 50 && Number(end) >= Number(start), first);
     assert.match(first, /score \d\.\d\d/);
+    // The focused result is previewed while the quick pick stays open.
+    await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "retry.py previewed" });
+    assert.ok(await page().evaluate(() => !!document.querySelector(".quick-input-widget input")?.offsetParent), "the quick pick is still open");
     if (shots) await page().screenshot({ path: path.join(shots, "vscode-search.png") });
     await page().keyboard.press("Enter");
     const state = await waitFor(async () => {
@@ -110,7 +114,15 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     assert.match(contextLine, /query: 'where are retries configured\?'/);
     assert.equal(env.chat.prompts.length, 1);
     assert.match(env.chat.prompts[0], /configure_retries/);
-    if (shots) await page().screenshot({ path: path.join(shots, "vscode-ask.png") });
+    if (shots) {
+      // Room for the conversation: the other two views folded for the picture.
+      await togglePane(page(), "Index");
+      await togglePane(page(), "Results");
+      await new Promise((r) => setTimeout(r, 500));
+      await page().screenshot({ path: path.join(shots, "vscode-ask.png") });
+      await togglePane(page(), "Index");
+      await togglePane(page(), "Results");
+    }
     await frame.$$eval(".source", (links) => links.find((l) => l.textContent.startsWith("src/retry.py"))?.click());
     await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "the source opened" });
   });
@@ -150,5 +162,27 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     await waitFor(async () => /seek: 4 files/.test(await statusBarText(page())), { timeout: 90_000, what: "seek back with its 4 files" });
     const again = spawnSync("pgrep", ["-f", `ui ${env.workspace} --no-open`], { encoding: "utf8" });
     assert.ok(again.stdout.trim(), "a new seek process runs");
+  });
+
+  test("a missing seek is said with the command that installs it", async () => {
+    const original = fs.readFileSync(env.settingsFile, "utf8");
+    const settings = JSON.parse(original);
+    fs.writeFileSync(env.settingsFile, JSON.stringify({ ...settings, "seek.path": "/nonexistent/seek" }, null, 2));
+    try {
+      // The window reloads with the setting (code-server does not watch the file here).
+      await runCommand(page(), "Developer: Reload Window");
+      await waitFor(async () => /seek: not installed/.test(await statusBarText(page())), { timeout: 90_000, what: "the status bar saying not installed" });
+      const message = await waitFor(
+        () => page().evaluate(() => [...document.querySelectorAll(".notification-list-item-message")].map((e) => e.textContent).find((t) => t.includes("not installed")) ?? null),
+        { what: "the notification about the missing program" },
+      );
+      assert.match(message, /pipx install seek-code/);
+      const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
+      assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
+    } finally {
+      fs.writeFileSync(env.settingsFile, original);
+    }
+    await runCommand(page(), "Developer: Reload Window");
+    await waitFor(async () => /seek: 4 files/.test(await statusBarText(page())), { timeout: 90_000, what: "seek back once the setting is restored" });
   });
 });

@@ -153,6 +153,7 @@ export async function launch({ vsix, seek, chromium = "/usr/bin/chromium" }) {
         "window.commandCenter": false,
         "security.workspace.trust.enabled": false,
         "files.autoSave": "off",
+        "remote.autoForwardPorts": false,
       },
       null,
       2,
@@ -197,8 +198,8 @@ export async function launch({ vsix, seek, chromium = "/usr/bin/chromium" }) {
   const browser = await puppeteer.launch({
     executablePath: chromium,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,900", "--no-first-run"],
-    defaultViewport: { width: 1400, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800", "--no-first-run"],
+    defaultViewport: { width: 1280, height: 800 },
     protocolTimeout: 120_000,
   });
   const page = await browser.newPage();
@@ -221,7 +222,8 @@ export async function launch({ vsix, seek, chromium = "/usr/bin/chromium" }) {
     chat.close();
     fs.rmSync(work, { recursive: true, force: true });
   };
-  return { page, browser, workspace, chat, log, stop, env };
+  const settingsFile = path.join(userData, "User", "settings.json");
+  return { page, browser, workspace, chat, log, stop, env, settingsFile };
 }
 
 // -- driving the editor -----------------------------------------------------------------
@@ -291,6 +293,16 @@ export function viewRows(page, title) {
       [...r.querySelectorAll(".label-name, .label-description")].map((e) => e.textContent.trim()).filter(Boolean).join(" "),
     );
   }, title);
+}
+
+/** Collapses or expands a view pane by clicking its header ("Index", "Results"). */
+export async function togglePane(page, title) {
+  const headers = await page.$$(".pane-header");
+  for (const header of headers) {
+    const text = await header.evaluate((h) => h.querySelector(".title")?.textContent?.trim().toLowerCase());
+    if (text === title.toLowerCase()) return header.click();
+  }
+  throw new Error(`no view named ${title}`);
 }
 
 export function statusBarText(page) {
