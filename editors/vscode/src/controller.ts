@@ -6,6 +6,8 @@ import { SeekClient, SeekHttpError, Stream } from "./client";
 import { Server } from "./server";
 import { installCommand } from "./settings";
 
+const POLL_MS = 2_000;
+
 export class Controller implements vscode.Disposable {
   status: Status | undefined;
   progress: Progress | undefined;
@@ -15,6 +17,7 @@ export class Controller implements vscode.Disposable {
   private readonly bar: vscode.StatusBarItem;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  private poll: NodeJS.Timeout | undefined;
   private viewProgress: { resolve: () => void; report: (p: Progress) => void } | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
 
@@ -53,14 +56,24 @@ export class Controller implements vscode.Disposable {
   }
 
   async refresh(): Promise<void> {
+    clearTimeout(this.poll);
+    this.poll = undefined;
     try {
       const client = await this.server.ensure();
       const q = this.folder ? `?path=${encodeURIComponent(this.folder)}` : "";
       this.status = await this.call<Status>("GET", `/ui/api/status${q}`);
       this.error = undefined;
-      if (this.streamClient !== client) this.follow(client);
+      // No writer but a run still shown as going: the stream may have stalled; a new one
+      // starts with the current state.
+      const stale = !this.status?.writer && this.progress?.running;
+      if (this.streamClient !== client || stale) this.follow(client);
     } catch (err) {
       this.error = (err as Error).message;
+    }
+    // While a writer holds the index, the status is polled too: the counts end right even
+    // if the progress stream missed the run's end (a slow start, a reconnect).
+    if (!this.server.failure && (this.status?.writer || this.progress?.running)) {
+      this.poll = setTimeout(() => void this.refresh(), POLL_MS);
     }
     this.render();
   }
@@ -73,13 +86,13 @@ export class Controller implements vscode.Disposable {
     const stream = client.stream("GET", `/ui/api/progress${q}`, undefined, (item: Progress) => this.onProgress(item));
     this.stream = stream;
     stream.done.then(
-      () => this.streamEnded(client),
-      () => this.streamEnded(client),
+      () => this.streamEnded(stream, client),
+      () => this.streamEnded(stream, client),
     );
   }
 
-  private streamEnded(client: SeekClient): void {
-    if (this.streamClient !== client) return;
+  private streamEnded(stream: Stream, client: SeekClient): void {
+    if (this.stream !== stream) return; // replaced by a newer stream: nothing went away
     this.streamClient = undefined;
     this.stream = undefined;
     this.endViewProgress();
@@ -126,7 +139,8 @@ export class Controller implements vscode.Disposable {
 
   async index(rebuild: boolean): Promise<void> {
     try {
-      await this.call("POST", "/ui/api/index", { path: this.folder, rebuild });
+      const run = await this.call<Progress>("POST", "/ui/api/index", { path: this.folder, rebuild });
+      this.onProgress({ source: "page", ...run });
       await this.refresh();
     } catch (err) {
       void vscode.window.showErrorMessage(`seek: ${(err as Error).message}`);
@@ -174,6 +188,7 @@ export class Controller implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.poll);
     this.stream?.cancel();
     this.endViewProgress();
     this.bar.dispose();

@@ -72,9 +72,11 @@ export function freePort() {
   });
 }
 
-/** A fake Ollama: `/api/chat` streams ANSWER as NDJSON; it records the prompts it got. */
+/** A fake Ollama: `/api/chat` streams ANSWER as NDJSON; it records the prompts it got and
+ * each request's messages. */
 export function fakeChatServer() {
   const prompts = [];
+  const requests = [];
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
@@ -85,6 +87,7 @@ export function fakeChatServer() {
       }
       const data = JSON.parse(body);
       prompts.push(data.messages[data.messages.length - 1].content);
+      requests.push(data.messages);
       res.writeHead(200, { "Content-Type": "application/x-ndjson" });
       for (const piece of ANSWER) {
         res.write(JSON.stringify({ model: data.model, message: { role: "assistant", content: piece }, done: false }) + "\n");
@@ -94,7 +97,7 @@ export function fakeChatServer() {
     });
   });
   return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}`, prompts, close: () => server.close() }));
+    server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}`, prompts, requests, close: () => server.close() }));
   });
 }
 
