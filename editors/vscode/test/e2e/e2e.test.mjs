@@ -123,8 +123,6 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
       await togglePane(page(), "Index");
       await togglePane(page(), "Results");
     }
-    await frame.$$eval(".source", (links) => links.find((l) => l.textContent.startsWith("src/retry.py"))?.click());
-    await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "the source opened" });
     // A follow-up continues the session: the chat model gets the first turn as history.
     await frame.type("#question", "and how long is the first wait?");
     await frame.$eval("#form", (f) => f.requestSubmit());
@@ -135,6 +133,9 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     const history = env.chat.requests[1].map((m) => m.content).join("\n");
     assert.match(history, /where are retries configured\?/);
     assert.ok(history.includes(ANSWER.join("")), "the first answer is in the history");
+    // Last, as it moves the focus to the editor: a source opens at its lines.
+    await frame.$$eval(".source", (links) => links.find((l) => l.textContent.startsWith("src/retry.py"))?.click());
+    await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "the source opened" });
   });
 
   test("Find Related Code from the editor's context menu lists the other file", async () => {

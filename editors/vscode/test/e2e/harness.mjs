@@ -261,7 +261,14 @@ async function openPalette(page) {
       }),
       { timeout: 5_000, what: "the command palette" },
     ).catch(() => false);
-    if (open) return;
+    // Still open a moment later: an editor that takes the focus late (after a quick pick
+    // was accepted) closes the palette, and what is typed next would land in the editor.
+    await new Promise((r) => setTimeout(r, 700));
+    const still = await page.evaluate(() => {
+      const input = document.querySelector(".quick-input-widget input");
+      return !!input && document.activeElement === input && input.value.startsWith(">") && input.offsetParent !== null;
+    });
+    if (open && still) return;
     const bar = await page.$(".part.titlebar, .part.statusbar");
     const box = bar && (await bar.boundingBox());
     if (box) await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
@@ -278,6 +285,8 @@ export async function runCommand(page, title) {
     input.select();
   });
   await page.keyboard.type(`>${title}`);
+  const typed = await page.evaluate(() => document.querySelector(".quick-input-widget input")?.value ?? "");
+  if (typed !== `>${title}`) throw new Error(`the palette lost the keys typed into it (it holds ${JSON.stringify(typed)})`);
   await waitFor(
     () => page.evaluate((t) => [...document.querySelectorAll(".quick-input-list .monaco-list-row")].some((r) => r.textContent.includes(t)), title),
     { timeout: 20_000, what: `the command "${title}" in the palette` },
