@@ -54,6 +54,7 @@ from seek.untrusted import (
     MAX_QUERY_CHARS,
     has_lone_surrogates,
 )
+from seek.web.related import related_route
 from seek.workspace import Workspaces
 
 log = logging.getLogger("seek.serve")
@@ -292,6 +293,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
         Route("/v1/status", handler(status), methods=["GET"]),
         Route("/v1/index", handler(index), methods=["POST"]),
         Route("/v1/openapi.json", handler(openapi), methods=["GET"]),
+        related_route(service, handler),
     ]
     public: frozenset[str] = frozenset()
     if config.ui:  # the page shares the API's checks: workspaces, body limits, errors

@@ -1,0 +1,167 @@
+// Search: a quick pick with results as you type (preview on focus, open at the lines),
+// "Find Related Code" from the editor, and the last results as a tree.
+import * as vscode from "vscode";
+import * as path from "node:path";
+import { Hit, editorRange, hitDescription, hitLabel } from "./format";
+import { Controller } from "./controller";
+
+const DEBOUNCE_MS = 200;
+
+/** Opens `hit` in the folder, its lines selected and revealed. */
+export async function openAt(folder: string, file: string, start: number, end: number, preview = false): Promise<vscode.TextEditor> {
+  const uri = vscode.Uri.file(path.join(folder, file));
+  const [s, e] = editorRange(start, end);
+  const editor = await vscode.window.showTextDocument(uri, {
+    preview,
+    preserveFocus: preview,
+    selection: new vscode.Range(s, 0, e, Number.MAX_SAFE_INTEGER),
+  });
+  editor.revealRange(new vscode.Range(s, 0, e, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  return editor;
+}
+
+interface HitPick extends vscode.QuickPickItem {
+  hit: Hit;
+}
+
+class ResultItem extends vscode.TreeItem {
+  constructor(folder: string, hit: Hit) {
+    super(hitLabel(hit), vscode.TreeItemCollapsibleState.None);
+    this.description = hitDescription(hit);
+    this.resourceUri = vscode.Uri.file(path.join(folder, hit.path));
+    this.command = { command: "seek.openResult", title: "Open", arguments: [hit.path, hit.start_line, hit.end_line] };
+  }
+}
+
+export class ResultsView implements vscode.TreeDataProvider<ResultItem> {
+  private hits: Hit[] = [];
+  private folder = "";
+  title = "";
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  show(folder: string, title: string, hits: Hit[]): void {
+    this.folder = folder;
+    this.title = title;
+    this.hits = hits;
+    this.changed.fire();
+  }
+
+  getTreeItem(item: ResultItem): vscode.TreeItem {
+    return item;
+  }
+
+  getChildren(): ResultItem[] {
+    return this.hits.map((h) => new ResultItem(this.folder, h));
+  }
+}
+
+export class Search {
+  constructor(
+    private readonly controller: Controller,
+    private readonly results: ResultsView,
+    private readonly tree: vscode.TreeView<unknown>,
+  ) {}
+
+  private k(): number {
+    return vscode.workspace.getConfiguration("seek").get<number>("searchResults", 10);
+  }
+
+  private publish(title: string, hits: Hit[]): void {
+    const folder = this.controller.folder ?? "";
+    this.results.show(folder, title, hits);
+    this.tree.message = `${hits.length} result${hits.length === 1 ? "" : "s"} for ${title}`;
+  }
+
+  /** The quick pick: results as you type, a preview on focus, the lines opened on accept. */
+  async quickPick(initial = ""): Promise<void> {
+    const folder = this.controller.folder;
+    if (!folder) return void vscode.window.showWarningMessage("seek: open a folder first");
+    const pick = vscode.window.createQuickPick<HitPick>();
+    pick.placeholder = "Search the workspace's code by meaning (seek)";
+    pick.matchOnDescription = true;
+    pick.matchOnDetail = true;
+    pick.value = initial;
+    let timer: NodeJS.Timeout | undefined;
+    let generation = 0;
+    let accepted = false;
+    const run = async (query: string) => {
+      const mine = ++generation;
+      if (!query.trim()) {
+        pick.items = [];
+        pick.busy = false;
+        return;
+      }
+      pick.busy = true;
+      try {
+        const found = await this.controller.call<{ hits: Hit[] }>("POST", "/v1/search", { query, path: folder, k: this.k() });
+        if (mine !== generation) return;
+        // The items' labels hold the path and lines, so VS Code's own filter keeps them all.
+        pick.items = found.hits.map((hit) => ({
+          label: hitLabel(hit),
+          description: hitDescription(hit),
+          detail: firstLine(hit),
+          alwaysShow: true,
+          hit,
+        }));
+        this.publish(JSON.stringify(query), found.hits);
+      } catch (err) {
+        if (mine !== generation) return;
+        pick.items = [];
+        void vscode.window.showErrorMessage(`seek: ${(err as Error).message}`);
+      } finally {
+        if (mine === generation) pick.busy = false;
+      }
+    };
+    pick.onDidChangeValue((value) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void run(value), DEBOUNCE_MS);
+    });
+    pick.onDidChangeActive((active) => {
+      const item = active[0];
+      if (item) void openAt(folder, item.hit.path, item.hit.start_line, item.hit.end_line, true);
+    });
+    pick.onDidAccept(() => {
+      const item = pick.activeItems[0];
+      if (!item) return;
+      accepted = true;
+      pick.hide();
+      void openAt(folder, item.hit.path, item.hit.start_line, item.hit.end_line);
+    });
+    pick.onDidHide(() => {
+      clearTimeout(timer);
+      pick.dispose();
+      void accepted;
+    });
+    pick.show();
+    if (initial) void run(initial);
+  }
+
+  /** "Find Related Code": the chunks of other files most like the one under the cursor. */
+  async related(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const folder = this.controller.folder;
+    if (!editor || !folder) return void vscode.window.showWarningMessage("seek: open a file of the workspace first");
+    const file = path.relative(folder, editor.document.uri.fsPath).split(path.sep).join("/");
+    if (editor.document.uri.scheme !== "file" || file.startsWith("..") || path.isAbsolute(file)) {
+      return void vscode.window.showWarningMessage("seek: this file is not in the workspace's folder");
+    }
+    const line = editor.selection.active.line + 1;
+    try {
+      const found = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: "seek: finding related code" },
+        () => this.controller.call<{ hits: Hit[] }>("POST", "/v1/related", { path: folder, file, line, k: this.k() }),
+      );
+      this.publish(`code related to ${file}:${line}`, found.hits);
+      await vscode.commands.executeCommand("seek.results.focus");
+      if (!found.hits.length) void vscode.window.showInformationMessage(`seek: nothing related to ${file}:${line}`);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`seek: ${(err as Error).message}`);
+    }
+  }
+}
+
+function firstLine(hit: Hit & { content?: string }): string {
+  const line = (hit.content ?? "").split("\n").find((l) => l.trim()) ?? "";
+  return line.trim().slice(0, 120);
+}

@@ -1,0 +1,66 @@
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import {
+  editorRange,
+  hitDescription,
+  hitLabel,
+  parseSourceLabel,
+  progressFraction,
+  progressText,
+  skippedLines,
+  statusBarText,
+  updatedText,
+} from "../../src/format";
+
+test("a hit reads path:lines, one line without a range", () => {
+  assert.equal(hitLabel({ path: "src/a.py", start_line: 3, end_line: 9, score: 0.5 }), "src/a.py:3-9");
+  assert.equal(hitLabel({ path: "b.ts", start_line: 7, end_line: 7, score: 1 }), "b.ts:7");
+});
+
+test("the description holds the score, and the symbol when there is one", () => {
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 0.12345 }), "score 0.12");
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 2, symbol: "Router.add" }), "Router.add · score 2.00");
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: NaN }), "score ?");
+});
+
+test("an ask source label parses back to a path and lines, spaces in names included", () => {
+  assert.deepEqual(parseSourceLabel("src/my file.py (lines 4-12)"), { path: "src/my file.py", start: 4, end: 12 });
+  assert.equal(parseSourceLabel("src/a.py"), undefined);
+  assert.equal(parseSourceLabel("src/a.py (lines x-2)"), undefined);
+});
+
+test("editor ranges are zero-based and never negative or inverted", () => {
+  assert.deepEqual(editorRange(1, 3), [0, 2]);
+  assert.deepEqual(editorRange(0, 0), [0, 0]);
+  assert.deepEqual(editorRange(5, 2), [4, 4]);
+});
+
+test("last update: never, minutes, hours, then the date", () => {
+  const now = new Date("2026-12-01T12:00:00Z");
+  assert.equal(updatedText(null, now), "never");
+  assert.equal(updatedText(now.getTime() - 10_000, now), "just now");
+  assert.equal(updatedText(now.getTime() - 5 * 60_000, now), "5 min ago");
+  assert.equal(updatedText(now.getTime() - 3 * 3600_000, now), "3 h ago");
+  assert.equal(updatedText(Date.parse("2026-10-02T00:00:00Z"), now), "2026-10-02");
+});
+
+test("progress: phase and counts, a bounded fraction", () => {
+  assert.equal(progressText({ running: true, phase: "embedding", done: 3, total: 10 }), "embedding 3/10 files");
+  assert.equal(progressText({ running: true, cancelling: true, phase: "embedding", done: 3, total: 10 }), "cancelling 3/10 files");
+  assert.equal(progressText({ running: true }), "indexing");
+  assert.equal(progressFraction({ done: 3, total: 10 }), 0.3);
+  assert.equal(progressFraction({ done: 30, total: 10 }), 1);
+  assert.equal(progressFraction({ done: 3, total: 0 }), 0);
+});
+
+test("the status bar names each state", () => {
+  assert.equal(statusBarText("ready", { files: 4, chunks: 9 }), "$(search) seek: 4 files, 9 chunks");
+  assert.match(statusBarText("indexing", undefined, { phase: "scanning", done: 1, total: 2 }), /scanning 1\/2 files/);
+  assert.match(statusBarText("stopped"), /stopped/);
+  assert.match(statusBarText("missing"), /not installed/);
+});
+
+test("skipped files by reason, largest first, zeros left out", () => {
+  assert.deepEqual(skippedLines({ binary: 2, too_large: 5, ignored: 0 }), ["too_large: 5", "binary: 2"]);
+  assert.deepEqual(skippedLines(undefined), []);
+});
