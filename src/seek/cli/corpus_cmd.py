@@ -19,7 +19,7 @@ def corpus_group() -> None:
     """An organisation's repositories in one index (a folder or s3://bucket/prefix).
 
     S3 settings come from the AWS_* environment variables (AWS_ENDPOINT_URL for an
-    S3-compatible server); s3:// and Ray need `pip install 'seek[scale]'`."""
+    S3-compatible server); s3:// and Ray need `pip install 'seek-code[scale]'`."""
 
 
 @corpus_group.command("add")

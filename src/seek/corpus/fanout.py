@@ -10,7 +10,7 @@ that raises is not retried (the same files would fail the same way) and stops th
 driver receives one result per task, so a retried task's rows are written once.
 
 :class:`LocalRunner` calls ``fn`` in order in this process: ``seek corpus index`` without
-Ray installed (``pip install 'seek[scale]'`` adds it), or with ``--in-process``.
+Ray installed (``pip install 'seek-code[scale]'`` adds it), or with ``--in-process``.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class RayRunner:
         try:
             import ray
         except ImportError as exc:
-            raise CorpusError("Ray is not installed: pip install 'seek[scale]'") from exc
+            raise CorpusError("Ray is not installed: pip install 'seek-code[scale]'") from exc
         self._ray = ray
         self._started = False
         if not ray.is_initialized():

@@ -129,7 +129,7 @@ class CorpusLocation:
                     from botocore.config import Config
                 except ImportError as exc:
                     raise CorpusError(
-                        "an s3:// corpus needs boto3: pip install 'seek[scale]'"
+                        "an s3:// corpus needs boto3: pip install 'seek-code[scale]'"
                     ) from exc
                 options = self.storage_options()
                 self._client = boto3.client(
