@@ -230,6 +230,30 @@ def test_seek_trust_list_revoke_and_what_config_and_status_show(isolated):
     assert "was not trusted" in run("trust", "--revoke", str(root))
 
 
+def test_http_and_page_status_show_the_workspace_config_as_the_cli_does(isolated):
+    """`GET /v1/status` and the page's status carry ``workspace_config``, the same object as
+    `seek status --json`, so a client or the page can say which settings are ignored."""
+    import httpx
+    from seek_server import running
+
+    from seek.web.api import ServeConfig
+
+    root = isolated / "ws"
+    write_config(root, "seek_toml", {"team_url": "http://127.0.0.1:9", "snippets": 4})
+    config = ServeConfig(workspaces=(root.resolve(),), ui=True)
+    with running(config) as url, httpx.Client(base_url=url, timeout=30) as http:
+        for state, ignored in (("untrusted", ["team_url"]), ("trusted", [])):
+            cli_view = json.loads(run("status", "--json", str(root)))["workspace_config"]
+            assert cli_view["state"] == state and cli_view["ignored"] == ignored
+            for path in ("/v1/status", "/ui/api/status"):
+                answer = http.get(path)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["workspace_config"] == cli_view, path
+            run("trust", str(root))
+        (root / ".seek.toml").unlink()
+        assert http.get("/v1/status").json()["workspace_config"] is None
+
+
 def test_seek_trust_with_nothing_to_trust_is_one_line(isolated):
     (isolated / "ws").mkdir()
     (isolated / "ws" / "notes.toml").write_text("x = 1\n")
