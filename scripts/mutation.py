@@ -159,6 +159,16 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tests/test_install.py::test_the_real_entry_point_installs_for_claude",
         ),
     ),
+    "trust": (
+        # which workspace settings apply before the user trusts the file (issue 27)
+        ("src/seek/trust.py",),
+        ("tests/test_trust.py", "tests/test_settings.py"),
+    ),
+    "redact": (
+        # credentials cut from every error and log (issue 27)
+        ("src/seek/redact.py",),
+        ("tests/test_redact.py",),
+    ),
 }
 
 # mutmut's exit codes (mutmut/stats.py) grouped for the score.

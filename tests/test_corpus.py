@@ -178,6 +178,33 @@ def test_cli_add_index_list_search_remove(tmp_path, seek_home, two_repos, monkey
     assert missing.exit_code == 0 and missing.output == ""  # a filter that matches nothing
 
 
+def test_cli_text_output_escapes_control_codes_in_names(
+    tmp_path, seek_home, make_tree, monkeypatch
+):
+    """A file's name (and its folder's, the source) comes from the indexed repository: the
+    text output of ``corpus search`` and ``corpus list`` shows its control codes as escapes
+    (issue 27 finding 9), JSON keeps them exact."""
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    title = "\x1b]0;pwned\x07"
+    name = f"src/{title}banner\u202eyp.py"
+    content = f"# {title} banner\ndef hostile_banner_title():\n    return '\x1b[2J'\n"
+    repo = make_tree({name: content}, "repo\u202eevil")
+    uri = str(tmp_path / "corpus")
+    run = CliRunner().invoke
+    added = run(cli, ["corpus", "add", uri, str(repo), "--name", "hostile"])
+    indexed = run(cli, ["corpus", "index", uri, "--in-process"])
+    listed = run(cli, ["corpus", "list", uri])
+    found = run(cli, ["corpus", "search", uri, "hostile banner title"])
+    for result in (added, indexed, listed, found):
+        assert result.exit_code == 0, result.output
+        for raw in ("\x1b", "\x07", "\u202e"):
+            assert raw not in result.output, (raw, result.output)
+    assert "hostile:src/\\x1b]0;pwned\\x07banner\\u202eyp.py:1-3" in found.output
+    assert "repo\\u202eevil" in listed.output
+    data = json.loads(run(cli, ["corpus", "search", uri, "hostile banner title", "--json"]).output)
+    assert data["hits"][0]["path"] == name and data["hits"][0]["content"] == content.rstrip("\n")
+
+
 def test_serve_a_corpus_with_a_repos_filter(tmp_path, settings_for, two_repos):
     from seek.corpus.serve import create_corpus_app
     from seek.web.api import ServeConfig

@@ -165,3 +165,54 @@ def test_a_malformed_log_call_is_still_written_masked():
     record = logging.LogRecord("seek", logging.WARNING, "f", 1, "to %s %s", ("http://u:p@h",), None)
     handler.handle(record)  # one argument for two placeholders: no exception escapes
     assert stream.getvalue() == "to %s %s ('http://***@h',)\n"
+
+
+def test_environment_values_are_masked_from_eight_characters_and_only_secret_names():
+    """``MIN_SECRET_CHARS`` is inclusive, and a long value of a variable whose name says
+    nothing secret (HOME, PATH) is ordinary text."""
+    env = {"MY_TOKEN": "abcdefgh", "HOME": "/home/someone-long"}
+    assert redact("got abcdefgh from /home/someone-long", env=env) == (
+        "got *** from /home/someone-long"
+    )
+    assert redact("got abcdefg", env={"MY_TOKEN": "abcdefg"}) == "got abcdefg"
+
+
+def test_one_line_keeps_exactly_limit_characters():
+    assert one_line("x" * 300) == "x" * 300  # the default limit, 300, is inclusive
+    assert one_line("x" * 301) == "x" * 299 + "…"
+
+
+@pytest.mark.parametrize("message", ["token=abc123 X", "token=abc123  "])
+def test_a_traceback_is_redacted_as_written_and_nothing_else_changes(message):
+    """The filter's traceback is the one logging would write (its lines joined as they are,
+    only the last line break dropped), with the credential masked."""
+    try:
+        raise ValueError(message)
+    except ValueError as exc:
+        info = (type(exc), exc, exc.__traceback__)
+    record = logging.LogRecord("seek", logging.ERROR, "f", 1, "failed", (), info)
+    RedactingFilter().filter(record)
+    expected = logging.Formatter().formatException(info).replace("abc123", "***")
+    assert record.exc_text == expected
+
+
+def test_redact_logs_puts_one_filter_on_each_handler():
+    from seek.redact import redact_logs
+
+    logger = logging.getLogger("seek.test_redact_logs")
+    stream = io.StringIO()
+    handlers = [logging.StreamHandler(stream), logging.StreamHandler(io.StringIO())]
+    for handler in handlers:
+        logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        redact_logs(logger)
+        redact_logs(logger)  # twice: still one filter each
+        logger.warning("to http://u:pw@h/x")
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+        logger.propagate = True
+    assert [len(h.filters) for h in handlers] == [1, 1]
+    assert all(isinstance(h.filters[0], RedactingFilter) for h in handlers)
+    assert stream.getvalue() == "to http://***@h/x\n"

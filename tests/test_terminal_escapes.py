@@ -141,3 +141,40 @@ def test_printable_text_keeps_layout_and_escapes_the_rest():
     assert printable_text("a\tb\r\nc\n") == "a\tb\r\nc\n"  # tabs, LF and CRLF kept
     assert printable_text("a\rb\x1b[0m\x00\x7f\u2066") == "a\\rb\\x1b[0m\\x00\\x7f\\u2066"
     assert printable("a\u202eb\u200fc") == "a\\u202eb\\u200fc"  # names: bidi escaped too
+
+
+def test_mcp_tool_results_escape_contents_and_names(tmp_path, monkeypatch):
+    """An agent's UI may print a tool's text as it stands: `seek mcp` escapes control codes
+    in contents, file names and the workspace's name as the CLI does (in process, through
+    the SDK's client)."""
+    import anyio
+    from mcp import Client
+
+    from seek.mcp import build_server
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    root = tmp_path / "ws\u202eevil"
+    name = "src/\x1b]0;pwned\x07evil.py"
+    (root / "src").mkdir(parents=True)
+    (root / name).write_text(EVIL, newline="")
+    (root / "plain.py").write_text(PLAIN)
+
+    async def calls() -> list[str]:
+        server = build_server(root, {"home": str(tmp_path / "seek-home")})
+        async with Client(server) as client:
+            results = [
+                await client.call_tool("search", {"query": "evil banner title"}),
+                await client.call_tool("context", {"question": "evil banner title"}),
+                await client.call_tool("related", {"path": "plain.py", "line": 1}),
+                await client.call_tool("status", {}),
+            ]
+        assert not any(r.is_error for r in results), results
+        return ["\n".join(part.text for part in r.content) for r in results]
+
+    found, context, related, status = anyio.run(calls)
+    for output in (found, context, related):
+        assert_escaped(output)
+        assert "src/\\x1b]0;pwned\\x07evil.py" in output
+    assert "ws\\u202eevil" in status
+    for char in RAW:
+        assert char not in status

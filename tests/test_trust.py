@@ -230,6 +230,30 @@ def test_seek_trust_list_revoke_and_what_config_and_status_show(isolated):
     assert "was not trusted" in run("trust", "--revoke", str(root))
 
 
+def test_http_and_page_status_show_the_workspace_config_as_the_cli_does(isolated):
+    """`GET /v1/status` and the page's status carry ``workspace_config``, the same object as
+    `seek status --json`, so a client or the page can say which settings are ignored."""
+    import httpx
+    from seek_server import running
+
+    from seek.web.api import ServeConfig
+
+    root = isolated / "ws"
+    write_config(root, "seek_toml", {"team_url": "http://127.0.0.1:9", "snippets": 4})
+    config = ServeConfig(workspaces=(root.resolve(),), ui=True)
+    with running(config) as url, httpx.Client(base_url=url, timeout=30) as http:
+        for state, ignored in (("untrusted", ["team_url"]), ("trusted", [])):
+            cli_view = json.loads(run("status", "--json", str(root)))["workspace_config"]
+            assert cli_view["state"] == state and cli_view["ignored"] == ignored
+            for path in ("/v1/status", "/ui/api/status"):
+                answer = http.get(path)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["workspace_config"] == cli_view, path
+            run("trust", str(root))
+        (root / ".seek.toml").unlink()
+        assert http.get("/v1/status").json()["workspace_config"] is None
+
+
 def test_seek_trust_with_nothing_to_trust_is_one_line(isolated):
     (isolated / "ws").mkdir()
     (isolated / "ws" / "notes.toml").write_text("x = 1\n")
@@ -299,3 +323,90 @@ def test_a_deleted_workspace_is_listed_missing_and_can_be_revoked(isolated):
     assert json.loads(run("trust", "--list", "--json"))["trusted"][0]["state"] == "missing"
     assert run("trust", "--revoke", str(root)).startswith("Revoked trust in ")
     assert json.loads(run("trust", "--list", "--json"))["trusted"] == []
+
+
+# -- what mutation testing found unpinned (bench/mutation-survivors.md, "trust") --------------
+
+
+def test_a_file_of_exactly_the_limit_is_read_and_an_unreadable_one_is_named(tmp_path):
+    from seek.trust import MAX_CONFIG_BYTES
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    body = b"snippets = 3\n"
+    (root / ".seek.toml").write_bytes(body + b"#" * (MAX_CONFIG_BYTES - len(body)))
+    assert load(root, tmp_path / "config.toml").snippets == 3
+    folder = tmp_path / "odd" / ".seek.toml"
+    folder.mkdir(parents=True)
+    with pytest.raises(SettingsError, match=r"cannot read .*\.seek\.toml: Is a directory"):
+        read_config(folder)
+
+
+def test_the_record_keeps_when_each_file_was_trusted(tmp_path, monkeypatch):
+    import tempfile
+    import time
+
+    from seek.trust import TRUST_FILE
+
+    store = tmp_path / "config" / TRUST_FILE
+    config = read_config(write_config(tmp_path / "ws", "seek_toml", {"team_url": "x"}))
+    # The record is written beside itself, then renamed: never through the system's
+    # temporary folder (another file system: the rename would not be atomic, or fail).
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    before = time.time()
+    trust(store, config)
+    assert before <= read_store(store)[config.key()].trusted_at <= time.time()
+    # A record written by hand or by an older seek, without the time, still trusts.
+    store.write_text(json.dumps({"trusted": [{"path": config.key(), "sha256": config.sha256}]}))
+    assert read_store(store)[config.key()].trusted_at == 0.0
+
+
+def test_a_failed_write_leaves_the_old_record_and_no_temporary_file(tmp_path, monkeypatch):
+    store = tmp_path / "config" / "trust.json"
+    config = read_config(write_config(tmp_path / "ws", "seek_toml", {"team_url": "x"}))
+    trust(store, config)
+    saved = store.read_text()
+
+    def refuse(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left"):
+        revoke(store, [config.path])
+    assert store.read_text() == saved
+    assert [p.name for p in store.parent.iterdir()] == ["trust.json"]
+
+
+def test_a_damaged_record_is_an_error_for_revoke_and_names_what_broke(tmp_path):
+    store = tmp_path / "trust.json"
+    store.write_text('{"trusted": [')
+    with pytest.raises(SettingsError, match=r"\(JSONDecodeError\); fix or delete it"):
+        revoke(store, [tmp_path / "ws" / ".seek.toml"])
+    assert store.read_text() == '{"trusted": ['
+
+
+def test_describe_and_its_line(tmp_path):
+    import hashlib
+
+    from seek.trust import describe, describe_line
+
+    user = tmp_path / "config" / "config.toml"
+    root = tmp_path / "ws"
+    path = write_config(root, "seek_toml", {"team_url": "x", "chat_url": "y", "snippets": 2})
+    info = describe(root, user)
+    assert info is not None
+    assert info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    real = str(path.resolve())
+    assert describe_line(info) == (
+        f"{real}: untrusted, ignoring team_url, chat_url (review it, then "
+        f"`seek trust {root.resolve()}`)"
+    )
+    trust(store_path(user), read_config(path))
+    assert describe_line(describe(root, user)) == f"{real}: trusted (applies team_url, chat_url)"
+    assert describe_line(None) == "no .seek.toml or [tool.seek] in the workspace"
+
+
+def test_settings_written_with_dashes_are_judged_as_with_underscores():
+    data = {"chunk-max-chars": 800, "serve-hosts": ["x"], "team-url": "http://127.0.0.1:9"}
+    config = WorkspaceConfig(Path("/w/.seek.toml"), "/w/.seek.toml", "0" * 64, data)
+    assert config.needs_trust() == ["team-url"]

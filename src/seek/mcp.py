@@ -11,7 +11,9 @@ lie inside a root the client declared (the MCP roots capability) or, when it dec
 inside the folder the server started in or a folder of the ``mcp_roots`` setting (user
 config, environment or flags only: a workspace cannot widen it). Arguments are type-checked
 strictly and questions are capped like the HTTP API's. Lines that are not JSON-RPC get a
-JSON-RPC error (:mod:`seek.mcp_stdio`).
+JSON-RPC error (:mod:`seek.mcp_stdio`). Tool results are text an agent's UI may print as it
+stands, so control characters from the workspace (ESC, BEL, C1, bidirectional overrides) come
+back escaped, as in the CLI's text output (:mod:`seek.untrusted`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from seek.untrusted import (
     MAX_QUERY_CHARS,
     check_query,
     printable,
+    printable_text,
 )
 from seek.workspace import Workspaces, resolve_workspace
 
@@ -101,7 +104,7 @@ class McpWorkspaces(Workspaces):
 def format_hits(result: SearchResult) -> str:
     """Compact text an agent reads cheaply: one header line per hit, then its first lines."""
     if not result.hits:
-        return "No matching code." + "".join(f"\nnote: {n}" for n in result.notes)
+        return "No matching code." + "".join(f"\nnote: {printable(n)}" for n in result.notes)
     blocks = []
     for rank, hit in enumerate(result.hits, 1):
         lines = hit.content.split("\n")
@@ -110,9 +113,9 @@ def format_hits(result: SearchResult) -> str:
         blocks.append(
             f"{rank}. {printable(hit.path)}:{hit.start_line}-{hit.end_line} "
             f"(score {hit.score:.4f})\n"
-            f"{shown}{more}"
+            f"{printable_text(shown)}{more}"
         )
-    notes = "".join(f"\nnote: {n}" for n in result.notes)
+    notes = "".join(f"\nnote: {printable(n)}" for n in result.notes)
     return "\n\n".join(blocks) + notes
 
 
@@ -190,7 +193,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         body = result.prompt() or "No code scored above the threshold."
-        return f"{body}\n\n{result.context_line()}"
+        return printable_text(f"{body}\n\n{result.context_line()}")  # workspace text
 
     @server.tool()
     async def related(
@@ -246,7 +249,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
             lines.append(f"workspace config: {describe_line(trust)}")
         if info.stale:  # searches answer from the last complete index meanwhile
             lines.append(f"stale: {info.stale}")
-        return "\n".join(lines)
+        return printable_text("\n".join(lines))  # folder and file names are the workspace's
 
     return server
 

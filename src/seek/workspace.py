@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seek.errors import IndexLockedError, IndexUnwritableError
 from seek.index.report import REBUILD, UPDATE
@@ -169,6 +169,17 @@ class Workspaces:
             status.stale = str(fault.error)
             status.update_fault = fault.to_json()
         return status
+
+    def status_json(self, root: Path) -> dict[str, Any]:
+        """:meth:`status` as the servers answer it (README "JSON", status): the same
+        fields as ``seek status --json``, with ``workspace_config``, the trust state of the
+        workspace's own settings file (seek.md section 3), so a page or client can say which
+        of its settings are ignored."""
+        from seek.settings import user_config_path
+        from seek.trust import describe
+
+        trust = describe(root, user_config_path())
+        return {**self.status(root).to_json(), "workspace_config": trust}
 
     def index(self, root: Path, rebuild: bool = False) -> IndexReport:
         """One run at a time per workspace: a second caller gets :class:`IndexLockedError`

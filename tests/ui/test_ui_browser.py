@@ -235,6 +235,21 @@ def test_model_mismatch_warning(browser, ui):
         assert "not indexed until you Rebuild" in warning.text
 
 
+def test_an_untrusted_workspace_config_is_said_in_the_index_tab(browser, ui):
+    config = ui["app"] / ".seek.toml"
+    config.write_text('team_url = "http://127.0.0.1:9"\nsnippets = 2\n')
+    try:
+        open_page(browser, ui)
+        line = browser.find_element(By.ID, "workspace-config")
+        assert line.is_displayed()
+        assert f"{config.resolve()} is untrusted: seek ignores its team_url until" in line.text
+        assert "run `seek trust` in the workspace" in line.text
+    finally:
+        config.unlink()
+    open_page(browser, ui)
+    assert not browser.find_element(By.ID, "workspace-config").is_displayed()
+
+
 def test_no_chat_model_says_which_setting_to_change(browser, ui):
     with user_config_with(ui, 'chat_model = "llama3"', 'chat_model = ""'):
         open_page(browser, ui)

@@ -9,7 +9,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.settings import load_settings
-from seek.untrusted import CLI_MAX_K
+from seek.untrusted import CLI_MAX_K, printable
 
 URI = click.argument("uri", metavar="URI")
 
@@ -38,7 +38,7 @@ def add_command(uri: str, sources: tuple[str, ...], name: str | None) -> None:
     catalog = Catalog(location)
     for source in sources:
         entry = catalog.add(source, name)
-        click.echo(f"{entry.name}\t{entry.source}")
+        click.echo(f"{entry.name}\t{printable(entry.source)}")
         if location.is_s3 and not entry.is_git:
             hint = f"seek corpus index {location.uri} --folder {entry.source}"
             click.echo(f"note: a folder of this machine: index it with `{hint}`", err=True)
@@ -81,7 +81,8 @@ def list_command(uri: str, as_json: bool) -> None:
         click.echo(json.dumps({"repos": rows}, indent=2))
         return
     for row in rows:
-        click.echo(f"{row['name']}\t{row['files']} files\t{row['chunks']} chunks\t{row['source']}")
+        click.echo(f"{row['name']}\t{row['files']} files\t{row['chunks']} chunks\t"
+                   f"{printable(row['source'])}")  # fmt: skip
 
 
 @corpus_group.command("index")
@@ -173,9 +174,10 @@ def search_command(
         click.echo(json.dumps(result.to_json(), indent=2))
         return
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
-    for hit in result.hits:
-        click.echo(f"{hit.repo}:{hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.3f}")
+        click.echo(f"note: {printable(note)}", err=True)
+    for hit in result.hits:  # repository and file names come from the indexed repositories
+        where = f"{printable(hit.repo)}:{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+        click.echo(f"{where}  {hit.score:.3f}")
 
 
 @corpus_group.command("unlock")

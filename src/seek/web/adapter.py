@@ -67,9 +67,6 @@ class Workspaces(Facade):
         self.runs: dict[Path, Run] = {}
         self._lock = threading.Lock()
 
-    def status_json(self, root: Path) -> dict[str, Any]:
-        return self.status(root).to_json()
-
     # -- index runs ---------------------------------------------------------------------
 
     def start_index(self, root: Path, rebuild: bool) -> dict[str, Any]:

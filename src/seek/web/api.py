@@ -135,7 +135,7 @@ class Service:
         return self.workspaces.context(root, question, budget).to_json()
 
     def status(self, root: Path) -> dict[str, Any]:
-        return self.workspaces.status(root).to_json()
+        return self.workspaces.status_json(root)
 
     def index(self, root: Path, rebuild: bool) -> dict[str, Any]:
         return self.workspaces.index(root, rebuild).to_json()

@@ -153,6 +153,17 @@ async function loadStatus() {
     } else {
       warn.hidden = true;
     }
+    // The workspace's own .seek.toml / [tool.seek] sets what needs the user's trust (an
+    // address, a secret's name, a model): say which settings are ignored until it is trusted.
+    const trust = $("workspace-config");
+    const wc = s.workspace_config;
+    if (wc && wc.ignored && wc.ignored.length) {
+      trust.textContent = wc.path + " is " + wc.state + ": seek ignores its " + wc.ignored.join(", ") +
+        " until you review it and run `seek trust` in the workspace.";
+      trust.hidden = false;
+    } else {
+      trust.hidden = true;
+    }
     const skipped = $("skipped");
     skipped.replaceChildren();
     const reasons = Object.keys(s.skipped || {});
