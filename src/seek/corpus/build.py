@@ -194,13 +194,14 @@ class CorpusIndexer:
         scanned = {f.rel: f for f in scan.files}
         removed = [p for p in manifest.files if p not in scanned]
         stale = [f for f in scan.files if is_stale(manifest.files.get(f.rel), f)]
+        interrupted = manifest.run_open
         manifest.skipped = {k: v for k, v in scan.skipped.items() if v}
         if stale or removed:
             # Marked open before the first row changes: a run stopped by a write fault (or
             # killed) before this save leaves the corpus exactly as it was (issue 31).
             manifest.run_open = True
             self.catalog.save_manifest(entry.name, manifest)
-        if manifest.run_open:  # rows written after the last save of an interrupted run
+        if interrupted:  # rows written after the last save of an interrupted run
             orphans = self.table.stored_paths(entry.name) - manifest.files.keys()
             self.table.delete(entry.name, sorted(orphans - set(removed)))
         self.table.delete(entry.name, [p for p in removed if manifest.files[p].chunks])
