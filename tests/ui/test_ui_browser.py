@@ -23,6 +23,8 @@ from ui.ui_harness import (
     browser_missing,
     open_page,
     seek_command,
+    start_ui,
+    stop,
     tab,
     text,
     turns,
@@ -302,3 +304,57 @@ def test_with_a_token_the_page_loads_and_sends_it(browser, ui, seek_home):
         browser.get(f"{url}/?again#token=wrong")  # a new page, not a hash change
         wait(browser, lambda d: "Bearer" in text(d, "error"), what="the refusal")
         browser.get("about:blank")  # the page's progress stream ends before the server
+
+
+# `seek ui` whose index folder fills up as it updates: LanceDB's commit fails as it does on a
+# full disk (issue 31), injected in the served process before the CLI starts.
+FULL_DISK_UI = """
+import errno, os, sys
+from seek import live
+from seek.store import ChunkTable
+
+def full(table, *args, **kwargs):
+    raise RuntimeError("lance error: LanceError(IO): " + os.strerror(errno.ENOSPC)
+                       + " (os error 28), chunks.lance/data/1.lance")
+
+ChunkTable.replace_files = full
+live.FRESHNESS_S = 0.0
+from seek.cli import main
+main()
+"""
+
+
+def test_a_stale_index_shows_one_banner_saying_why(browser, ui, tmp_path):
+    """The index cannot be updated (the disk is full): the search answers from the last
+    complete index and the page shows one banner saying the index is stale and why; after a
+    reload the status says the same."""
+    app = tmp_path / "full"
+    (app / "src").mkdir(parents=True)
+    (app / "src/retry.py").write_text(RETRY_PY)
+    home = tmp_path / "home"
+    built = subprocess.run(seek_command(home, "index", str(app)), env=ui["env"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    (app / "src/new.py").write_text("def brand_new_helper():\n    return 1\n")  # to update
+    command = [seek_command(home)[0], "-c", FULL_DISK_UI, *seek_command(home, "ui", str(app),
+               "--port", "0", "--no-open")[3:]]  # fmt: skip
+    proc, url = start_ui(command, ui["env"])
+    try:
+        page = {**ui, "url": url}
+        open_page(browser, page)
+        assert browser.find_element(By.ID, "stale").is_displayed() is False
+        tab(browser, "Search")
+        browser.find_element(By.ID, "query").send_keys("where are retries configured", Keys.ENTER)
+        wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".hit"), what="results")
+        banner = browser.find_element(By.ID, "stale")
+        assert banner.is_displayed()
+        assert banner.text.startswith("The index is stale: it cannot be updated (no space left")
+        hits = browser.find_elements(By.CSS_SELECTOR, ".hit-head code")
+        assert hits[0].text.startswith("src/retry.py:")  # the last complete index answers
+        open_page(browser, page)  # a reload: the status says it, with the next try
+        wait(browser, lambda d: d.find_element(By.ID, "stale").is_displayed(), what="banner")
+        status_banner = text(browser, "stale")
+        assert status_banner.startswith("The index is stale: it cannot be updated (no space")
+        assert "writing the index in " in status_banner
+    finally:
+        stop(proc)

@@ -40,6 +40,7 @@ from seek.index.stages import FileSpec
 from seek.scan import ScannedFile, scan_workspace
 from seek.settings import Settings
 from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
+from seek.store.faults import as_unwritable
 from seek.store.manifest import Manifest
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,22 @@ class CorpusIndexer:
         self._last_save = 0.0
 
     def run(self, names: list[str] | tuple[str, ...] | None = None) -> CorpusReport:
+        """Index ``names`` (all: None). A write fault in a local corpus folder (no space,
+        read-only, quota, permission, I/O error) at any step - a lock, a manifest, a LanceDB
+        commit in a writer thread - ends the run with one :class:`IndexUnwritableError`
+        naming the cause and the folder (issue 31): the locks are released, the manifests
+        keep ``runOpen`` and the stamps of rows committed, so the next run resumes."""
+        try:
+            return self._run(names)
+        except Exception as exc:
+            if self.location.is_s3:
+                raise
+            error = as_unwritable(exc, Path(self.location.uri))
+            if error is None or error is exc:
+                raise
+            raise error from exc
+
+    def _run(self, names: list[str] | tuple[str, ...] | None) -> CorpusReport:
         started = time.perf_counter()
         entries = self.catalog.select(names, self.folders)
         if not entries:
@@ -177,17 +194,20 @@ class CorpusIndexer:
         scanned = {f.rel: f for f in scan.files}
         removed = [p for p in manifest.files if p not in scanned]
         stale = [f for f in scan.files if is_stale(manifest.files.get(f.rel), f)]
-        if manifest.run_open:  # rows written after the last save of an interrupted run
+        interrupted = manifest.run_open
+        manifest.skipped = {k: v for k, v in scan.skipped.items() if v}
+        if stale or removed:
+            # Marked open before the first row changes: a run stopped by a write fault (or
+            # killed) before this save leaves the corpus exactly as it was (issue 31).
+            manifest.run_open = True
+            self.catalog.save_manifest(entry.name, manifest)
+        if interrupted:  # rows written after the last save of an interrupted run
             orphans = self.table.stored_paths(entry.name) - manifest.files.keys()
             self.table.delete(entry.name, sorted(orphans - set(removed)))
         self.table.delete(entry.name, [p for p in removed if manifest.files[p].chunks])
         for path in removed:
             del manifest.files[path]
         report.removed = len(removed)
-        manifest.skipped = {k: v for k, v in scan.skipped.items() if v}
-        if stale or removed:
-            manifest.run_open = True
-            self.catalog.save_manifest(entry.name, manifest)
         return _Repo(entry, root, manifest, report, stale)
 
     def _tasks(self, repos: list[_Repo]) -> Iterator[tuple]:

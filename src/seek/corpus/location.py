@@ -166,11 +166,17 @@ class CorpusLocation:
         path = self._path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with tmp.open("wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            with tmp.open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            # A full or failing disk: the old object stays whole, and no half-written
+            # temporary file is left beside it (issue 31).
+            tmp.unlink(missing_ok=True)
+            raise
 
     def create(self, name: str, data: bytes) -> bool:
         """Create the object only when it does not exist; False when it does."""
@@ -181,8 +187,12 @@ class CorpusLocation:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
                 return False
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+            except BaseException:  # a lock note half-written would hold the lock forever
+                path.unlink(missing_ok=True)
+                raise
             return True
         from botocore.exceptions import ClientError
 

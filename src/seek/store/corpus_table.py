@@ -27,12 +27,15 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from seek.errors import CorpusError, SeekError
+from seek.redact import origin, redact
 from seek.store.table import SQL_IN_BATCH, sql_quote
 
 if TYPE_CHECKING:
@@ -100,6 +103,32 @@ class CorpusTable:
         self._session: Any = None
         self._reader: Any = None
 
+    @contextmanager
+    def _storage(self) -> Iterator[None]:
+        """LanceDB's failures to reach an S3 corpus (a missing bucket, an endpoint that
+        refuses the connection, refused credentials) as one :class:`CorpusError` line naming
+        the corpus, credentials masked (:mod:`seek.redact`); LanceDB's own message is a Rust
+        debug dump carrying the endpoint with its ``user:password@``."""
+        try:
+            yield
+        except Exception as exc:
+            if not self.location.is_s3 or isinstance(exc, SeekError):
+                raise
+            raise CorpusError(f"cannot open {self.location.db_uri}: {self._cause(exc)}") from None
+
+    def _cause(self, exc: BaseException) -> str:
+        text = str(exc)
+        endpoint = self.location.storage_options().get("endpoint", "")
+        server = origin(endpoint) if endpoint else "S3"
+        if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
+            return f"the bucket {self.location.bucket} does not exist"
+        if "ConnectionRefused" in text or "tcp connect error" in text or "dns error" in text:
+            return f"cannot reach {server}"
+        if "AccessDenied" in text or "InvalidAccessKeyId" in text or "Forbidden" in text:
+            return "access denied (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the policy)"
+        flat = " ".join(redact(text, self.location.env).split())
+        return flat if len(flat) <= 200 else flat[:199] + "…"
+
     def connect(self) -> Any:
         if self._db is None:
             os.environ.setdefault("LANCEDB_LOG", "error")
@@ -111,18 +140,20 @@ class CorpusTable:
             )
             if not self.location.is_s3:
                 os.makedirs(self.location.db_uri, exist_ok=True)
-            self._db = lancedb.connect(
-                self.location.db_uri,
-                storage_options=self.location.storage_options() or None,
-                session=self._session,
-            )
+            with self._storage():
+                self._db = lancedb.connect(
+                    self.location.db_uri,
+                    storage_options=self.location.storage_options() or None,
+                    session=self._session,
+                )
         return self._db
 
     def open(self) -> Any | None:
         if self._table is None:
             db = self.connect()
-            if TABLE in db.list_tables().tables:
-                self._table = db.open_table(TABLE)
+            with self._storage():
+                if TABLE in db.list_tables().tables:
+                    self._table = db.open_table(TABLE)
         return self._table
 
     def refresh(self) -> None:

@@ -125,6 +125,27 @@ function size(bytes) {
   return bytes.toFixed(i ? 1 : 0) + " " + units[i];
 }
 
+// The index cannot be updated (a full disk, a read-only folder: issue 31): answers come from
+// the last complete index, and one banner above every panel says so and why. The status's
+// `stale` (with `update_fault`'s next try) or a search's stale note sets it; a status or a
+// search without one clears it.
+const STALE_NOTE = "The index is stale";
+
+function showStale(message) {
+  const box = $("stale");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+function staleFromStatus(s) {
+  if (!s.stale) return "";
+  const fault = s.update_fault;
+  const retry = fault && fault.retry_in_s > 0
+    ? " Next try in " + Math.ceil(fault.retry_in_s) + " s." : "";
+  return "The index is stale: it cannot be updated (" + s.stale +
+    "); answers come from the last complete index." + retry;
+}
+
 async function loadStatus() {
   try {
     const s = await api(q("/ui/api/status"));
@@ -135,6 +156,7 @@ async function loadStatus() {
       ["Model", model], ["Last update", when(s.updated_at)], ["Index size", size(s.size_bytes)],
       ["Writer", s.writer || "none"], ["Index folder", s.index],
     ];
+    showStale(staleFromStatus(s));
     const dl = $("status-fields");
     dl.replaceChildren();
     for (const [k, v] of rows) dl.append(el("dt", { textContent: k }), el("dd", { textContent: v }));
@@ -387,6 +409,7 @@ async function runSearch(event) {
   $("near-misses").replaceChildren();
   try {
     const data = await api("/ui/api/search", { path: workspace, query });
+    showStale((data.notes || []).find((n) => n.startsWith(STALE_NOTE)) || "");
     results.replaceChildren();
     for (const h of data.hits) {
       const label = h.path + ":" + h.start_line + "-" + h.end_line;
