@@ -63,9 +63,10 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """``text`` redacted, on one line, at most ``limit`` characters."""
-    flat = " ".join(redact(text).split())
+def one_line(text: str, limit: int = 300, env: Mapping[str, str] | None = None) -> str:
+    """``text`` redacted (secrets of ``env`` too, see :func:`redact`), on one line, at most
+    ``limit`` characters."""
+    flat = " ".join(redact(text, env).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

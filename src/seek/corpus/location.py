@@ -227,13 +227,26 @@ class CorpusLocation:
         except BotoCoreError as exc:
             raise CorpusError(f"cannot {verb} {self.uri}/{name}: {self._failure(exc)}") from None
 
+    def server(self) -> str:
+        """What a message names the S3 server by (no credentials, no path)."""
+        endpoint = self.storage_options().get("endpoint", "")
+        return origin(endpoint) if endpoint else "S3"
+
+    # What an S3 failure is told as, whether botocore (here) or LanceDB
+    # (seek.store.corpus_table) met it.
+    def no_bucket(self) -> str:
+        return f"the bucket {self.bucket} does not exist"
+
+    def access_denied(self) -> str:
+        return "access denied (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the policy)"
+
     def _refusal(self, exc: Any) -> str:
         error = exc.response.get("Error", {})
         code = str(error.get("Code", ""))
         if code == "NoSuchBucket":
-            return f"the bucket {self.bucket} does not exist"
+            return self.no_bucket()
         if code in ("AccessDenied", "403", "AllAccessDisabled"):
-            return "access denied (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the policy)"
+            return self.access_denied()
         if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"):
             return f"the S3 server refused the credentials ({code})"
         return one_line(f"{code or 'error'}: {error.get('Message', '')}".rstrip(": "), 200)
@@ -246,8 +259,7 @@ class CorpusLocation:
             ReadTimeoutError,
         )
 
-        endpoint = self.storage_options().get("endpoint", "")
-        server = origin(endpoint) if endpoint else "S3"
+        server = self.server()
         if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
             return f"cannot reach {server}"
         if isinstance(exc, ReadTimeoutError):

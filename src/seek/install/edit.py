@@ -12,6 +12,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from seek.install import jsonc
+from seek.redact import one_line
 
 START_MARKER = "<!-- seek:start -->"
 END_MARKER = "<!-- seek:end -->"
@@ -45,7 +46,7 @@ def _one_line(exc: Exception) -> str:
     """The parser's complaint as one line (a hostile file must not fill the terminal)."""
     if isinstance(exc, RecursionError):
         return "nested too deeply to read"
-    return " ".join(str(exc).split())[:200]
+    return one_line(str(exc), 200)
 
 
 def _toml_set(text: str, path: tuple[str, ...], name: str, entry: dict) -> str:

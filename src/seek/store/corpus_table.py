@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from seek.errors import CorpusError, SeekError
-from seek.redact import origin, redact
+from seek.redact import one_line
 from seek.store.table import SQL_IN_BATCH, sql_quote
 
 if TYPE_CHECKING:
@@ -118,16 +118,13 @@ class CorpusTable:
 
     def _cause(self, exc: BaseException) -> str:
         text = str(exc)
-        endpoint = self.location.storage_options().get("endpoint", "")
-        server = origin(endpoint) if endpoint else "S3"
         if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
-            return f"the bucket {self.location.bucket} does not exist"
+            return self.location.no_bucket()
         if "ConnectionRefused" in text or "tcp connect error" in text or "dns error" in text:
-            return f"cannot reach {server}"
+            return f"cannot reach {self.location.server()}"
         if "AccessDenied" in text or "InvalidAccessKeyId" in text or "Forbidden" in text:
-            return "access denied (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the policy)"
-        flat = " ".join(redact(text, self.location.env).split())
-        return flat if len(flat) <= 200 else flat[:199] + "…"
+            return self.location.access_denied()
+        return one_line(text, 200, self.location.env)
 
     def connect(self) -> Any:
         if self._db is None:

@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 from seek.errors import IndexUnwritableError, SeekError
+from seek.redact import one_line
 
 CAUSES = {
     errno.ENOSPC: "no space left on device",
@@ -86,11 +87,6 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
-
-
 def unwritable_error(code: int, folder: Path, detail: str) -> IndexUnwritableError:
     cause = CAUSES.get(code, os.strerror(code).lower())
     return IndexUnwritableError(
@@ -109,7 +105,7 @@ def as_unwritable(exc: BaseException, folder: Path) -> IndexUnwritableError | No
     code = fault_errno(exc, folder)
     if code is None:
         return None
-    return unwritable_error(code, folder, one_line(exc))
+    return unwritable_error(code, folder, one_line(str(exc), DETAIL_CHARS) or type(exc).__name__)
 
 
 def existing_folder(folder: Path) -> Path:
