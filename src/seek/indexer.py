@@ -487,21 +487,23 @@ def refresh_before_search(root: Path, settings: Settings) -> list[str]:
     """Bring the index up to date before a search; when another process is writing it, the
     search goes ahead on the index as it stands and the returned note says so. A current
     index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write."""
+    from seek.index.freshness import is_current
+
+    if is_current(root, settings):
+        return []
     try:
-        update_before_search(root, settings)
+        index_workspace(root, settings)
     except IndexLockedError as exc:
-        return [f"The index was not updated first: {exc}."]
+        return [locked_note(exc)]
     except IndexUnwritableError as exc:
         return [stale_note(exc)]
     return []
 
 
-def update_before_search(root: Path, settings: Settings) -> None:
-    """:func:`refresh_before_search` with its refusals raised (a server keeps the state)."""
-    from seek.index.freshness import is_current
-
-    if not is_current(root, settings):
-        index_workspace(root, settings)
+def locked_note(exc: IndexLockedError) -> str:
+    """The note a search carries when another process was writing the index: it answered
+    from the index as it stood."""
+    return f"The index was not updated first: {exc}."
 
 
 def stale_note(exc: IndexUnwritableError) -> str:

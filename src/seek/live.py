@@ -27,7 +27,7 @@ from pathlib import Path
 
 from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
 from seek.index.freshness import is_current
-from seek.indexer import index_workspace, stale_note
+from seek.indexer import index_workspace, locked_note, stale_note
 from seek.memory import release_free_memory
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
@@ -139,7 +139,7 @@ class LiveIndexes:
         try:
             index_workspace(root, settings)
         except IndexLockedError as exc:
-            return [f"The index was not updated first: {exc}."]
+            return [locked_note(exc)]
         except IndexUnwritableError as exc:
             self.failed(root, exc)
             return [stale_note(exc)]
