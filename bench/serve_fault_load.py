@@ -1,7 +1,7 @@
 """Load with faults on `seek serve`: searches, contexts and status requests from N clients
 while a share of the requests rebuild the index (issue 12; loopback only, bounded in time).
 
-    python -m bench.serve_fault_load /root/bench [--repo flask] [--clients 20] [--seconds 20]
+    python -m bench.serve_fault_load BENCH_DIR [--repo flask] [--clients 20] [--seconds 20]
                                      [--rebuilds 0.03] [--seed 12] [--data SHARED/bench/semble]
 
 The server is its own `seek serve` process on 127.0.0.1 (built-in model), the workspace's
@@ -15,7 +15,7 @@ errors and the indexes are equal.
 
 The index folder filling up (issue 31; as root, the index on a tmpfs)::
 
-    python -m bench.serve_fault_load /root/bench --fill-at 8 --free-at 24 --seconds 40
+    python -m bench.serve_fault_load BENCH_DIR --fill-at 8 --free-at 24 --seconds 40
 
 serves a copy of the workspace, edits one of its files every ``--edit-every`` seconds (so
 that searches have updates to write), takes every free byte of the index's tmpfs at
