@@ -187,7 +187,13 @@ def test_unknown_routes_and_methods_are_json_errors(config):
     assert method.status_code == 405 and method.json()["error"]["code"] == "method_not_allowed"
     assert method.json()["error"]["message"] == "Method Not Allowed"
     assert [answer.status_code for answer in posted] == [405, 405]
-    assert set(document.json()["paths"]) == {"/v1/search", "/v1/context", "/v1/index", "/v1/status"}
+    assert set(document.json()["paths"]) == {
+        "/v1/search",
+        "/v1/context",
+        "/v1/index",
+        "/v1/related",
+        "/v1/status",
+    }
 
 
 def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, caplog):

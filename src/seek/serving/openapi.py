@@ -68,6 +68,9 @@ def openapi_document() -> dict[str, Any]:
             "/v1/search": _post("Ranked chunks for a question", "SearchRequest", ["query"]),
             "/v1/context": _post("Prompt blocks for a question", "ContextRequest", ["question"]),
             "/v1/index": _post("Bring the index up to date (or rebuild it)", "IndexRequest", []),
+            "/v1/related": _post(
+                "The code most like the chunk at a file's line", "RelatedRequest", ["file", "line"]
+            ),
             "/v1/status": {
                 "get": {
                     "summary": "What the index holds",
@@ -103,6 +106,16 @@ def openapi_document() -> dict[str, Any]:
                         "question": text,
                         "path": path,
                         "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS},
+                    },
+                },
+                "RelatedRequest": {
+                    "type": "object",
+                    "required": ["file", "line"],
+                    "properties": {
+                        "file": path,
+                        "line": {"type": "integer", "minimum": 1},
+                        "path": path,
+                        "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
                     },
                 },
                 "IndexRequest": {
