@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from seek import index_workspace, load_settings
+from seek.index.watch import Watcher
 from seek.retrieve import Searcher
-from seek.watch import Watcher
 
 
 def generate(root: Path, count: int) -> None:

@@ -5,7 +5,7 @@ searching it through ``LiveIndexes`` without pause, and the main thread appendin
 function to one file ``--edits`` times (the next search re-indexes it). Prints the process's
 threads by name every 5 edits, searches per second and the index's size on disk. Compare
 ``LANCE_IO_THREADS=2 python -m bench.lance_threads`` with lance's default (unset; seek's
-long-running commands set 2, see ``seek.threads``). ``--gap 11 --mode vector`` asks whether
+long-running commands set 2, see ``seek.store.threads``). ``--gap 11 --mode vector`` asks whether
 the pool shrinks between edits (tokio ends a thread idle for 10 s) when no search uses
 LanceDB. bench/README.md, "Soak".
 """
@@ -45,12 +45,14 @@ def main() -> None:
     workspace = scratch / "ws"
     shutil.copytree(SRC, workspace, ignore=shutil.ignore_patterns("__pycache__", "models"))
 
-    import seek.live
+    import seek.workspace.live
     from seek.settings import load_settings
 
-    seek.live.FRESHNESS_S = 0.2  # re-check often: each edit is picked up by the next search
+    seek.workspace.live.FRESHNESS_S = (
+        0.2  # re-check often: each edit is picked up by the next search
+    )
     settings = load_settings(workspace)
-    live = seek.live.LiveIndexes()
+    live = seek.workspace.live.LiveIndexes()
     live.search(workspace, settings, "search", 5, ())
     print("LANCE_IO_THREADS", os.environ.get("LANCE_IO_THREADS", "(lance's default)"))
     print("start", dict(threads_by_name()), flush=True)

@@ -166,7 +166,7 @@ def throughput(work: Path, bench_dir: Path) -> dict[str, Any]:
     from seek.corpus.catalog import Catalog
     from seek.corpus.fanout import LocalRunner, RayRunner
     from seek.corpus.location import CorpusLocation
-    from seek.indexer import index_workspace
+    from seek.index.indexer import index_workspace
 
     folders = {n: f for n, f in bench_folders(bench_dir).items() if n in THROUGHPUT_REPOS}
     out: dict[str, Any] = {"repos": sorted(folders), "loadavg_start": loadavg()}
@@ -455,7 +455,7 @@ def query(uri: str, bench_dir: Path, runs: int, modes: str = "", every: int = 1)
                "--bench-dir", str(bench_dir), "--runs", str(runs), "--modes", modes,
                "--every", str(every)]  # fmt: skip
     # The search process runs numpy's BLAS on one thread, as every seek command does
-    # (seek.threads.one_blas_thread): OpenBLAS's idle threads spin, and on 2 cores they
+    # (seek.store.threads.one_blas_thread): OpenBLAS's idle threads spin, and on 2 cores they
     # took CPU from LanceDB's (bench/README.md, "Scale, round four").
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env)
@@ -468,7 +468,7 @@ def per_workspace_ndcg(work: Path, bench_dir: Path) -> dict[str, Any]:
     """seek's per-workspace search of the same folders (mean over repos of mean NDCG@10)."""
     from bench.quality import load_repos
     from bench.scoring import Hit, score_query
-    from seek.indexer import index_workspace
+    from seek.index.indexer import index_workspace
     from seek.retrieve import Searcher
 
     settings = settings_for(work / "ws-home")

@@ -36,7 +36,7 @@ def base_name(repo: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from seek.threads import one_blas_thread
+    from seek.store.threads import one_blas_thread
 
     one_blas_thread()  # as in every seek command, before numpy loads (bench.scale's query)
     from bench.quality import load_repos

@@ -89,7 +89,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "indexer": (
-        ("src/seek/indexer.py", "src/seek/index/rules.py"),
+        ("src/seek/index/indexer.py", "src/seek/index/rules.py"),
         (
             "tests/test_indexer.py",
             "tests/test_indexer_rules.py",
@@ -161,7 +161,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "trust": (
         # which workspace settings apply before the user trusts the file (issue 27)
-        ("src/seek/trust.py",),
+        ("src/seek/settings/trust.py",),
         ("tests/test_trust.py", "tests/test_settings.py"),
     ),
     "redact": (

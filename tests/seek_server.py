@@ -11,7 +11,8 @@ from contextlib import contextmanager
 import uvicorn
 
 from seek.serving import uvicorn_config
-from seek.web.api import ServeConfig, create_app
+from seek.serving.config import ServeConfig
+from seek.web.api import create_app
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 from seek_server import running
 
-from seek.web.api import ServeConfig
+from seek.serving.config import ServeConfig
 
 pytestmark = pytest.mark.slow
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "seek"
 
 
@@ -21,7 +23,13 @@ def imported_modules(statement: str) -> set[str]:
 def test_importing_retrieval_imports_no_indexer_team_or_http_client():
     loaded = imported_modules("import seek.retrieve, seek.retrieve.context, seek.retrieve.related")
     assert "seek.retrieve.searcher" in loaded  # the check itself sees what was imported
-    forbidden = {"seek.indexer", "seek.index", "seek.team", "seek.workspace", "httpx"}
+    forbidden = {
+        "seek.index.indexer",
+        "seek.index",
+        "seek.workspace.team",
+        "seek.workspace",
+        "httpx",
+    }
     assert not forbidden & loaded
     assert not [name for name in loaded if name.startswith(("seek.index.", "seek.web"))]
 
@@ -48,3 +56,117 @@ def test_only_the_http_boundary_imports_httpx():
 
 def test_only_the_store_imports_lancedb():
     assert {p for p in importers("lancedb") if not p.startswith("store/")} == set()
+
+
+# -- the layering (issue 29) -----------------------------------------------------------------
+# Each unit of src/seek (a top-level package, or a top-level module) sits in one layer and
+# may import only from layers below its own: the basics, then the pipeline's stages, the
+# facade, then the front-ends. docs/architecture.md draws the same picture.
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(names.split())
+    for names in (
+        "_version errors",
+        "seek text redact untrusted",  # seek: the package root (its lazy names)
+        "remote settings",
+        "scan chunk embed serving install",
+        "store",
+        "rerank graph",
+        "retrieve",
+        "index",
+        "workspace",
+        "chat corpus",
+        "mcp web",
+        "cli",
+        "__main__",
+    )
+)
+LAYER_OF = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def module_names() -> dict[str, Path]:
+    found = {}
+    for path in SRC.rglob("*.py"):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the seek modules it imports, anywhere in its body (a function-level import is
+    an arrow too). ``from package import module`` is an arrow to the module, not the package."""
+    modules = module_names()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        arrows = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                arrows |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                for alias in node.names:
+                    arrows.add(
+                        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    )
+        graph[name] = {a for a in arrows if a in modules and a != name}
+    return graph
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "seek"
+
+
+def test_every_unit_has_a_layer():
+    units = {unit(m) for m in module_names()}
+    assert units - LAYER_OF.keys() == set()
+
+
+def test_no_unit_imports_its_own_layer_or_above():
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if unit(target) != unit(module) and LAYER_OF[unit(target)] >= LAYER_OF[unit(module)]
+    )
+    assert upward == []
+
+
+def test_there_is_no_import_cycle():
+    graph = import_graph()
+    done: set[str] = set()
+    cycles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycles.append(path[path.index(module) :] + [module])
+            return
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            visit(target, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert cycles == []
+
+
+def test_the_checks_see_an_upward_arrow_and_a_cycle(monkeypatch):
+    """The two tests above can fail: a store module importing the facade is caught, and so
+    is a cycle between two modules."""
+    graph = import_graph()
+    graph["seek.store.table"] = graph["seek.store.table"] | {"seek.workspace"}
+    graph["seek.workspace"] = graph["seek.workspace"] | {"seek.store.table"}
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
+    with pytest.raises(AssertionError):
+        test_no_unit_imports_its_own_layer_or_above()
+    with pytest.raises(AssertionError):
+        test_there_is_no_import_cycle()
+
+
+def test_src_seek_holds_at_most_eight_top_level_modules():
+    assert len(list(SRC.glob("*.py"))) <= 8

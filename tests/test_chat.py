@@ -10,7 +10,7 @@ from local_http import serving
 
 from seek.chat import Turn, ask, chat_endpoint, history_messages, session_path
 from seek.errors import ChatError
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 
 ANSWER = ["Retries are ", "configured in ", "src/retry.py (lines 1-2)."]
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import HashEmbedder
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve import chunks as stage
 from seek.retrieve.context import build_context

@@ -17,8 +17,8 @@ from seek_server import running
 from test_slow_clients import closed_within, half_sent
 
 from seek.serving import connections
-from seek.web import api as server
-from seek.web.api import ServeConfig
+from seek.serving import requests as request_checks
+from seek.serving.config import ServeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -174,7 +174,7 @@ def closed_within_draining(sock: socket.socket, seconds: float) -> bool:
 def test_a_running_request_is_not_cut_by_the_header_timeout(config, monkeypatch):
     """Once the head is complete the app bounds the rest: a body slower than the 0.5 s head
     timeout gets the app's 408, not a dropped connection."""
-    monkeypatch.setattr(server, "BODY_TIMEOUT_S", 1.5)
+    monkeypatch.setattr(request_checks, "BODY_TIMEOUT_S", 1.5)
     with running(config, header_timeout_s=0.5) as url:
         sock = body_pending(port_of(url))
         try:

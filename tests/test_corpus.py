@@ -207,7 +207,7 @@ def test_cli_text_output_escapes_control_codes_in_names(
 
 def test_serve_a_corpus_with_a_repos_filter(tmp_path, settings_for, two_repos):
     from seek.corpus.serve import create_corpus_app
-    from seek.web.api import ServeConfig
+    from seek.serving.config import ServeConfig
 
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, two_repos)
@@ -353,7 +353,7 @@ def test_repos_are_read_from_storage_once_per_refresh_not_per_request(
 ):
     """Issue 27 finding 10: /v1/repos read corpus.json and every manifest per request."""
     import seek.corpus.serve as serve
-    from seek.web.api import ServeConfig
+    from seek.serving.config import ServeConfig
 
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, two_repos)

@@ -19,7 +19,7 @@ import threading
 import pytest
 from embed_server import serve
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
-from seek import live
 from seek.embed import task_prefixes
-from seek.indexer import Indexer, index_workspace
+from seek.index.indexer import Indexer, index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve import signals as sig
 from seek.retrieve.signals import SIGNALS
@@ -18,6 +17,7 @@ from seek.scan.walk import TOO_BIG, ScannedFile, check_file, scan_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for
 from seek.text import is_follow_up
+from seek.workspace import live
 
 ALL_SIGNALS_OFF = frozenset(SIGNALS)
 

@@ -8,9 +8,9 @@ from embed_server import Behaviour, serve, vector_for
 
 from seek.embed.http import HttpEmbedder, endpoint, parse_vectors
 from seek.errors import EmbeddingError, SettingsError
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
+from seek.index.status import workspace_status
 from seek.retrieve import Searcher
-from seek.status import workspace_status
 from seek.store import index_dir_for, load_manifest
 
 

@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 from conftest import SMALL_PROJECT
 
-from seek import live
 from seek.errors import IndexUnwritableError
-from seek.indexer import index_workspace
+from seek.index import backoff
+from seek.index.indexer import index_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
 from seek.store.faults import as_unwritable, fault_errno
-from seek.workspace import Workspaces, search
+from seek.workspace import Workspaces, live, search
 
 QUERIES = ("configure retries", "http client send request", "router add route", "demo readme")
 CODES = (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EIO)
@@ -347,7 +347,7 @@ def test_a_server_retries_with_backoff_and_reports_it(indexed, monkeypatch):
     root, settings, before, after, clean = indexed
     index_dir = index_dir_for(root, settings)
     monkeypatch.setattr(live, "FRESHNESS_S", 0.0)
-    monkeypatch.setattr(live, "RETRY_FIRST_S", 0.3)
+    monkeypatch.setattr(backoff, "RETRY_FIRST_S", 0.3)
     spaces = Workspaces(settings=settings)
     spaces.search(root, QUERIES[0])  # loaded
     edit(root)
@@ -410,12 +410,11 @@ def test_a_slow_disk_does_not_hold_searches_on_a_server(indexed, monkeypatch):
 
 
 def test_watch_says_once_retries_and_resumes(indexed, monkeypatch):
-    from seek import watch
-    from seek.watch import Watcher
+    from seek.index.watch import Watcher
 
     root, settings, before, after, clean = indexed
     index_dir = index_dir_for(root, settings)
-    monkeypatch.setattr(watch, "RETRY_FIRST_S", 0.2)
+    monkeypatch.setattr(backoff, "RETRY_FIRST_S", 0.2)
     lines: list[str] = []
     watcher = Watcher(root, settings, echo=lines.append, debounce_s=0.05)
     stop, ready = threading.Event(), threading.Event()
@@ -456,7 +455,7 @@ def test_http_answers_from_the_last_complete_index_and_never_5xx(indexed, monkey
     import httpx
     from seek_server import running
 
-    from seek.web.api import ServeConfig
+    from seek.serving.config import ServeConfig
 
     root, settings, before, after, clean = indexed
     index_dir = index_dir_for(root, settings)

@@ -20,7 +20,7 @@ import pytest
 from test_faults import QUERIES, answers, edit, tree, write_tree
 
 from seek.errors import IndexUnwritableError
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.settings import load_settings
 from seek.store import index_dir_for
 
@@ -95,7 +95,7 @@ def test_a_full_tmpfs_keeps_answering_refuses_in_one_line_and_resumes(
         assert caught.value.errno == errno.ENOSPC and str(index_dir) in str(caught.value)
         # With the check before the run off, LanceDB's own error on the full disk (the
         # traceback of issue 31) maps to the same one line.
-        monkeypatch.setattr("seek.indexer.check_room", lambda folder, needed: None)
+        monkeypatch.setattr("seek.index.indexer.check_room", lambda folder, needed: None)
         with pytest.raises(IndexUnwritableError) as caught:
             index_workspace(root, settings)
         assert caught.value.errno == errno.ENOSPC and "\n" not in str(caught.value)
@@ -118,7 +118,7 @@ def test_a_first_run_on_a_tmpfs_too_small_fails_in_lancedb_in_one_line(
         for i in range(20)
     }
     root = write_tree(tmp_path / "ws", files)
-    monkeypatch.setattr("seek.indexer.check_room", lambda folder, needed: None)
+    monkeypatch.setattr("seek.index.indexer.check_room", lambda folder, needed: None)
     with tmpfs(tmp_path / "tiny", "64k") as home:
         settings = settings_in(root, home)
         with pytest.raises(IndexUnwritableError) as caught:

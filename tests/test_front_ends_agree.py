@@ -19,10 +19,10 @@ from seek import index_workspace
 from seek.cli import cli
 from seek.mcp import build_server, format_hits
 from seek.retrieve import Hit, SearchResult
+from seek.serving.config import ServeConfig
 from seek.settings import load_settings
-from seek.team import with_team_hits
-from seek.web.api import ServeConfig
 from seek.workspace import search
+from seek.workspace.team import with_team_hits
 
 pytestmark = pytest.mark.slow
 

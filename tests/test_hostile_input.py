@@ -16,8 +16,8 @@ import threading
 import pytest
 from conftest import HashEmbedder
 
-import seek.indexer
-from seek.indexer import REBUILD, index_workspace
+import seek.index.indexer
+from seek.index.indexer import REBUILD, index_workspace
 from seek.retrieve import Searcher
 from seek.store import ChunkTable, index_dir_for, load_manifest
 

@@ -33,7 +33,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from seek_server import running
 
-from seek.web.api import ServeConfig
+from seek.serving.config import ServeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -297,7 +297,7 @@ async def mcp_session(
                 if name == "trust":
                     assert not store.exists()  # `seek mcp` trusted nothing on its own
                     assert evil.seen() == []
-                    from seek.trust import read_config, trust
+                    from seek.settings.trust import read_config, trust
 
                     trust(store, read_config(config))  # what `seek trust` records
                     continue
@@ -361,7 +361,7 @@ def test_http_never_calls_a_hostile_repositorys_servers_until_it_is_trusted(
             calls(url)  # a server loads settings per request: still one warning
             assert caplog.text.count("is not trusted") == 1
 
-            from seek.trust import read_config, revoke, trust
+            from seek.settings.trust import read_config, revoke, trust
 
             found = read_config(config)
             assert found is not None

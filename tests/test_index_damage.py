@@ -12,11 +12,11 @@ import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.errors import SeekError
+from seek.index.indexer import REBUILD, index_workspace
 from seek.index.rules import damage_reason
-from seek.indexer import REBUILD, index_workspace
+from seek.index.status import workspace_status
 from seek.retrieve import Searcher
 from seek.settings import load_settings
-from seek.status import workspace_status
 from seek.store import ChunkTable, index_dir_for, load_manifest
 
 

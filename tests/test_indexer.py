@@ -8,7 +8,7 @@ import pytest
 from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError
-from seek.indexer import REBUILD, index_workspace
+from seek.index.indexer import REBUILD, index_workspace
 from seek.store import ChunkTable, WriterLock, index_dir_for, load_manifest, save_manifest
 
 FILES = {
@@ -219,9 +219,9 @@ def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for, 
 def test_rows_are_written_once_they_have_waited_long_enough(make_tree, settings_for, monkeypatch):
     """A slow embedding server cannot make a killed run lose more than ``WRITE_AFTER_S`` of
     embedding: with 0 s every step of 25 files is written as soon as it is embedded."""
-    import seek.indexer
+    import seek.index.indexer
 
-    monkeypatch.setattr(seek.indexer, "WRITE_AFTER_S", 0.0)
+    monkeypatch.setattr(seek.index.indexer, "WRITE_AFTER_S", 0.0)
     root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
     settings = settings_for()
     run(root, settings)

@@ -8,10 +8,7 @@ import pytest
 from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError, IndexMismatchError, WorkspaceError
-from seek.index.report import format_duration
-from seek.index.rules import rebuild_reason
-from seek.index.stages import read_regular_file
-from seek.indexer import (
+from seek.index.indexer import (
     REBUILD,
     Indexer,
     IndexReport,
@@ -20,6 +17,9 @@ from seek.indexer import (
     refresh_before_search,
     resolve_workspace,
 )
+from seek.index.report import format_duration
+from seek.index.rules import rebuild_reason
+from seek.index.stages import read_regular_file
 from seek.store import (
     ChunkingSpec,
     ChunkTable,
@@ -273,7 +273,7 @@ def test_rows_left_by_an_interrupted_run_are_removed_and_logged(make_tree, setti
     before.run_open = True
     save_manifest(index_dir, before)  # ...whose stamp a killed run never saved
     (root / "ghost.py").unlink()
-    with caplog.at_level("INFO", logger="seek.indexer"):
+    with caplog.at_level("INFO", logger="seek.index.indexer"):
         run(root, settings)
     assert "removing rows of 1 files left by an interrupted run" in caplog.messages
     assert ChunkTable(index_dir).stored_paths() == set(FILES)

@@ -15,7 +15,7 @@ from conftest import SMALL_PROJECT, HashEmbedder
 
 import seek.index.stages
 from seek.errors import EmbeddingError
-from seek.indexer import REBUILD, Indexer, index_workspace
+from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.scan.walk import EXAMPLES_PER_REASON
 from seek.store import ChunkTable, index_dir_for, load_manifest, save_manifest
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import HashEmbedder
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher, lead_in
 
 

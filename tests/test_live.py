@@ -1,13 +1,13 @@
-"""Searchers kept by long-running servers (seek.live): reused while the index is unchanged,
-replaced and freed when it changes (issue 20)."""
+"""Searchers kept by long-running servers (seek.workspace.live): reused while the index is
+unchanged, replaced and freed when it changes (issue 20)."""
 
 import gc
 import weakref
 
 from conftest import SMALL_PROJECT
 
-from seek import live
-from seek.live import LiveIndexes
+from seek.workspace import live
+from seek.workspace.live import LiveIndexes
 
 
 def test_a_server_keeps_its_searcher_until_the_index_changes(make_tree, settings_for, monkeypatch):

@@ -201,7 +201,7 @@ def test_no_single_line_ends_the_server(folders, seek_home, tmp_path):
 def test_a_line_that_breaks_the_reader_is_still_answered(monkeypatch, caplog):
     # The last guard of finding 5: a failure not foreseen while reading a bad line answers a
     # parse error (and logs one line) instead of ending the server.
-    from seek import mcp_stdio
+    from seek.mcp import stdio as mcp_stdio
 
     def broken(exc):
         raise RecursionError("maximum recursion depth exceeded")

@@ -12,7 +12,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 PROBE = """
 import ctypes, sys, threading
 sys.path.insert(0, {src!r})
-from seek.memory import ARENAS, limit_malloc_arenas
+from seek.store.memory import ARENAS, limit_malloc_arenas
 if {limit}:
     assert limit_malloc_arenas()
 libc = ctypes.CDLL("libc.so.6")
@@ -38,7 +38,7 @@ def arenas_after_contention(limit: bool) -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_contending_threads_share_the_capped_arenas():
-    from seek.memory import ARENAS
+    from seek.store.memory import ARENAS
 
     assert arenas_after_contention(limit=False) > ARENAS  # the probe does make arenas
     assert arenas_after_contention(limit=True) <= ARENAS
@@ -48,7 +48,7 @@ ARROW_PROBE = """
 import ctypes, os, sys
 sys.path.insert(0, {src!r})
 os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
-from seek.memory import limit_malloc_arenas
+from seek.store.memory import limit_malloc_arenas
 if {limit}:
     limit_malloc_arenas()
 import pyarrow

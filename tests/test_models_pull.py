@@ -15,8 +15,8 @@ from tiny_reranker import build_model
 
 from seek.cli import main, models_cmd
 from seek.errors import ModelError, RerankerUnavailable
-from seek.hub import KNOWN, models_dir, pulled_models, resolve_reranker
-from seek.pull import hub_url, pull
+from seek.rerank.hub import KNOWN, models_dir, pulled_models, resolve_reranker
+from seek.rerank.pull import hub_url, pull
 from seek.retrieve.context import build_context
 from seek.retrieve.types import Hit, SearchResult
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import HashEmbedder
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.mcp import format_hits
 from seek.retrieve import Searcher
 from seek.retrieve.context import Block, format_block

@@ -12,9 +12,9 @@ from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError
 from seek.index import progress_file
+from seek.index.indexer import index_workspace
 from seek.index.progress_file import PROGRESS_NAME, ProgressFile, read_progress
 from seek.index.report import Progress
-from seek.indexer import index_workspace
 from seek.store import WriterLock, index_dir_for
 
 

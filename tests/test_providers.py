@@ -14,7 +14,7 @@ from conftest import SMALL_PROJECT
 
 from seek.embed import provider_names
 from seek.errors import SettingsError
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.workspace import search
 
 PLUGIN = """

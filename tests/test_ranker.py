@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve.ranker import (
     BUILTIN_RANKER,

@@ -6,9 +6,9 @@ import time
 
 from conftest import SMALL_PROJECT, HashEmbedder
 
-from seek.indexer import REBUILD, index_workspace
+from seek.index.indexer import REBUILD, index_workspace
+from seek.index.status import workspace_status
 from seek.retrieve import Searcher
-from seek.status import workspace_status
 from seek.store import ChunkTable, index_dir_for, load_manifest
 
 RUN_S = 4.0

@@ -15,7 +15,7 @@ from seek_server import running
 from seek.embed.http import HttpEmbedder
 from seek.errors import EmbeddingError
 from seek.redact import RedactingFilter, one_line, origin, redact
-from seek.web.api import ServeConfig
+from seek.serving.config import ServeConfig
 
 SECRET = "sk-live-0123456789abcdef"
 
@@ -121,7 +121,7 @@ def test_the_pages_ask_error_names_the_chat_server_without_credentials(
 
 def test_a_team_note_names_the_team_server_without_credentials():
     from seek.settings import load_settings
-    from seek.team import ask_team
+    from seek.workspace.team import ask_team
 
     port = closed_port()
     url = f"http://alice:secretpw@127.0.0.1:{port}/team?token=abc123"

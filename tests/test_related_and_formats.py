@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import seek.cli.search_cmd  # noqa: F401 - registers the commands
 from seek.cli import cli
 from seek.cli.output import snippet, vimgrep_line
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve.related import chunk_at, related
 from seek.retrieve.scope import Scope, content_kind

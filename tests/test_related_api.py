@@ -4,7 +4,7 @@ import httpx
 import pytest
 from seek_server import running
 
-from seek.web.api import ServeConfig
+from seek.serving.config import ServeConfig
 
 pytestmark = pytest.mark.slow
 

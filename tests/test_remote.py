@@ -12,7 +12,7 @@ from seek.embed.http import HttpEmbedder
 from seek.errors import ChatError, EmbeddingError, SettingsError
 from seek.remote import Remote, join_route, use_transport
 from seek.settings import load_settings
-from seek.team import HOP_HEADER, ask_team
+from seek.workspace.team import HOP_HEADER, ask_team
 
 
 def test_routes_join_once():

@@ -4,7 +4,7 @@ import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
 from seek.errors import EmbeddingError, SeekError
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.store import WriterLock, index_dir_for
 from seek.workspace import search

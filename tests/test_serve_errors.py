@@ -20,12 +20,14 @@ from embed_server import serve
 from local_http import serving
 from test_server import running
 
-from seek.indexer import index_workspace
-from seek.status import workspace_status
+from seek.errors import SeekError
+from seek.index.indexer import index_workspace
+from seek.index.status import workspace_status
+from seek.serving import requests as request_checks
+from seek.serving.config import ServeConfig
 from seek.store import WriterLock, index_dir_for
-from seek.team import ask_team
 from seek.web import api as server_module
-from seek.web.api import ServeConfig
+from seek.workspace.team import ask_team
 
 pytestmark = pytest.mark.slow
 
@@ -266,7 +268,7 @@ def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
         {"home": "/tmp/h"},
     )
     monkeypatch.delenv("SEEK_TOKEN")
-    with pytest.raises(server_module.SeekError) as refused:
+    with pytest.raises(SeekError) as refused:
         server_module.serve_config("10.0.0.1", (root,), {})
     assert str(refused.value) == (
         "binding 10.0.0.1 exposes your code to the network: set SEEK_TOKEN to a secret token "
@@ -413,14 +415,14 @@ def test_a_body_that_does_not_arrive_in_time_is_408(make_tree, seek_home, monkey
             answer = recv_until(sock, b"}}")
         return answer, time.monotonic() - started
 
-    monkeypatch.setattr(server_module, "BODY_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(request_checks, "BODY_TIMEOUT_S", 0.5)
     with running(config) as url:
         answer, _ = trickled(url)
     assert answer.startswith(b"HTTP/1.1 408"), answer
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
     assert body == {"error": {"code": "timeout",
                               "message": "the request body must arrive within 0.5 s"}}  # fmt: skip
-    monkeypatch.setattr(server_module, "BODY_TIMEOUT_S", 10.0)
+    monkeypatch.setattr(request_checks, "BODY_TIMEOUT_S", 10.0)
     monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.3)
     with running(config) as url:
         answer, elapsed = trickled(url)

@@ -9,7 +9,7 @@ import pytest
 from conftest import SMALL_PROJECT, recv_until
 from test_server import running
 
-from seek.web.api import ServeConfig, is_loopback
+from seek.serving.config import ServeConfig, is_loopback
 
 pytestmark = pytest.mark.slow
 

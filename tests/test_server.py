@@ -7,7 +7,9 @@ import pytest
 from seek_server import running
 
 from seek.errors import SeekError
-from seek.web.api import MAX_BODY_BYTES, ServeConfig, serve_config
+from seek.serving.config import ServeConfig
+from seek.serving.requests import MAX_BODY_BYTES
+from seek.web.api import serve_config
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from seek_server import running
 
+from seek.serving.config import ServeConfig
 from seek.store import index_dir_for, load_manifest
-from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from seek_server import running
 
-from seek.web import api as server
-from seek.web.api import ServeConfig
+from seek.serving import requests as request_checks
+from seek.serving.config import ServeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +55,7 @@ def test_a_half_sent_request_head_is_closed_after_the_header_timeout(config):
 
 
 def test_a_trickled_body_gets_408(config, monkeypatch):
-    monkeypatch.setattr(server, "BODY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(request_checks, "BODY_TIMEOUT_S", 1.0)
     with running(config) as url:
         sock = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=10)
         sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n"

@@ -114,7 +114,7 @@ def _lance_mapped(pid: int) -> bool:
 
 
 def _wait_for_warm_up(server: Server, seconds: float = 60) -> None:
-    """Until the server's LanceDB warm-up (``seek.threads.warm_lancedb``) has made and
+    """Until the server's LanceDB warm-up (``seek.store.warm.warm_lancedb``) has made and
     removed its throwaway table folder in the server's empty TMPDIR."""
     deadline = time.time() + seconds
     while server.temp.stat().st_mtime_ns == server.temp_made or any(server.temp.iterdir()):
@@ -277,8 +277,8 @@ def test_an_index_update_never_runs_beside_a_search(tmp_path, monkeypatch, lance
     """LanceDB's blocking-thread pool grows to the most file operations ever in flight and a
     busy server never shrinks it: an update (delete, add, compact, keyword index, cleanup)
     overlapping searches made it grow to their sum, at random coincidences, for weeks.
-    `seek.threads.LANCE_GATE` runs updates alone in the process."""
-    from seek.indexer import index_workspace
+    `seek.store.threads.LANCE_GATE` runs updates alone in the process."""
+    from seek.index.indexer import index_workspace
     from seek.settings import load_settings
     from seek.store import ChunkTable, index_dir_for
 
@@ -321,7 +321,7 @@ def test_updates_do_not_grow_the_index_on_disk(tmp_path, monkeypatch):
     than `OLD_VERSIONS_KEPT` (a minute; here a millisecond, and a pause between edits)."""
     from datetime import timedelta
 
-    from seek.indexer import index_workspace
+    from seek.index.indexer import index_workspace
     from seek.settings import load_settings
     from seek.store import index_dir_for
     from seek.store import table as store_table
@@ -353,7 +353,7 @@ def test_update_checks_with_nothing_changed_leave_lancedb_alone(tmp_path, monkey
     """A server checks each busy workspace for changes once a second. Each check read every
     data file of the table (the damage check) through a new LanceDB connection: steady file
     operations that kept LanceDB's blocking threads from ever ending, and work for nothing."""
-    from seek.indexer import index_workspace
+    from seek.index.indexer import index_workspace
     from seek.settings import load_settings
 
     monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))

@@ -19,7 +19,7 @@ import seek.cli.trust_cmd  # noqa: F401
 from seek.cli import cli
 from seek.errors import SettingsError
 from seek.settings import load_settings, setting_names
-from seek.trust import (
+from seek.settings.trust import (
     USER_ONLY,
     WORKSPACE_SAFE,
     WorkspaceConfig,
@@ -236,7 +236,7 @@ def test_http_and_page_status_show_the_workspace_config_as_the_cli_does(isolated
     import httpx
     from seek_server import running
 
-    from seek.web.api import ServeConfig
+    from seek.serving.config import ServeConfig
 
     root = isolated / "ws"
     write_config(root, "seek_toml", {"team_url": "http://127.0.0.1:9", "snippets": 4})
@@ -329,7 +329,7 @@ def test_a_deleted_workspace_is_listed_missing_and_can_be_revoked(isolated):
 
 
 def test_a_file_of_exactly_the_limit_is_read_and_an_unreadable_one_is_named(tmp_path):
-    from seek.trust import MAX_CONFIG_BYTES
+    from seek.settings.trust import MAX_CONFIG_BYTES
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -346,7 +346,7 @@ def test_the_record_keeps_when_each_file_was_trusted(tmp_path, monkeypatch):
     import tempfile
     import time
 
-    from seek.trust import TRUST_FILE
+    from seek.settings.trust import TRUST_FILE
 
     store = tmp_path / "config" / TRUST_FILE
     config = read_config(write_config(tmp_path / "ws", "seek_toml", {"team_url": "x"}))
@@ -388,7 +388,7 @@ def test_a_damaged_record_is_an_error_for_revoke_and_names_what_broke(tmp_path):
 def test_describe_and_its_line(tmp_path):
     import hashlib
 
-    from seek.trust import describe, describe_line
+    from seek.settings.trust import describe, describe_line
 
     user = tmp_path / "config" / "config.toml"
     root = tmp_path / "ws"

@@ -17,8 +17,8 @@ import pytest
 from seek_server import running
 from ui.ui_harness import seek_command, start_ui, stop
 
+from seek.serving.config import ServeConfig
 from seek.untrusted import MAX_QUERY_CHARS
-from seek.web.api import ServeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -245,7 +245,7 @@ def test_one_set_of_limits_for_every_front_end():
     from seek import untrusted
     from seek.cli import cli, load_commands
     from seek.mcp import build_server
-    from seek.serving.openapi import openapi_document
+    from seek.web.openapi import openapi_document
 
     schemas = openapi_document()["components"]["schemas"]
     search, context = (

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import HashEmbedder
 
-from seek.indexer import index_workspace
+from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve.versions import OLDER_FACTOR, demote_older, named_in, older_copies
 

@@ -8,9 +8,9 @@ import pytest
 from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError
-from seek.indexer import Indexer, index_workspace
+from seek.index.indexer import Indexer, index_workspace
+from seek.index.watch import Watcher
 from seek.store import ChunkTable, WriterLock, index_dir_for, load_manifest
-from seek.watch import Watcher
 
 DEBOUNCE_S = 0.2
 

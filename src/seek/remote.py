@@ -2,7 +2,8 @@
 
 Every server seek talks to goes through :class:`Remote`: embedding servers
 (:mod:`seek.embed.http`), chat servers (:mod:`seek.chat`), the team server
-(:mod:`seek.team`) and the model hub (:mod:`seek.pull`). It owns what those used to repeat:
+(:mod:`seek.workspace.team`) and the model hub (:mod:`seek.rerank.pull`). It owns what those
+used to repeat:
 
 - **auth**: a bearer token read from a *named* environment variable (never stored, never
   logged); a named variable that is empty is a one-line :class:`SettingsError`;

@@ -292,7 +292,7 @@ def test_foreign_origin_and_host_are_refused(ui):
 def test_with_a_token_the_page_loads_and_sends_it(browser, ui, seek_home):
     from seek_server import running
 
-    from seek.web.api import ServeConfig
+    from seek.serving.config import ServeConfig
 
     config = ServeConfig(workspaces=(ui["app"],), token="s3cret-token", ui=True,
                          overrides={"home": str(seek_home)})  # fmt: skip
@@ -310,7 +310,7 @@ def test_with_a_token_the_page_loads_and_sends_it(browser, ui, seek_home):
 # full disk (issue 31), injected in the served process before the CLI starts.
 FULL_DISK_UI = """
 import errno, os, sys
-from seek import live
+from seek.workspace import live
 from seek.store import ChunkTable
 
 def full(table, *args, **kwargs):

@@ -229,7 +229,7 @@ def load_commands(args: list[str]) -> None:
 
 
 def main() -> None:
-    from seek.threads import one_blas_thread
+    from seek.store.threads import one_blas_thread
 
     one_blas_thread()
     load_commands(sys.argv[1:])

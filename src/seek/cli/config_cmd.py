@@ -9,7 +9,7 @@ import click
 from seek.cli import Context, cli
 from seek.embed import provider_names
 from seek.settings import setting_names, user_config_path
-from seek.trust import describe, describe_line
+from seek.settings.trust import describe, describe_line
 
 
 @cli.command("config")

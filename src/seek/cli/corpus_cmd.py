@@ -185,7 +185,6 @@ def search_command(
 @click.argument("name")
 def unlock_command(uri: str, name: str) -> None:
     """Remove the lock a killed `seek corpus index` left on a repository."""
-    from seek.corpus.catalog import check_repo_name
-    from seek.corpus.location import CorpusLocation
+    from seek.corpus.location import CorpusLocation, check_repo_name
 
     CorpusLocation(uri).delete(f"locks/{check_repo_name(name)}.json")

@@ -90,7 +90,7 @@ def index_command(
     """Create or update the index of a workspace (incremental)."""
     from rich.console import Console
 
-    from seek.indexer import index_workspace
+    from seek.index.indexer import index_workspace
 
     root = resolve_workspace(obj.workspace(path))
     settings = obj.settings(root)
@@ -142,9 +142,9 @@ def _size(num: int) -> str:
 @click.pass_obj
 def status_command(obj: Context, path: str | None, as_json: bool) -> None:
     """Show what the index holds and whether it matches the settings."""
+    from seek.index.status import workspace_status
     from seek.settings import user_config_path
-    from seek.status import workspace_status
-    from seek.trust import describe, describe_line
+    from seek.settings.trust import describe, describe_line
 
     root = resolve_workspace(obj.workspace(path))
     status = workspace_status(root, obj.settings(root))

@@ -1,4 +1,4 @@
-"""``seek models list|pull|remove``: optional public cross-encoders (see :mod:`seek.hub`).
+"""``seek models list|pull|remove``: optional public cross-encoders (see :mod:`seek.rerank.hub`).
 
 ``pull`` is the only seek command that goes online, and only for the model named. It shows
 a progress bar per file on stderr (when stderr is a terminal), then says where the model went,
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 import click
 
 from seek.cli import Context, cli
-from seek.hub import KNOWN, known_model, models_dir, pulled_models, read_source
+from seek.rerank.hub import KNOWN, known_model, models_dir, pulled_models, read_source
 from seek.settings import Settings, user_config_path
 
 if TYPE_CHECKING:  # the hub client (httpx) and rich load when a command runs, not for --help
-    from seek.pull import ProgressFn
+    from seek.rerank.pull import ProgressFn
 
 
 @cli.group("models")
@@ -86,7 +86,7 @@ def pull_command(obj: Context, name: str, force: bool) -> None:
     The hub is https://huggingface.co, or $SEEK_HUB_URL (or $HF_ENDPOINT) for a mirror;
     $HF_TOKEN is sent when set. `seek models list` shows the names.
     """
-    from seek.pull import hub_url, pull
+    from seek.rerank.pull import hub_url, pull
 
     model = known_model(name)
     settings = obj.settings(obj.workspace())
@@ -116,7 +116,7 @@ def pull_command(obj: Context, name: str, force: bool) -> None:
 @click.pass_obj
 def remove_command(obj: Context, name: str) -> None:
     """Delete the pulled model NAME."""
-    from seek.pull import remove
+    from seek.rerank.pull import remove
 
     settings = obj.settings(obj.workspace())
     folder = remove(models_dir(settings), name)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
-from seek.memory import limit_malloc_arenas
-from seek.threads import bound_native_threads, preload_lancedb
+from seek.store.memory import limit_malloc_arenas
+from seek.store.threads import bound_native_threads
+from seek.store.warm import preload_lancedb
 
 
 @cli.command("mcp")
@@ -52,7 +53,7 @@ def serve_command(
     preload_lancedb()
     import uvicorn
 
-    from seek.indexer import resolve_workspace
+    from seek.index.indexer import resolve_workspace
     from seek.serving import uvicorn_config
     from seek.serving.guard import address_name
     from seek.web.api import create_app, serve_config
@@ -92,7 +93,7 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
 
     import uvicorn
 
-    from seek.indexer import resolve_workspace
+    from seek.index.indexer import resolve_workspace
     from seek.serving import uvicorn_config
     from seek.web.api import create_app, serve_config
     from seek.web.launch import new_token, open_in_browser, page_url, redirect_file

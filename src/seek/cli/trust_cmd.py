@@ -1,5 +1,5 @@
 """``seek trust``: trust a workspace's own settings file, list and revoke trust (seek.md §3,
-:mod:`seek.trust`)."""
+:mod:`seek.settings.trust`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import click
 from seek.cli import Context, cli
 from seek.errors import SettingsError
 from seek.settings import user_config_path
-from seek.trust import (
+from seek.settings.trust import (
     CHANGED,
     TRUSTED,
     WorkspaceConfig,

@@ -8,8 +8,9 @@ import click
 
 from seek.cli import Context, cli
 from seek.index.root import resolve_workspace
-from seek.memory import limit_malloc_arenas
-from seek.threads import bound_native_threads, preload_lancedb
+from seek.store.memory import limit_malloc_arenas
+from seek.store.threads import bound_native_threads
+from seek.store.warm import preload_lancedb
 
 
 @cli.command("watch")
@@ -20,7 +21,7 @@ def watch_command(obj: Context, path: str | None) -> None:
     bound_native_threads()
     limit_malloc_arenas()
     preload_lancedb()
-    from seek.watch import Watcher
+    from seek.index.watch import Watcher
 
     root = resolve_workspace(obj.workspace(path))
     watcher = Watcher(root, obj.settings(root), echo=click.echo)

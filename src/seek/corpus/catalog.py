@@ -35,29 +35,22 @@ from typing import Any
 
 from platformdirs import user_cache_dir
 
-from seek.corpus.location import CONFIG_OBJECT, CORPUS_LOCK, CorpusError, CorpusLocation
+from seek.corpus.location import (
+    CONFIG_OBJECT,
+    CORPUS_LOCK,
+    CorpusError,
+    CorpusLocation,
+    check_repo_name,
+    shown,
+)
 from seek.redact import one_line
 from seek.store.manifest import MANIFEST_VERSION, Manifest
 
 log = logging.getLogger(__name__)
 
-REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 GIT_URL = re.compile(r"^(https?://|git@|ssh://|git://)")
 _GIT_HOST = re.compile(r"^(?:[a-z]+://|git@)(?:[^@/]*@)?([^/:]*)")
 MAX_SOURCE_CHARS = 4096
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"
-
-
-def check_repo_name(name: object) -> str:
-    if not isinstance(name, str) or not REPO_NAME.match(name):
-        raise CorpusError(
-            f"bad repository name {_shown(name)}: letters, digits, '.', '_' and '-' only (max 128)"
-        )
-    return name
 
 
 def check_source(source: object) -> str:
@@ -68,15 +61,15 @@ def check_source(source: object) -> str:
         or len(source) > MAX_SOURCE_CHARS
         or any(ord(c) < 32 or ord(c) == 127 for c in source)
     ):
-        raise CorpusError(f"bad source {_shown(source)}: a folder path or a git URL")
+        raise CorpusError(f"bad source {shown(source)}: a folder path or a git URL")
     if GIT_URL.match(source):
         host = _GIT_HOST.match(source)
         if host is None or not host.group(1) or host.group(1).startswith("-"):
-            raise CorpusError(f"bad git URL {_shown(source)}: no host")
+            raise CorpusError(f"bad git URL {shown(source)}: no host")
         return source
     if "://" in source or "::" in source or not os.path.isabs(source):
         raise CorpusError(
-            f"bad source {_shown(source)}: an absolute folder path or a git URL "
+            f"bad source {shown(source)}: an absolute folder path or a git URL "
             "(https://, ssh://, git://, git@host:path)"
         )
     return source
@@ -146,7 +139,7 @@ class Catalog:
             try:
                 good[name] = check_entry(name, source)
             except CorpusError as exc:
-                bad.append(f"{CONFIG_OBJECT}: repository {_shown(name)} skipped: {exc}")
+                bad.append(f"{CONFIG_OBJECT}: repository {shown(name)} skipped: {exc}")
         return good, bad
 
     def repos(self) -> dict[str, RepoEntry]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -50,10 +51,24 @@ from seek.redact import one_line, origin
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
 CORPUS_LOCK = "_corpus"
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 """The lock held while ``corpus.json`` is edited (no repository name starts with ``_``)."""
 
 
 @dataclass
+def shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def check_repo_name(name: object) -> str:
+    if not isinstance(name, str) or not REPO_NAME.match(name):
+        raise CorpusError(
+            f"bad repository name {shown(name)}: letters, digits, '.', '_' and '-' only (max 128)"
+        )
+    return name
+
+
 class CorpusLocation:
     """A corpus URI, with the object operations the corpus needs on it."""
 
@@ -294,8 +309,6 @@ class RepoLock:
 
     def __init__(self, location: CorpusLocation, repo: str, command: str) -> None:
         if repo != CORPUS_LOCK:  # every other lock is named by a checked repository name
-            from seek.corpus.catalog import check_repo_name
-
             check_repo_name(repo)
         self.location, self.repo, self.command = location, repo, command
         self.name = f"locks/{repo}.json"

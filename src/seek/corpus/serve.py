@@ -33,14 +33,10 @@ from seek.corpus.location import CorpusLocation
 from seek.corpus.search import CorpusSearcher
 from seek.errors import ApiError
 from seek.serving import GuardPolicy, RequestGuard
+from seek.serving.config import ServeConfig
 from seek.serving.guard import error_response
-from seek.settings import load_settings
-from seek.untrusted import MAX_QUERY_CHARS
-from seek.web.api import (
-    MAX_K,
-    MAX_PATH_CHARS,
+from seek.serving.requests import (
     REQUEST_TIMEOUT_S,
-    ServeConfig,
     check_text,
     failure_response,
     integer,
@@ -48,6 +44,8 @@ from seek.web.api import (
     question_text,
     run,
 )
+from seek.settings import load_settings
+from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 
 REFRESH_S = 5.0
 MAX_REPOS = 1_000

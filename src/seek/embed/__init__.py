@@ -2,8 +2,9 @@
 
 An :class:`Embedder` turns texts into an ``(n, dims)`` float32 array. ``model_id`` names the
 vectors' source; it is stamped into the manifest so a model change forces a rebuild.
-Providers register in :data:`PROVIDERS` (name -> factory taking :class:`Settings`), loaded
-on first use from two places that work the same way (design "Providers through an open
+Providers register in :data:`PROVIDERS` (name -> factory taking :class:`Settings`; the
+registry is :mod:`seek.settings.providers`, re-exported here), loaded on first use from two
+places that work the same way (design "Providers through an open
 registry"):
 
 - the built-ins, ``local``, ``ollama`` and ``openai`` (:data:`BUILTIN_PROVIDER_MODULES`: the
@@ -20,10 +21,7 @@ registry"):
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-from collections.abc import Callable, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the CLI builds --provider's choices from here: no numpy at start-up
@@ -31,6 +29,13 @@ if TYPE_CHECKING:  # the CLI builds --provider's choices from here: no numpy at 
 
 from seek.errors import SettingsError
 from seek.settings import Settings
+from seek.settings.providers import (  # the registry lives with the settings that name it
+    BUILTIN_PROVIDER_MODULES,
+    PROVIDERS,
+    load_provider,
+    provider_names,
+    register_provider,
+)
 
 
 class Embedder(Protocol):
@@ -58,40 +63,6 @@ def task_prefixes(model_name: str) -> tuple[str, str]:
     return "", ""
 
 
-PROVIDERS: dict[str, Callable[[Settings], Embedder]] = {}
-ENTRY_POINT_GROUP = "seek.embedders"
-
-
-def register_provider(name: str, factory: Callable[[Settings], Embedder]) -> None:
-    PROVIDERS[name] = factory
-
-
-@lru_cache(maxsize=1)
-def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    """Installed third-party providers (read once per process)."""
-    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    return {point.name: point for point in found}
-
-
-def provider_names() -> list[str]:
-    """Every embedding provider this installation offers, built in, registered or installed."""
-    return sorted({*BUILTIN_PROVIDER_MODULES, *PROVIDERS, *_entry_points()})
-
-
-def _load_provider(name: str) -> None:
-    if name in PROVIDERS:
-        return
-    if name in BUILTIN_PROVIDER_MODULES:
-        importlib.import_module(BUILTIN_PROVIDER_MODULES[name])  # registers itself
-    elif name in _entry_points():
-        try:
-            register_provider(name, _entry_points()[name].load())
-        except Exception as exc:  # a broken plugin is a one-line error, not a traceback
-            raise SettingsError(
-                f"embedding provider {name!r} could not be loaded from its package: {exc}"
-            ) from exc
-
-
 def model_id_for(settings: Settings) -> str:
     """The model id an index built with these settings will carry, without loading it."""
     if settings.provider == "local":
@@ -101,18 +72,24 @@ def model_id_for(settings: Settings) -> str:
     return f"{settings.provider}/{settings.model}"
 
 
-BUILTIN_PROVIDER_MODULES = {
-    "local": "seek.embed.local",
-    "ollama": "seek.embed.http",
-    "openai": "seek.embed.http",
-}
-
-
 def make_embedder(settings: Settings) -> Embedder:
-    _load_provider(settings.provider)
+    load_provider(settings.provider)
     if settings.provider not in PROVIDERS:
         raise SettingsError(
             f"embedding provider {settings.provider!r} is not available "
             "(available: " + ", ".join(provider_names()) + ")"
         )
     return PROVIDERS[settings.provider](settings)
+
+
+__all__ = [
+    "BUILTIN_PROVIDER_MODULES",
+    "PROVIDERS",
+    "Embedder",
+    "load_provider",
+    "make_embedder",
+    "model_id_for",
+    "provider_names",
+    "register_provider",
+    "task_prefixes",
+]

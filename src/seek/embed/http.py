@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from seek.embed import register_provider
 from seek.errors import EmbeddingError, SettingsError
 from seek.remote import Remote, Response, join_route
 from seek.settings import Settings
+from seek.settings.providers import register_provider
 
 log = logging.getLogger(__name__)
 

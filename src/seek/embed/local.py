@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from seek.embed import register_provider
 from seek.embed.static import StaticEncoder, StaticModel, load_static_model
 from seek.errors import EmbeddingError
 from seek.settings import Settings
+from seek.settings.providers import register_provider
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ The index is current when no run is open or running, the settings still fit it (
 settings, format), its search cache exists (:mod:`seek.retrieve.search_cache`), and a scan of
 the workspace finds every file with the size and modification time its stamp records and no
 file gone. Then the search reads the cache and nothing is written (not even the manifest);
-otherwise :func:`seek.indexer.index_workspace` runs as before and writes the cache after its
+otherwise :func:`seek.index.indexer.index_workspace` runs as before and writes the cache after its
 last commit. Damage to the table is not looked for here: the search does not read the table
 (``seek status`` and ``seek index`` check it).
 """

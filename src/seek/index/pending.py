@@ -2,7 +2,7 @@
 "Pure per-file stages"; issue 14's bounded batches).
 
 The run's thread fills a :class:`Pending` with prepared files; the writer thread embeds it and
-absorbs it into the one that waits for the next write (:mod:`seek.indexer`).
+absorbs it into the one that waits for the next write (:mod:`seek.index.indexer`).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ TABLE_MARGIN = 2.0
 """A run's rows are written once; an update in place then compacts the table, and LanceDB
 writes the merged fragments (the new rows and earlier updates' small fragments) before it
 deletes the old ones: up to the new rows a second time. A table the run creates is not
-compacted (:meth:`seek.indexer.Indexer._finish_table`): once."""
+compacted (:meth:`seek.index.indexer.Indexer._finish_table`): once."""
 FIXED_BYTES = 64 << 10
 """LanceDB's version and transaction files, the writer's note and the progress file."""
 MANIFEST_BYTES_PER_FILE = 200

@@ -5,7 +5,7 @@ cuts each chunk into embedding windows. It takes plain values (the workspace roo
 scanned file, its previous stamp, a :class:`FileSpec`) and returns a :class:`Prepared`; it
 touches no shared state (no manifest, no report, no table), and every value in and out is
 picklable, so the same function can run on a worker process or a remote worker. The run
-(:class:`seek.indexer.Indexer`) merges what it returns, embeds and stores.
+(:class:`seek.index.indexer.Indexer`) merges what it returns, embeds and stores.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The names below load on first use, so that importing one light module of this pa
 
 from __future__ import annotations
 
-from seek.lazy import lazy_names
+from seek import lazy_names
 
 _LAZY = {
     "BM25_ONLY": "seek.retrieve.searcher",

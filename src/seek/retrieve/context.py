@@ -4,7 +4,7 @@ snippet limit -> character budget -> labelled prompt blocks and a one-line repor
 
 Scores are the learned ranker's calibrated probabilities (:mod:`.ranker`, on by default),
 or those of the cross-encoder that ``reranker_model`` names, a folder or a model pulled with
-``seek models pull`` (:func:`seek.hub.resolve_reranker`, :mod:`seek.rerank`). When neither
+``seek models pull`` (:func:`seek.rerank.hub.resolve_reranker`, :mod:`seek.rerank`). When neither
 can score they fall back to retrieval order, ``1 - i/n``, and the note says so (§6.7).
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from seek.chunk.languages import grammar_for_path, parser_for
 from seek.chunk.packing import LineSizes
 from seek.errors import RerankerUnavailable
-from seek.hub import resolve_reranker
 from seek.rerank import cross_encoder
+from seek.rerank.hub import resolve_reranker
 from seek.retrieve.types import Hit, SearchResult
 from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings

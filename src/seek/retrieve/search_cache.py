@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from seek.memory import release_free_memory
 from seek.retrieve.bm25 import Postings
 from seek.retrieve.wordsets import WordSets
 from seek.store.manifest import Manifest
+from seek.store.memory import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -420,7 +420,7 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
     # An index run's writes (its writer thread, LanceDB's threads) leave freed memory in
     # heaps this thread does not allocate from, which the cache built next would add to
     # instead of reusing (issue 14): ~70 MB on abseil-cpp without the trim after each write
-    # (seek.indexer), ~20 MB with it.
+    # (seek.index.indexer), ~20 MB with it.
     release_free_memory()
     try:
         data = SearchData.from_rows(table.load_all() if written is None else written, consume=True)

@@ -6,7 +6,7 @@ The names below load on first use: the location and the manifest are read by lig
 
 from __future__ import annotations
 
-from seek.lazy import lazy_names
+from seek import lazy_names
 
 _LAZY = {
     "ChunkTable": "seek.store.table",

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from seek.store import lance
-from seek.threads import reads_lance, writes_lance
+from seek.store.threads import reads_lance, writes_lance
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ OLD_VERSIONS_KEPT = timedelta(minutes=1)
 for 7 days by default, each with the fragments a compaction rewrote, so a server whose
 workspace is edited all day grew its index without end (gin's: 3 -> 57 MB over 155 edits).
 seek never reads an old version on purpose; a search that still holds the table of a version
-removed under it fails once and is retried on the current one (``seek.live``). A minute
+removed under it fails once and is retried on the current one (``seek.workspace.live``). A minute
 covers any search in flight."""
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from seek.chat import ask
 from seek.errors import IndexLockedError
+from seek.index.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
 from seek.index.progress_file import read_progress, with_counts
-from seek.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
+from seek.index.status import workspace_status
 from seek.retrieve.context import build_context
 from seek.settings import Settings
-from seek.status import workspace_status
 from seek.store import describe_holder, index_dir_for, is_locked
 from seek.web.highlight import highlight
 from seek.workspace import Workspaces as Facade

@@ -3,8 +3,9 @@ a file's line, in other files (``seek related`` over HTTP; the editor's "Find re
 issue 30). Hits are shaped like ``/v1/search``'s, plus ``workspace``.
 
 Why its own module: the editor needs it and the API's module is shared; the route reuses
-the API's own checks (allowed workspaces, body limits, strict types, time limit). ``file``
-is workspace-relative and may not climb out of the workspace (``..``) or be absolute.
+the servers' shared checks (:mod:`seek.serving.requests`: body limits, strict types, time
+limit) and the API's allowed workspaces. ``file`` is workspace-relative and may not climb
+out of the workspace (``..``) or be absolute.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from seek.errors import ApiError
+from seek.serving.requests import check_text, integer, json_body, run
 from seek.untrusted import MAX_K, MAX_PATH_CHARS
 
 MAX_LINE = 10_000_000
@@ -24,7 +26,6 @@ MAX_LINE = 10_000_000
 def related_route(service: Any, handler: Any) -> Route:
     """The route for :class:`seek.web.api.Service` ``service``, wrapped by the API's
     ``handler`` (JSON errors, never a traceback)."""
-    from seek.web.api import check_text, integer, json_body, run  # api imports this module
 
     async def related(request: Request, deadline: float) -> dict[str, Any]:
         data = await json_body(request, deadline)

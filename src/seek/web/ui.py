@@ -23,9 +23,9 @@ from starlette.routing import Route
 
 from seek.errors import ApiError, ChatError, SeekError, SettingsError
 from seek.redact import origin
+from seek.serving.requests import question_text
 from seek.web import user_config
 from seek.web.adapter import Workspaces
-from seek.web.api import question_text
 
 STATIC = {"index.html": "text/html", "ui.js": "text/javascript", "ui.css": "text/css"}
 PUBLIC_PATHS = frozenset(("/", *(f"/ui/static/{name}" for name in STATIC)))

@@ -8,9 +8,9 @@ file, or a folder that appears, triggers a full (incremental) update. A model or
 mismatch stops the watcher with a message.
 
 When the index folder cannot be written (a full disk, a read-only folder: issue 31), updates
-stop with one line naming the cause and the folder; the changes stay queued and are tried
-again after ``RETRY_FIRST_S``, doubling up to ``RETRY_MAX_S`` (:mod:`seek.live`), and one
-line says when updates resume. Searches meanwhile answer from the last complete index.
+stop with one line naming the cause and the folder; the changes stay queued and are tried again
+later, less and less often (:mod:`seek.index.backoff`), and one line says when updates resume.
+Searches meanwhile answer from the last complete index.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from watchdog.observers import Observer
 
 from seek.embed import Embedder
 from seek.errors import IndexLockedError, IndexUnwritableError, SeekError
-from seek.indexer import REBUILD, UPDATE, Indexer, IndexReport
-from seek.live import RETRY_FIRST_S, RETRY_MAX_S
+from seek.index.backoff import retry_wait
+from seek.index.indexer import REBUILD, UPDATE, Indexer, IndexReport
 from seek.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class Watcher:
             return
         except IndexUnwritableError as exc:
             self.failures += 1
-            wait = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (self.failures - 1))
+            wait = retry_wait(self.failures)
             if self.fault is None:  # one line per outage, not one per try
                 self.echo(f"seek: error: {exc} (trying again in {wait:g} s, then less often)")
             self.fault = exc

@@ -5,12 +5,12 @@ related code, report status and index through this module, so one query gets the
 notes and ``calibrated`` flag wherever it comes from. What lives here and nowhere else:
 
 - **freshness**: a one-shot call (CLI, library) brings the index up to date first; a
-  long-running server keeps its searchers in :class:`seek.live.LiveIndexes` and refreshes at
-  most once per ``FRESHNESS_S``; when the index folder cannot be written (a full disk, a
-  read-only folder: issue 31), the answer comes from the last complete index with a note
-  that it is stale, and a server tries the update again later (:mod:`seek.live`);
+  long-running server keeps its searchers in :class:`seek.workspace.live.LiveIndexes` and
+  refreshes at most once per ``FRESHNESS_S``; when the index folder cannot be written (a full
+  disk, a read-only folder: issue 31), the answer comes from the last complete index with a note
+  that it is stale, and a server tries the update again later (:mod:`seek.workspace.live`);
 - **team merge**: with ``team_url`` set, the team server is asked in parallel and its hits
-  follow the local ones (:mod:`seek.team`);
+  follow the local ones (:mod:`seek.workspace.team`);
 - **one index run at a time** per workspace for servers (a second one gets
   :class:`IndexLockedError` at once);
 - **JSON**: ``SearchResult.to_json``, ``ContextResult.to_json``, ``IndexReport.to_json`` and
@@ -40,9 +40,9 @@ from seek.untrusted import check_query
 # the servers' caches, the team client (httpx), the context builder nor the status module.
 if TYPE_CHECKING:
     from seek.index.report import IndexReport
+    from seek.index.status import WorkspaceStatus
     from seek.retrieve import Searcher
     from seek.retrieve.context import ContextResult
-    from seek.status import WorkspaceStatus
 
 __all__ = ["Workspaces", "context", "related", "resolve_workspace", "search"]
 
@@ -62,7 +62,7 @@ class Workspaces:
         self.fixed = settings
         """Settings for every root (a library caller's, as given) instead of loading them."""
         if live:
-            from seek.live import LiveIndexes
+            from seek.workspace.live import LiveIndexes
 
             self.live: LiveIndexes | None = LiveIndexes()
         else:
@@ -79,7 +79,7 @@ class Workspaces:
         """A searcher over an up-to-date index, and notes for the caller's result."""
         if self.live is not None:
             return self.live.searcher(root, settings)
-        from seek.indexer import refresh_before_search
+        from seek.index.indexer import refresh_before_search
         from seek.retrieve.searcher import Searcher
 
         notes = refresh_before_search(root, settings)
@@ -104,7 +104,7 @@ class Workspaces:
         settings = settings or self.settings(root)
         pending = None
         if team and settings.team_url:
-            from seek.team import start_team_search
+            from seek.workspace.team import start_team_search
 
             pending = start_team_search(settings, query)  # runs in parallel
         from seek.retrieve.signals import LEARNED_RANKER
@@ -113,7 +113,7 @@ class Workspaces:
         if self.live is not None and update and rerank and scope == EVERYTHING:
             result = self.live.search(root, settings, query, k, focus)
         else:
-            from seek.indexer import refresh_before_search
+            from seek.index.indexer import refresh_before_search
             from seek.retrieve.searcher import Searcher
 
             if not update:
@@ -127,7 +127,7 @@ class Workspaces:
             result = found.with_notes_first(notes)
         if pending is None:
             return result
-        from seek.team import with_team_hits
+        from seek.workspace.team import with_team_hits
 
         return with_team_hits(result, pending)
 
@@ -161,7 +161,7 @@ class Workspaces:
         )
 
     def status(self, root: Path) -> WorkspaceStatus:
-        from seek.status import workspace_status
+        from seek.index.status import workspace_status
 
         status = workspace_status(root, self.settings(root))
         fault = self.live.fault(root) if self.live is not None else None
@@ -176,7 +176,7 @@ class Workspaces:
         workspace's own settings file (seek.md section 3), so a page or client can say which
         of its settings are ignored."""
         from seek.settings import user_config_path
-        from seek.trust import describe
+        from seek.settings.trust import describe
 
         trust = describe(root, user_config_path())
         return {**self.status(root).to_json(), "workspace_config": trust}
@@ -186,7 +186,7 @@ class Workspaces:
         at once (a queue of rebuilds would only hold clients until their time limit)."""
         with self._guard:
             lock = self._runs.setdefault(root, threading.Lock())
-        from seek.indexer import index_workspace
+        from seek.index.indexer import index_workspace
 
         if not lock.acquire(blocking=False):
             raise IndexLockedError("an index run of this workspace is in progress; try later")
@@ -223,7 +223,7 @@ def search(
     ``rerank=False`` keeps the fused order (no learned ranker); ``scope`` limits the files
     hits come from (see :mod:`seek.retrieve.scope`). When another process is writing the
     index, the search uses the index as it stands and says so in the notes. With
-    ``team_url`` set, the team server's hits follow the local ones (see :mod:`seek.team`).
+    ``team_url`` set, the team server's hits follow the local ones (see :mod:`seek.workspace.team`).
     """
     check_query(query)
     root = resolve_workspace(path)

@@ -31,29 +31,25 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from threading import Event
 
-import numpy as np
-
-from seek.embed import Embedder, make_embedder, model_id_for, task_prefixes
+from seek.embed import Embedder, model_id_for, task_prefixes
 from seek.errors import (
-    EmbeddingError,
     IndexLockedError,
     IndexMismatchError,
     IndexUnwritableError,
 )
+from seek.index.embed_steps import DimensionsChanged, EmbedSteps
 from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.room import check_room, estimate_bytes
 from seek.index.root import resolve_workspace
-from seek.index.rules import chunking_spec, damage_reason, is_resized, is_stale, rebuild_reason
-from seek.index.stages import FileSpec, prepare_file
+from seek.index.rules import chunking_spec, damage_reason, is_stale, rebuild_reason
+from seek.index.stages import FileSpec
 from seek.index.written import WrittenRows
-from seek.memory import release_free_memory
 from seek.retrieve.search_cache import refresh_search_cache
 from seek.scan import ScannedFile, scan_workspace
 from seek.scan.walk import UNREADABLE, check_file
@@ -66,38 +62,18 @@ from seek.store import (
 )
 from seek.store.faults import as_unwritable
 from seek.store.manifest import MANIFEST_NAME
-from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
 STAGING_NAME = "manifest.next.json"
 RETIRED_GRACE_S = 120.0
-EMBED_STEP_FILES = 25
-EMBED_STEP_ROWS = 1024
-"""A step of the pipeline: files chunked on the run's thread are handed to the writer thread
-to be embedded once this many files or rows wait (or ``flush_every_files``, when smaller),
-so embedding starts early and overlaps the chunking of the next files."""
-WRITE_ROWS = 4096
-"""Embedded rows wait in memory until ``flush_every_files`` files or this many rows (about
-10 MB with 384 dimensions) are ready, then go to the table in one write, with one manifest
-save. Each LanceDB write is a commit and a data file with a fixed cost (issue 14): a cold
-index of a few thousand chunks is now one or two commits instead of one per 25 files, and
-its table needs no compaction."""
-WRITE_AFTER_S = 10.0
-"""...or once the oldest of them has waited this long: with a slow embedding server, a
-killed run still loses at most about this much embedding work."""
 
 
 def new_table_name() -> str:
     return f"chunks_{uuid.uuid4().hex[:12]}"
 
 
-class _DimensionsChanged(Exception):
-    def __init__(self, old: int, new: int) -> None:
-        super().__init__(f"vector dimensions changed ({old} -> {new})")
-
-
-class Indexer:
+class Indexer(EmbedSteps):
     """One run over one workspace. Use :func:`index_workspace`."""
 
     def __init__(
@@ -139,7 +115,7 @@ class Indexer:
         with self._write_faults(), self.store.writer_lock(f"seek index {self.root}"):
             try:
                 report = self._run(mode)
-            except _DimensionsChanged as exc:
+            except DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
             written, self._written = self._written, None
             refresh_search_cache(self.index_dir, written.columns() if written else None)
@@ -348,139 +324,6 @@ class Indexer:
         for path in removed:
             del manifest.files[path]
         self._save(manifest)
-
-    def _embed_stale(
-        self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
-    ) -> None:
-        """Chunk files on this thread while a writer thread embeds the previous step and
-        writes what is embedded (tokenizing and LanceDB writes release the GIL, so both cores
-        work). At most one step is in flight, and only the writer touches the manifest's
-        stamps (this thread's last write comes after the writer is done)."""
-        step_files = min(EMBED_STEP_FILES, self.settings.flush_every_files)
-        self._unwritten = Pending()
-        pending = Pending()
-        total = len(stale)
-        done = 0
-        recent: list[str] = []
-        in_flight: Future[None] | None = None
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="seek-writer") as writer:
-            if any(is_resized(manifest.files.get(f.rel), f) for f in stale):
-                in_flight = writer.submit(self._get_ready)  # while this thread chunks
-            try:
-                for done, scanned in enumerate(stale):
-                    if self.cancel.is_set():
-                        report.cancelled = True
-                        break
-                    recent = (recent + [scanned.rel])[-3:]
-                    self.progress(Progress("embedding", done, total, tuple(recent), report.chunks))
-                    self._prepare(manifest, scanned, pending, report)
-                    if len(pending) >= step_files or len(pending.texts) >= EMBED_STEP_ROWS:
-                        if in_flight is not None:
-                            in_flight.result()
-                        in_flight = writer.submit(self._embed_step, manifest, pending, report)
-                        pending = Pending()
-                else:
-                    done = total
-            finally:
-                # Files already chunked are kept even when the run stops early.
-                if in_flight is not None:
-                    in_flight.result()
-        if len(pending):
-            self._embed_step(manifest, pending, report)
-        self._write(manifest, report)
-        self.progress(Progress("embedding", done, total, chunks=report.chunks))
-
-    def _get_ready(self) -> None:
-        """On the writer thread, before its first step: load the embedding model and the
-        table's libraries, so that a run's fixed start-up costs overlap the chunking of its
-        first files (a small folder's run was otherwise chunk, then load, then embed). A
-        failure is left to the step that needs the model or the table: it reports it."""
-        try:
-            if self.embedder is None:
-                self.embedder = make_embedder(self.settings)
-            getattr(self.embedder, "get_ready", lambda: None)()
-            from seek.store.lance import native_module
-
-            native_module()
-        except Exception as exc:  # noqa: BLE001 - reported by the step that needs it
-            log.debug("getting ready to embed and write failed: %s", exc)
-
-    def _prepare(
-        self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
-    ) -> None:
-        """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
-        merged: its windows queued, or its stamp refreshed."""
-        prepared = prepare_file(self.root, scanned, manifest.files.get(scanned.rel), self.spec)
-        rel = prepared.rel
-        if prepared.stamp is None:
-            log.warning("cannot read %s: %s", printable(rel), prepared.unreadable)
-            report.unreadable.append(rel)
-            return
-        if prepared.unchanged:
-            pending.refreshed[rel] = prepared.stamp
-            report.unchanged += 1
-            return
-        pending.stamps[rel] = prepared.stamp
-        if prepared.had_rows:
-            pending.had_rows.append(rel)
-        for number, start, end, part, content, keywords in prepared.rows:
-            pending.rows.append_row(rel, number, start, end, part, content, keywords)
-        pending.texts.extend(prepared.texts)
-
-    def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
-        """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""
-        if step.texts:
-            vectors = self._embed(step.texts)
-            dims = int(vectors.shape[1])
-            if manifest.dimensions and manifest.dimensions != dims:
-                raise _DimensionsChanged(manifest.dimensions, dims)
-            manifest.dimensions = dims
-            step.vectors.append(vectors)
-            step.texts = []
-        if not len(self._unwritten):
-            self._unwritten_since = time.monotonic()
-        self._unwritten.absorb(step)
-        unwritten = self._unwritten
-        if (
-            len(unwritten) >= self.settings.flush_every_files
-            or len(unwritten.rows) >= WRITE_ROWS
-            or time.monotonic() - self._unwritten_since >= WRITE_AFTER_S
-        ):
-            self._write(manifest, report)
-
-    def _write(self, manifest: Manifest, report: IndexReport) -> None:
-        """Replace the rows of the embedded files waiting, then save their stamps."""
-        pending, self._unwritten = self._unwritten, Pending()
-        if not len(pending):
-            return
-        rows = pending.rows
-        if pending.vectors:
-            rows.vectors = np.concatenate(pending.vectors)
-        self.table.replace_files(pending.had_rows, rows)
-        if self._written is not None and len(rows):  # a table this run created
-            self._written.add(rows)
-        # A write's Arrow copy and LanceDB's buffers are freed into heaps that the next
-        # step's allocations only partly reuse: handed back, a cold index of abseil-cpp
-        # held ~60 MB less when its search cache began (a few ms a write; issue 14).
-        release_free_memory()
-        manifest.files.update(pending.refreshed)
-        manifest.files.update(pending.stamps)
-        self._save(manifest)
-        for path, stamp in pending.stamps.items():
-            if not stamp.skip:
-                report.embedded += 1
-                report.chunks += stamp.chunks
-                report.updated.append(path)
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        if self.embedder is None:
-            self.embedder = make_embedder(self.settings)
-        vectors = self.embedder.embed(texts)
-        if vectors.shape[0] != len(texts):
-            raise EmbeddingError(
-                f"the embedder returned {vectors.shape[0]} vectors for {len(texts)} texts"
-            )
-        return vectors
 
 
 def refresh_before_search(root: Path, settings: Settings) -> list[str]:

@@ -11,7 +11,7 @@ lie inside a root the client declared (the MCP roots capability) or, when it dec
 inside the folder the server started in or a folder of the ``mcp_roots`` setting (user
 config, environment or flags only: a workspace cannot widen it). Arguments are type-checked
 strictly and questions are capped like the HTTP API's. Lines that are not JSON-RPC get a
-JSON-RPC error (:mod:`seek.mcp_stdio`). Tool results are text an agent's UI may print as it
+JSON-RPC error (:mod:`seek.mcp.stdio`). Tool results are text an agent's UI may print as it
 stands, so control characters from the workspace (ESC, BEL, C1, bidirectional overrides) come
 back escaped, as in the CLI's text output (:mod:`seek.untrusted`).
 """
@@ -31,8 +31,8 @@ from seek._version import __version__
 from seek.errors import SeekError
 from seek.retrieve import SearchResult
 from seek.settings import load_settings, user_config_path
-from seek.trust import describe as describe_trust
-from seek.trust import describe_line
+from seek.settings.trust import describe as describe_trust
+from seek.settings.trust import describe_line
 from seek.untrusted import (
     MAX_BUDGET_CHARS,
     MAX_FOCUS,
@@ -255,6 +255,6 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
 
 def run_stdio(default_root: Path, overrides: dict[str, object] | None = None) -> None:
-    from seek.mcp_stdio import run_stdio as serve
+    from seek.mcp.stdio import run_stdio as serve
 
     anyio.run(serve, build_server(default_root, overrides))

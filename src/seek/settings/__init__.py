@@ -5,7 +5,7 @@ Sources, later wins (seek.md §3):
 1. built-in defaults (the reference's §10 numbers plus seek's own),
 2. ``~/.config/seek/config.toml`` (``$XDG_CONFIG_HOME`` honoured),
 3. ``<workspace>/.seek.toml``, else ``[tool.seek]`` in ``<workspace>/pyproject.toml``:
-   only the settings of :data:`seek.trust.WORKSPACE_SAFE` until the user trusted the file
+   only the settings of :data:`seek.settings.trust.WORKSPACE_SAFE` until the user trusted the file
    (``seek trust``), and never :data:`USER_ONLY`,
 4. ``SEEK_<NAME>`` environment variables (``SEEK_CHUNK_MAX_CHARS=800``),
 5. command-line flags (passed in as ``overrides``).
@@ -30,9 +30,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from seek import trust
 from seek.errors import SettingsError
-from seek.trust import USER_ONLY, WORKSPACE_SAFE
+from seek.settings import trust
+from seek.settings.providers import provider_names
+from seek.settings.trust import USER_ONLY, WORKSPACE_SAFE
 from seek.untrusted import MAX_BUDGET_CHARS, MAX_K, MAX_SNIPPETS, has_lone_surrogates, printable
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ class Settings:
     """Extra gitignore-style patterns; they win over ``.gitignore`` negations."""
     flush_every_files: int = 500
     """At most this many files' embedded rows wait before they are written and their stamps
-    saved (also bounded by ``seek.indexer.WRITE_ROWS`` rows): what a killed run can lose."""
+    saved (also bounded by ``seek.index.indexer.WRITE_ROWS`` rows): what a killed run can lose."""
 
     # -- retrieval and prompt (used by search/context) --------------------------
     retrieve_k: int = 20
@@ -93,7 +94,7 @@ class Settings:
     """The learned ranker (a JSON file); empty = the built-in one, ``off`` = fused order."""
     reranker_model: str = ""
     """The cross-encoder: a folder, or the name of a model pulled with ``seek models pull``
-    (:func:`seek.hub.resolve_reranker`); empty = the built-in one when it exists."""
+    (:func:`seek.rerank.hub.resolve_reranker`); empty = the built-in one when it exists."""
     snippets: int = 10
     prompt_budget_chars: int = 12_000
     widen_chars: int = 3_000
@@ -201,8 +202,6 @@ saved from the page, a file, ``SEEK_*`` or a flag outside it is refused with its
 
 
 def _validate(s: Settings) -> None:
-    from seek.embed import provider_names  # seek.embed imports this module
-
     if s.provider not in (names := provider_names()):
         raise SettingsError(
             f"provider must be one of {', '.join(names)}, not {s.provider!r} "

@@ -1,7 +1,7 @@
 """Public cross-encoders seek knows how to fetch, where pulled ones live, and what the
 ``reranker_model`` setting names.
 
-seek never downloads anything on its own: ``seek models pull NAME`` (:mod:`seek.pull`) is the
+seek never downloads anything on its own: ``seek models pull NAME`` (:mod:`seek.rerank.pull`) is the
 only code that goes online, and only when asked. A pulled model is a folder
 ``<home>/models/<name>/`` (``home`` as for indexes: ``$SEEK_HOME`` or the OS cache folder)
 holding ``model.onnx``, ``tokenizer.json`` and ``source.json`` (repository, commit, licence,
@@ -14,7 +14,7 @@ enough for a laptop CPU. Each entry fetches the full-precision export ``onnx/mod
 from ``main``, recording the commit it got. If a repository moves its files, the pull fails
 with a one-line 404 naming the URL, and this table needs updating. The size is a hint for the
 user (about, in MB), not a check; the checks are the byte count, the hub's own SHA-256 when
-it sends one, and a test score (see :mod:`seek.pull`).
+it sends one, and a test score (see :mod:`seek.rerank.pull`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ and each reload left memory behind: issue 20).
 
 When the index folder cannot be written (a full disk, a read-only folder: issue 31), searches
 answer from the loaded index with a note that it is stale, and the update is tried again
-after ``RETRY_FIRST_S``, then twice as long after each failure up to ``RETRY_MAX_S``;
+later (:mod:`seek.index.backoff`);
 :meth:`LiveIndexes.fault` gives the state for ``status``. While one call writes an index
 update (a slow disk, a large change), other calls answer at once from the loaded searcher,
 with a note, rather than wait behind its writes.
@@ -26,21 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
+from seek.index.backoff import retry_wait
 from seek.index.freshness import is_current
-from seek.indexer import index_workspace, locked_note, stale_note
-from seek.memory import release_free_memory
+from seek.index.indexer import index_workspace, locked_note, stale_note
 from seek.retrieve import Searcher, SearchResult
 from seek.settings import Settings
 from seek.store import LocalIndexStore, index_dir_for
 from seek.store.manifest import MANIFEST_NAME
+from seek.store.memory import release_free_memory
 
 FRESHNESS_S = 1.0
 UPDATING_NOTE = "The index was not updated first: another request is updating it."
-RETRY_FIRST_S = 5.0
-"""A failed update (the folder cannot be written) is tried again after this long..."""
-RETRY_MAX_S = 300.0
-"""...doubling after each failure up to this: a full disk is not freed in seconds, and each
-try scans the workspace; five minutes is the longest a freed disk waits to be used."""
 _UPDATED_AT = re.compile(rb'"updatedAt":(?:null|-?\d+)')
 
 
@@ -150,10 +146,10 @@ class LiveIndexes:
 
     def failed(self, root: Path, error: IndexUnwritableError) -> None:
         """Record a failed update of ``root`` (a search's or an index request's) and put the
-        next try off: ``RETRY_FIRST_S``, doubled with each failure, at most ``RETRY_MAX_S``."""
+        next try off (:func:`seek.index.backoff.retry_wait`)."""
         previous = self._faults.get(root)
         failures = previous.failures + 1 if previous else 1
-        wait = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (failures - 1))
+        wait = retry_wait(failures)
         since = previous.since if previous else time.time()
         self._faults[root] = UpdateFault(error, since, failures, time.monotonic() + wait)
 

@@ -41,7 +41,8 @@ class WorkspaceStatus:
     free_bytes: int | None = None
     """Free space in the index folder's file system (None: unknown)."""
     update_fault: dict[str, Any] | None = None
-    """A server's failed updates: reason, since, failures, retry_in_s (:mod:`seek.live`)."""
+    """A server's failed updates: reason, since, failures, retry_in_s
+    (:mod:`seek.workspace.live`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

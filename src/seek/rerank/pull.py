@@ -12,7 +12,7 @@
   :class:`seek.rerank.CrossEncoder`; then the folder becomes ``<models>/<name>``. Any
   failure, or Ctrl-C, removes the temporary folder: ``<name>`` is the complete old model,
   the complete new one, or absent. A pull killed outright leaves a dot-folder, which
-  :func:`seek.hub.pulled_models` ignores and the next pull of that name deletes.
+  :func:`seek.rerank.hub.pulled_models` ignores and the next pull of that name deletes.
 - ``force`` downloads again; the old model stays in place until the new one is verified.
 - One pull per name at a time (a lock file beside the models).
 - Every failure is a one-line :class:`ModelError`: the hub cannot be reached (offline, DNS,
@@ -40,10 +40,10 @@ from filelock import FileLock, Timeout
 
 from seek._version import __version__
 from seek.errors import ModelError
-from seek.hub import SOURCE_FILE, HubModel, is_model_folder, read_source
 from seek.remote import INTERRUPTED, UNREACHABLE, Remote, Response, reason
 from seek.remote import Timeout as HttpTimeout
 from seek.rerank import CrossEncoder, RerankerUnavailable
+from seek.rerank.hub import SOURCE_FILE, HubModel, is_model_folder, read_source
 
 HUB_URL = "https://huggingface.co"
 OFFLINE_HINT = "models pull needs internet; seek works offline without it"
