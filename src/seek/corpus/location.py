@@ -51,11 +51,10 @@ from seek.redact import one_line, origin
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
 CORPUS_LOCK = "_corpus"
-REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 """The lock held while ``corpus.json`` is edited (no repository name starts with ``_``)."""
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
-@dataclass
 def shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:79] + "…"
@@ -69,6 +68,7 @@ def check_repo_name(name: object) -> str:
     return name
 
 
+@dataclass
 class CorpusLocation:
     """A corpus URI, with the object operations the corpus needs on it."""
 
