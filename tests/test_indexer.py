@@ -219,9 +219,9 @@ def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for, 
 def test_rows_are_written_once_they_have_waited_long_enough(make_tree, settings_for, monkeypatch):
     """A slow embedding server cannot make a killed run lose more than ``WRITE_AFTER_S`` of
     embedding: with 0 s every step of 25 files is written as soon as it is embedded."""
-    import seek.index.indexer
+    import seek.index.embed_steps
 
-    monkeypatch.setattr(seek.index.indexer, "WRITE_AFTER_S", 0.0)
+    monkeypatch.setattr(seek.index.embed_steps, "WRITE_AFTER_S", 0.0)
     root = make_tree({f"m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(60)})
     settings = settings_for()
     run(root, settings)

@@ -52,7 +52,7 @@ def served_through_an_embedding_server(root, seek_home):
 
 
 def test_the_request_time_limit_is_thirty_seconds_as_documented():
-    assert server_module.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
+    assert request_checks.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
 
 
 def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, monkeypatch):
@@ -60,7 +60,7 @@ def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, mon
     with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
         assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
         behaviour.hang_s = 3.0  # the query's embedding now takes 3 s
-        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(request_checks, "REQUEST_TIMEOUT_S", 0.5)
         started = time.monotonic()
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
         elapsed = time.monotonic() - started
@@ -76,7 +76,7 @@ def test_the_time_limit_has_no_grace(make_tree, seek_home, monkeypatch):
     with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
         assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
         behaviour.hang_s = 0.6
-        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.2)
+        monkeypatch.setattr(request_checks, "REQUEST_TIMEOUT_S", 0.2)
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
     assert answer.status_code == 504, answer.text
 
@@ -283,12 +283,12 @@ def test_an_index_run_over_the_time_limit_is_202_and_goes_on(make_tree, seek_hom
     root = make_tree(SMALL_PROJECT)
     with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
         behaviour.hang_s = 1.0  # each embedding request takes a second
-        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(request_checks, "REQUEST_TIMEOUT_S", 0.3)
         answer = httpx.post(f"{url}/v1/index", json={}, timeout=30)
         assert answer.status_code == 202, answer.text
         assert answer.json()["running"] is True
         assert "/v1/status" in answer.json()["summary"]
-        monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 30.0)
+        monkeypatch.setattr(request_checks, "REQUEST_TIMEOUT_S", 30.0)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             status = httpx.get(f"{url}/v1/status", timeout=30).json()
@@ -423,7 +423,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(make_tree, seek_home, monkey
     assert body == {"error": {"code": "timeout",
                               "message": "the request body must arrive within 0.5 s"}}  # fmt: skip
     monkeypatch.setattr(request_checks, "BODY_TIMEOUT_S", 10.0)
-    monkeypatch.setattr(server_module, "REQUEST_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(request_checks, "REQUEST_TIMEOUT_S", 0.3)
     with running(config) as url:
         answer, elapsed = trickled(url)
     assert answer.startswith(b"HTTP/1.1 408") and elapsed < 5, (answer, elapsed)

@@ -289,7 +289,7 @@ def test_only_seek_trust_writes_the_record():
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 if name in writers:
                     callers.add(path.relative_to(src).as_posix())
-    assert callers == {"cli/trust_cmd.py", "trust.py"}
+    assert callers == {"cli/trust_cmd.py", "settings/trust.py"}
 
 
 @pytest.mark.parametrize(

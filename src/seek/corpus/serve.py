@@ -36,12 +36,12 @@ from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.config import ServeConfig
 from seek.serving.guard import error_response
 from seek.serving.requests import (
-    REQUEST_TIMEOUT_S,
     check_text,
     failure_response,
     integer,
     json_body,
     question_text,
+    request_deadline,
     run,
 )
 from seek.settings import load_settings
@@ -121,7 +121,7 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
 
     def handler(endpoint):
         async def wrapped(request: Request) -> Response:
-            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            deadline = request_deadline()
             try:
                 fn, args = await endpoint(request, deadline)
                 return JSONResponse(await run(deadline, fn, *args))

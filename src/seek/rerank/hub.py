@@ -5,7 +5,7 @@ seek never downloads anything on its own: ``seek models pull NAME`` (:mod:`seek.
 only code that goes online, and only when asked. A pulled model is a folder
 ``<home>/models/<name>/`` (``home`` as for indexes: ``$SEEK_HOME`` or the OS cache folder)
 holding ``model.onnx``, ``tokenizer.json`` and ``source.json`` (repository, commit, licence,
-sizes, SHA-256, date), the layout :class:`seek.rerank.CrossEncoder` reads.
+sizes, SHA-256, date), the layout :class:`seek.rerank.local.CrossEncoder` reads.
 
 The catalogue is short on purpose: cross-encoders with an ONNX export and a ``tokenizer.json``
 on the Hugging Face hub, under a licence that allows any use (all Apache-2.0), and small

@@ -9,7 +9,7 @@
   so the last step is an atomic rename). The pull counts only when every file arrived whole
   (the byte count matches ``Content-Length``, and the SHA-256 matches the one the hub sends
   in ``X-Linked-Etag`` for large files) and the model loads and scores with
-  :class:`seek.rerank.CrossEncoder`; then the folder becomes ``<models>/<name>``. Any
+  :class:`seek.rerank.local.CrossEncoder`; then the folder becomes ``<models>/<name>``. Any
   failure, or Ctrl-C, removes the temporary folder: ``<name>`` is the complete old model,
   the complete new one, or absent. A pull killed outright leaves a dot-folder, which
   :func:`seek.rerank.hub.pulled_models` ignores and the next pull of that name deletes.
@@ -39,11 +39,11 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from seek._version import __version__
-from seek.errors import ModelError
+from seek.errors import ModelError, RerankerUnavailable
 from seek.remote import INTERRUPTED, UNREACHABLE, Remote, Response, reason
 from seek.remote import Timeout as HttpTimeout
-from seek.rerank import CrossEncoder, RerankerUnavailable
 from seek.rerank.hub import SOURCE_FILE, HubModel, is_model_folder, read_source
+from seek.rerank.local import CrossEncoder
 
 HUB_URL = "https://huggingface.co"
 OFFLINE_HINT = "models pull needs internet; seek works offline without it"

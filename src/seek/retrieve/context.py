@@ -17,8 +17,8 @@ from pathlib import Path
 from seek.chunk.languages import grammar_for_path, parser_for
 from seek.chunk.packing import LineSizes
 from seek.errors import RerankerUnavailable
-from seek.rerank import cross_encoder
 from seek.rerank.hub import resolve_reranker
+from seek.rerank.local import cross_encoder
 from seek.retrieve.types import Hit, SearchResult
 from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings

@@ -27,6 +27,11 @@ REQUEST_TIMEOUT_S = 30.0
 BODY_TIMEOUT_S = 10.0
 
 
+def request_deadline() -> float:
+    """When a request that starts now must be answered (``REQUEST_TIMEOUT_S`` from its head)."""
+    return time.monotonic() + REQUEST_TIMEOUT_S
+
+
 def check_text(value: str, field: str) -> str:
     """Refuse NUL bytes and lone surrogates (JSON ``"\\ud800"``): no file name or question
     holds them, and they break every encoder further down."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +40,13 @@ from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.config import ServeConfig, is_loopback
 from seek.serving.guard import error_response
 from seek.serving.requests import (
-    REQUEST_TIMEOUT_S,
     check_text,
     failure_response,
     focus_paths,
     integer,
     json_body,
     question_text,
+    request_deadline,
     run,
 )
 from seek.settings import load_settings
@@ -114,7 +113,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
 
     def handler(endpoint):
         async def wrapped(request: Request) -> Response:
-            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            deadline = request_deadline()
             try:
                 answer = await endpoint(request, deadline)
                 return answer if isinstance(answer, Response) else JSONResponse(answer)
@@ -179,7 +178,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
         from seek.web.ui import PUBLIC_PATHS, ui_routes
 
         async def read_json(request: Request) -> dict[str, Any]:
-            return await json_body(request, time.monotonic() + REQUEST_TIMEOUT_S)
+            return await json_body(request, request_deadline())
 
         routes += ui_routes(service.roots, config.overrides, service.root, read_json, handler)
         public = PUBLIC_PATHS
