@@ -39,7 +39,7 @@ from seek.store.event_loop import start, wait
 from seek.store.table import SQL_IN_BATCH, sql_quote
 
 if TYPE_CHECKING:
-    from seek.corpus.location import CorpusLocation
+    from seek.store.location import DatabaseLocation
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def files_filter(repo: str, paths: Sequence[str]) -> str:
 class CorpusTable:
     """The ``chunks`` table of a corpus, opened lazily (reading never creates it)."""
 
-    def __init__(self, location: CorpusLocation) -> None:
+    def __init__(self, location: DatabaseLocation) -> None:
         self.location = location
         self._db: Any = None
         self._table: Any = None
