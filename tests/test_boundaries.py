@@ -48,3 +48,10 @@ def test_only_the_http_boundary_imports_httpx():
 
 def test_only_the_store_imports_lancedb():
     assert {p for p in importers("lancedb") if not p.startswith("store/")} == set()
+
+
+def test_the_store_does_not_import_the_corpus_above_it():
+    """Issue 29: the corpus's table lives in store/ and reads its location through
+    ``seek.store.location.DatabaseLocation``; store/ never imports corpus/ (not even for
+    types)."""
+    assert {p for p in importers("seek.corpus") if p.startswith("store/")} == set()
