@@ -36,7 +36,7 @@ import numpy as np
 from seek.errors import CorpusError, SeekError
 from seek.redact import one_line
 from seek.store.event_loop import start, wait
-from seek.store.table import SQL_IN_BATCH, sql_quote
+from seek.store.table import KEYWORD_INDEX, SQL_IN_BATCH, sql_quote
 
 if TYPE_CHECKING:
     from seek.store.location import DatabaseLocation
@@ -380,10 +380,7 @@ class CorpusTable:
         if "path" not in indexes:
             table.create_index("path", config=BTree())
         if "keywords" not in indexes:
-            # The same tokenizer as a workspace's keyword index (seek.store.table).
-            config = FTS(with_position=False, base_tokenizer="simple", language="English",
-                         lower_case=True, stem=True, remove_stop_words=True)  # fmt: skip
-            table.create_index("keywords", config=config)
+            table.create_index("keywords", config=FTS(**KEYWORD_INDEX))
         if compact:
             table.optimize()  # compaction, and new rows into the existing indexes
         rows = table.count_rows()
