@@ -126,4 +126,4 @@ def lance_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every table gets LanceDB's full-text index, for tests of that path (normally only
     tables of ``KEYWORD_INDEX_MIN_CHUNKS`` chunks do: smaller ones are searched in memory)."""
     monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 1)
-    monkeypatch.setattr("seek.store.table._SOUND", {})
+    monkeypatch.setattr("seek.store.health._SOUND", {})

@@ -170,3 +170,10 @@ def test_the_checks_see_an_upward_arrow_and_a_cycle(monkeypatch):
 
 def test_src_seek_holds_at_most_eight_top_level_modules():
     assert len(list(SRC.glob("*.py"))) <= 8
+
+
+def test_the_store_does_not_import_the_corpus_above_it():
+    """Issue 29: the corpus's table lives in store/ and reads its location through
+    ``seek.store.location.DatabaseLocation``; store/ never imports corpus/ (not even for
+    types)."""
+    assert {p for p in importers("seek.corpus") if p.startswith("store/")} == set()

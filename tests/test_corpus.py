@@ -58,13 +58,13 @@ def test_one_table_many_repos_and_hits_name_their_repo(tmp_path, settings_for, t
     assert searcher.search("configure retries", 3).to_json()["hits"][0]["repo"] == "alpha"
 
 
-def test_search_runs_on_its_own_event_loop_when_lancedb_moves_its_own(
+def test_search_runs_on_the_stores_event_loop_not_on_lancedbs_private_one(
     tmp_path, settings_for, two_repos, monkeypatch
 ):
-    """The corpus queries run on LanceDB's background loop, which is not a public API: a
-    lancedb release without ``lancedb.background_loop`` gets a loop of seek's own and the
-    same answers."""
-    import seek.store.corpus_table as corpus_table
+    """The corpus queries run on the store's one event loop (``seek.store.event_loop``), not
+    on LanceDB's background loop, which is not a public API: a lancedb release without
+    ``lancedb.background_loop`` gives the same answers."""
+    from seek.store import event_loop
 
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, two_repos)
@@ -76,11 +76,10 @@ def test_search_runs_on_its_own_event_loop_when_lancedb_moves_its_own(
         found = [searcher.search(q, 5, repos=repos).hits for q, repos in questions]
         return [[(h.repo, h.path, h.start_line, h.end_line) for h in hits] for hits in found]
 
-    on_lancedbs = answers()
+    first = answers()
     monkeypatch.setitem(sys.modules, "lancedb.background_loop", None)  # import fails
-    monkeypatch.setattr(corpus_table, "_OWN_LOOP", None)
-    assert on_lancedbs[0] and answers() == on_lancedbs
-    assert corpus_table._OWN_LOOP is not None and corpus_table._OWN_LOOP.is_running()
+    assert first[0] and answers() == first
+    assert event_loop._loop is not None and event_loop._loop.is_running()
 
 
 def test_a_second_run_embeds_only_what_changed_and_ends_like_a_clean_index(

@@ -320,7 +320,7 @@ def test_the_estimate_covers_what_a_run_writes(make_tree, settings_for, hash_pro
     and not wildly more (a false refusal is a failure too)."""
     from seek.index.room import estimate_bytes
     from seek.scan import scan_workspace
-    from seek.store.table import folder_size
+    from seek.store.files import folder_size
 
     files = {f"pkg/m{i}.py": f"def f{i}(x):\n" + "    x += 1\n" * (i * 7) for i in range(60)}
     root = make_tree(files).resolve()

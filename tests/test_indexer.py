@@ -9,7 +9,14 @@ from conftest import HashEmbedder
 
 from seek.errors import IndexLockedError
 from seek.index.indexer import REBUILD, index_workspace
-from seek.store import ChunkTable, WriterLock, index_dir_for, load_manifest, save_manifest
+from seek.store import (
+    ChunkTable,
+    WriterLock,
+    health,
+    index_dir_for,
+    load_manifest,
+    save_manifest,
+)
 
 FILES = {
     "src/app.py": "def main():\n    return run_server()\n",
@@ -195,7 +202,7 @@ def test_cold_index_embeds_in_steps_and_writes_once(make_tree, settings_for):
     report, embedder = run(root, settings)
     assert report.embedded == 60 and len(embedder.calls) == 3
     assert table_version(root, settings) == 1
-    assert ChunkTable(index_dir_for(root, settings)).check(60) == ""
+    assert health.check(ChunkTable(index_dir_for(root, settings)), 60) == ""
 
 
 def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for, lance_keywords):
@@ -210,7 +217,7 @@ def test_flush_every_files_bounds_what_waits_unwritten(make_tree, settings_for, 
     report, _ = run(root, settings)
     assert report.embedded == 30
     table = ChunkTable(index_dir_for(root, settings))
-    assert table.check(60) == ""
+    assert health.check(table, 60) == ""
     assert {h.path for h in table.keyword_search("renamed", 100)} == {
         f"m{i:03d}.py" for i in range(0, 60, 2)
     }
@@ -246,7 +253,7 @@ def test_a_small_index_gets_no_full_text_index_and_a_large_one_does(
     hits = Searcher.open(workspace, settings, HashEmbedder()).search("run_server", 3, mode="bm25")
     assert hits.hits and hits.hits[0].path == "src/app.py"
     monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
-    monkeypatch.setattr("seek.store.table._SOUND", {})  # found sound under the old threshold
+    monkeypatch.setattr("seek.store.health._SOUND", {})  # found sound under the old threshold
     for cache in index_dir.glob("search-*"):  # ...and so was the table its cache records
         shutil.rmtree(cache)
     assert damage_reason(index_dir, manifest).endswith("the keyword index is missing")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_store import rows_for
 
-from seek.store import ChunkTable, lance
+from seek.store import ChunkTable, health, lance
 from seek.store.table import KEYWORD_COLUMN
 
 CHUNKS = [
@@ -62,8 +62,8 @@ def test_the_contract_on_either_path(tmp_path, path_kind, lance_keywords):
     assert hits and hits[0].path == "src/retry.py"
     near = table.vector_search(np.eye(4, dtype=np.float32)[1], 2)
     assert len(near) == 2 and near[0].score == 0.0
-    assert table.check(3) == ""
-    assert "chunks, the manifest 9" in table.check(9)
+    assert health.check(table, 3) == ""
+    assert "chunks, the manifest 9" in health.check(table, 9)
     data = table.load_all()
     assert data["vectors"].dtype == np.float32 and data["vectors"].shape == (6, 4)
     table.drop()

@@ -325,7 +325,7 @@ def test_updates_do_not_grow_the_index_on_disk(tmp_path, monkeypatch):
     from seek.settings import load_settings
     from seek.store import index_dir_for
     from seek.store import table as store_table
-    from seek.store.table import folder_size
+    from seek.store.files import folder_size
 
     monkeypatch.setenv("SEEK_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(store_table, "OLD_VERSIONS_KEPT", timedelta(milliseconds=1))

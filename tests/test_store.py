@@ -10,7 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seek.errors import IndexLockedError
-from seek.store import ChunkingSpec, ChunkTable, Manifest, RowBatch, Stamp, WriterLock, is_locked
+from seek.store import (
+    ChunkingSpec,
+    ChunkTable,
+    Manifest,
+    RowBatch,
+    Stamp,
+    WriterLock,
+    health,
+    is_locked,
+)
 from seek.store.lock import LOCK_NAME
 from seek.store.manifest import load_manifest, save_manifest
 from seek.store.table import sql_quote
@@ -105,9 +114,9 @@ def test_keyword_search_never_writes_a_missing_index(tmp_path, monkeypatch):
     table.replace_files([], rows_for([("a.py", 0, 1, "repair me", 1)]))  # no finish()
     assert table.keyword_search("repair", 5) == []
     assert not table.has_keyword_index()
-    assert table.check(1) == "the keyword index is missing"
+    assert health.check(table, 1) == "the keyword index is missing"
     table.finish()
-    assert table.check(1) == ""
+    assert health.check(table, 1) == ""
     assert [h.path for h in table.keyword_search("repair", 5)] == ["a.py"]
 
 

@@ -12,9 +12,18 @@ import time
 
 import numpy as np
 
-from seek.store import ChunkTable, Manifest, RowBatch, WriterLock, describe_holder, is_locked
+from seek.store import (
+    ChunkTable,
+    Manifest,
+    RowBatch,
+    WriterLock,
+    describe_holder,
+    health,
+    is_locked,
+)
+from seek.store.files import folder_size
+from seek.store.health import one_line
 from seek.store.protocol import NO_MANIFEST, LocalIndexStore
-from seek.store.table import folder_size, one_line
 
 
 def rows(paths, dims=4):
@@ -44,7 +53,7 @@ def test_drop_removes_this_table_and_it_can_be_written_again(tmp_path):
     table.replace_files([], rows(["d.py"]))  # a dropped table is created again on write
     assert table.stored_paths() == {"d.py"}
     table.finish()  # and gets a keyword index of its own: the old one went with the table
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=1) == ""
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=1) == ""
     assert [hit.path for hit in table.keyword_search("f0", 5)] == ["d.py"]
 
 
@@ -163,10 +172,10 @@ def test_check_reports_a_damaged_table_on_one_line(tmp_path):
     table = filled(tmp_path, "current", [f"f{i}.py" for i in range(20)])
     for data in (tmp_path / "lancedb" / "current.lance" / "data").iterdir():
         data.write_bytes(b"damaged\n" * 3)
-    problem = ChunkTable(tmp_path, "current").check(None)
+    problem = health.check(ChunkTable(tmp_path, "current"), None)
     assert problem.startswith("the table cannot be read (") and problem.endswith(")")
     assert "\n" not in problem and len(problem) <= len("the table cannot be read ()") + 160
-    assert table.check(None) != ""
+    assert health.check(table, None) != ""
 
 
 def test_load_all_gives_every_row_and_a_float32_matrix(tmp_path):
@@ -268,20 +277,23 @@ def test_check_says_what_is_wrong_with_the_stored_table(tmp_path, monkeypatch):
     an interrupted run (``expected_chunks=None``) only existence and readability count. ""
     when all is well."""
     small = filled(tmp_path, "small", ["a.py", "b.py"])
-    assert small.check(expected_chunks=2) == ""  # searched in memory: no index needed
+    assert health.check(small, expected_chunks=2) == ""  # searched in memory: no index needed
     monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 2)
     missing = ChunkTable(tmp_path, "current")
-    assert missing.check(expected_chunks=None) == ""
-    assert missing.check(expected_chunks=0) == ""  # an index of no files has no table
-    assert missing.check(expected_chunks=1) == "table current is missing"
+    assert health.check(missing, expected_chunks=None) == ""
+    assert health.check(missing, expected_chunks=0) == ""  # an index of no files has no table
+    assert health.check(missing, expected_chunks=1) == "table current is missing"
     table = filled(tmp_path, "current", ["a.py", "b.py"])
-    assert table.check(expected_chunks=None) == ""  # no keyword index yet: fine mid-run
-    assert table.check(expected_chunks=2) == "the keyword index is missing"
+    assert health.check(table, expected_chunks=None) == ""  # no keyword index yet: fine mid-run
+    assert health.check(table, expected_chunks=2) == "the keyword index is missing"
     table.finish()
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""
-    assert table.check(expected_chunks=3) == "the table holds 2 chunks, the manifest 3"
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=2) == ""
+    assert health.check(table, expected_chunks=3) == "the table holds 2 chunks, the manifest 3"
     table.delete_files(["a.py", "b.py"])  # every row gone, the table still there
-    assert table.check(expected_chunks=0) == "" and table.check(expected_chunks=None) == ""
+    assert (
+        health.check(table, expected_chunks=0) == ""
+        and health.check(table, expected_chunks=None) == ""
+    )
 
 
 def test_a_sound_table_is_not_read_again_until_its_files_change(tmp_path):
@@ -291,8 +303,8 @@ def test_a_sound_table_is_not_read_again_until_its_files_change(tmp_path):
     seen until the next change; then it is, and the earlier verdict is not reused."""
     filled(tmp_path, "current", ["a.py", "b.py"]).finish()
     filled(tmp_path, "other", ["c.py"]).finish()
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""
-    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=2) == ""
+    assert health.check(ChunkTable(tmp_path, "other"), expected_chunks=1) == ""
     data = sorted((tmp_path / "lancedb" / "current.lance" / "data").glob("*.lance"))
     assert data
     times = {}
@@ -301,14 +313,14 @@ def test_a_sound_table_is_not_read_again_until_its_files_change(tmp_path):
         times[path] = (info.st_atime_ns, info.st_mtime_ns)
         path.write_bytes(b"\0" * info.st_size)
         os.utime(path, ns=times[path])
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) == ""  # not read again
-    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=2) == ""  # not read again
+    assert health.check(ChunkTable(tmp_path, "other"), expected_chunks=1) == ""
     atime, mtime = times[data[0]]
     os.utime(data[0], ns=(atime, mtime + 1_000_000))  # a change: read again, damage shown
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) != ""
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=2) != ""
     os.utime(data[0], ns=(atime, mtime))  # the time put back, the damage still there
-    assert ChunkTable(tmp_path, "current").check(expected_chunks=2) != ""
-    assert ChunkTable(tmp_path, "other").check(expected_chunks=1) == ""
+    assert health.check(ChunkTable(tmp_path, "current"), expected_chunks=2) != ""
+    assert health.check(ChunkTable(tmp_path, "other"), expected_chunks=1) == ""
 
 
 def test_only_lance_folders_are_tables(tmp_path):

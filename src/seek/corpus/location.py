@@ -10,7 +10,8 @@ objects beside it:
 What object storage gives us, and how each rule is kept:
 
 - *Atomic manifests.* An S3 PUT is all-or-nothing: a reader gets the old object or the new
-  one, never half (locally: a temporary file, fsync, rename - :func:`save_manifest`'s rule).
+  one, never half (locally: a temporary file, fsync, rename -
+  :func:`seek.store.files.write_atomically`).
 - *One writer per repository.* A conditional PUT (``If-None-Match: *``, S3 since 2024, also
   MinIO, R2 and moto) creates the lock object only when it does not exist; locally
   ``O_CREAT | O_EXCL``. A process killed while holding a lock leaves it behind: the next
@@ -47,6 +48,7 @@ from typing import Any
 
 from seek.errors import CorpusError, CorpusLockedError
 from seek.redact import one_line, origin
+from seek.store.files import write_atomically
 
 DB_FOLDER = "lancedb"
 CONFIG_OBJECT = "corpus.json"
@@ -178,20 +180,7 @@ class CorpusLocation:
             with self._storage("write", name):
                 self.s3().put_object(Bucket=self.bucket, Key=self._key(name), Body=data)
             return
-        path = self._path(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with tmp.open("wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            # A full or failing disk: the old object stays whole, and no half-written
-            # temporary file is left beside it (issue 31).
-            tmp.unlink(missing_ok=True)
-            raise
+        write_atomically(self._path(name), data)
 
     def create(self, name: str, data: bytes) -> bool:
         """Create the object only when it does not exist; False when it does."""

@@ -1,6 +1,6 @@
 """Search a corpus without loading it (issue 17, "Search that does not load the corpus").
 
-A question goes to LanceDB twice, at once (both queries on LanceDB's event loop while this
+A question goes to LanceDB twice, at once (both queries on the store's event loop while this
 thread embeds the question), both prefiltered to the asked repositories and path prefixes:
 the vector index (IVF-PQ once the table holds ``ANN_MIN_ROWS`` rows and the filter leaves
 more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the candidates, re-scored
@@ -217,7 +217,7 @@ class CorpusSearcher:
         started = time.perf_counter()
         where = corpus_filter(repos, prefixes)
         n = max(self.settings.retrieve_k, 5 * k)
-        # Both passes run on LanceDB's event loop while this thread embeds the question.
+        # Both passes run on the store's event loop while this thread embeds the question.
         keyword_job = self.table.keyword_hits(words, n, where)
         q = self._query_vector(query)
         wide = WHOLE_CORPUS if where is None else {}

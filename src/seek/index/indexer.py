@@ -20,7 +20,7 @@ old index in place; its half-built table is dropped by the next run. So is every
 rebuild replaced, once ``RETIRED_GRACE_S`` have passed (a search that opened it has finished).
 
 Each run first checks that the stored table agrees with the manifest
-(:meth:`ChunkTable.check`): a damaged index (a deleted table, a truncated data file, a
+(:func:`seek.store.health.check`): a damaged index (a deleted table, a truncated data file, a
 missing keyword index) is rebuilt with the reason ``index damaged: ...``.
 """
 

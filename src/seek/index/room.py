@@ -25,7 +25,7 @@ from seek.retrieve.search_cache import PREFIX
 from seek.scan import ScannedFile
 from seek.store import Manifest
 from seek.store.faults import free_bytes, unwritable_error
-from seek.store.table import folder_size
+from seek.store.files import folder_size
 
 FIRST_RUN_SOURCE_BYTES_PER_CHUNK = 900
 """Source bytes per chunk before an index exists: 895 measured on seek's own ``src`` (126

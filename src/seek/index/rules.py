@@ -11,7 +11,7 @@ from pathlib import Path
 from seek.retrieve.search_cache import table_unchanged
 from seek.scan import ScannedFile
 from seek.settings import Settings, effective_chunk_sizes
-from seek.store import ChunkingSpec, ChunkTable, Manifest, Stamp
+from seek.store import ChunkingSpec, ChunkTable, Manifest, Stamp, health
 from seek.store.manifest import INDEX_FORMAT
 
 
@@ -26,7 +26,7 @@ def damage_reason(index_dir: Path, manifest: Manifest) -> str:
     if not manifest.has_index or table_unchanged(index_dir, manifest) is True:
         return ""
     expected = None if manifest.run_open else sum(s.chunks for s in manifest.files.values())
-    problem = ChunkTable(index_dir, manifest.table).check(expected)
+    problem = health.check(ChunkTable(index_dir, manifest.table), expected)
     return f"index damaged: {problem}" if problem else ""
 
 

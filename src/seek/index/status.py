@@ -15,7 +15,7 @@ from seek.index.rules import chunking_spec, damage_reason, rebuild_reason
 from seek.settings import Settings
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
 from seek.store.faults import free_bytes, probe
-from seek.store.table import folder_size
+from seek.store.files import folder_size
 
 
 @dataclass(slots=True)

@@ -378,7 +378,7 @@ def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
     """Whether the table's files are exactly those the current cache saw, with their sizes
     (None: no cache to compare with). The cache was derived by reading every row of that
     table when its rows matched the manifest, so an unchanged set of files is a sound table
-    (damage that keeps every size is not seen; the same trade as :meth:`ChunkTable.check`'s
+    (damage that keeps every size is not seen; the same trade as :func:`seek.store.health.check`'s
     memo). A deleted, truncated or replaced file, and any write since (every LanceDB commit
     adds a version file), shows without opening LanceDB."""
     key = cache_key(manifest)

@@ -1,5 +1,7 @@
-"""Storage: the LanceDB chunk table, the manifest, the index location and the writer lock,
-behind the :class:`IndexStore` protocol (:mod:`.protocol`).
+"""Storage: the LanceDB chunk table (:mod:`.table`, through :mod:`.lance`; its health check
+in :mod:`.health`), the corpus's table (:mod:`.corpus_table`), the manifest, the index
+location, the writer lock, the store's files on disk (:mod:`.files`) and its one event loop
+(:mod:`.event_loop`), behind the :class:`IndexStore` protocol (:mod:`.protocol`).
 
 The names below load on first use: the location and the manifest are read by light commands
 (``seek --help``, ``seek status``) that must not pay for numpy and the table module."""

@@ -26,8 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import threading
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -36,10 +35,11 @@ import numpy as np
 
 from seek.errors import CorpusError, SeekError
 from seek.redact import one_line
-from seek.store.table import SQL_IN_BATCH, sql_quote
+from seek.store.event_loop import start, wait
+from seek.store.table import KEYWORD_INDEX, SQL_IN_BATCH, sql_quote
 
 if TYPE_CHECKING:
-    from seek.corpus.location import CorpusLocation
+    from seek.store.location import DatabaseLocation
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def files_filter(repo: str, paths: Sequence[str]) -> str:
 class CorpusTable:
     """The ``chunks`` table of a corpus, opened lazily (reading never creates it)."""
 
-    def __init__(self, location: CorpusLocation) -> None:
+    def __init__(self, location: DatabaseLocation) -> None:
         self.location = location
         self._db: Any = None
         self._table: Any = None
@@ -159,7 +159,7 @@ class CorpusTable:
         if table is not None:
             table.checkout_latest()
         if self._reader is not None:
-            _run(self._reader.checkout_latest()).result()
+            wait(self._reader.checkout_latest)
 
     def reader(self) -> Any:
         """The table's asynchronous handle, which every search query goes through.
@@ -168,9 +168,9 @@ class CorpusTable:
         background event loop, one round trip per step (the table's schema alone three
         times a query); a question's three queries built on the asynchronous handle and
         run as one coroutine each cost 1.5-2 ms less apiece at 1M chunks, and the two
-        retrievers' queries overlap on the loop instead of on two blocked threads
-        (bench/README.md, "Scale, round four"). It shares the connection's session, so
-        LanceDB's caches stay one set of bounded caches."""
+        retrievers' queries overlap on the store's loop (:mod:`seek.store.event_loop`)
+        instead of on two blocked threads (bench/README.md, "Scale, round four"). It shares
+        the connection's session, so LanceDB's caches stay one set of bounded caches."""
         if self._reader is None:
             if self.open() is None:
                 raise ValueError("the corpus has no table yet")
@@ -184,7 +184,7 @@ class CorpusTable:
                 )
                 return await db.open_table(TABLE)
 
-            self._reader = _run(open_reader()).result()
+            self._reader = wait(open_reader)
         return self._reader
 
     def count_rows(self, where: str | None = None) -> int:
@@ -300,7 +300,7 @@ class CorpusTable:
         if where:
             query = query.where(where)  # a prefilter: the query's rows are the filter's
         query = query.select(["repo", "path", "_distance"]).limit(limit)
-        return _run(_tuples(query, ("repo", "path")))
+        return start(lambda: _tuples(query, ("repo", "path")))
 
     def keyword_hits(
         self, words: str, limit: int, where: str | None
@@ -315,7 +315,7 @@ class CorpusTable:
         if where:
             query = query.where(where)
         query = query.select(["repo", "path", "chunk", "_score"]).limit(limit)
-        return _run(_tuples(query, ("repo", "path", "chunk", "_score")))
+        return start(lambda: _tuples(query, ("repo", "path", "chunk", "_score")))
 
     def fetch_files(
         self, files: Sequence[tuple[str, str]], meanwhile: Callable[[], object] | None = None
@@ -332,7 +332,7 @@ class CorpusTable:
         where = f"{repo_filter(repos)} AND path IN ({', '.join(sql_quote(p) for p in paths)})"
         columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
                    "vector"]  # fmt: skip
-        reading = _run(self.reader().query().where(where).select(columns).to_arrow())
+        reading = start(self.reader().query().where(where).select(columns).to_arrow)
         if meanwhile is not None:
             try:
                 meanwhile()
@@ -380,10 +380,7 @@ class CorpusTable:
         if "path" not in indexes:
             table.create_index("path", config=BTree())
         if "keywords" not in indexes:
-            # The same tokenizer as a workspace's keyword index (seek.store.table).
-            config = FTS(with_position=False, base_tokenizer="simple", language="English",
-                         lower_case=True, stem=True, remove_stop_words=True)  # fmt: skip
-            table.create_index("keywords", config=config)
+            table.create_index("keywords", config=FTS(**KEYWORD_INDEX))
         if compact:
             table.optimize()  # compaction, and new rows into the existing indexes
         rows = table.count_rows()
@@ -423,42 +420,6 @@ def _sub_vectors(dims: int) -> int:
         if dims % width == 0:
             return dims // width
     return dims
-
-
-def _run(coroutine: Coroutine[Any, Any, Any]) -> Future:
-    """``coroutine`` started on LanceDB's own background event loop (the one its
-    synchronous API runs on, restarted by LanceDB in a forked child)."""
-    import asyncio
-
-    return asyncio.run_coroutine_threadsafe(coroutine, _event_loop())
-
-
-_OWN_LOOP: Any = None
-_OWN_LOOP_LOCK = threading.Lock()
-
-
-def _event_loop() -> Any:
-    """LanceDB's background loop (``lancedb.background_loop``, not a public API: tested
-    with lancedb 0.40.x, which ``pyproject.toml`` allows and newer), else a loop of this
-    module's own on a daemon thread, so that a lancedb release that moves it still runs."""
-    try:
-        from lancedb.background_loop import LOOP
-
-        return LOOP.loop
-    except (ImportError, AttributeError):
-        return _own_loop()
-
-
-def _own_loop() -> Any:
-    global _OWN_LOOP
-    import asyncio
-
-    with _OWN_LOOP_LOCK:
-        if _OWN_LOOP is None:
-            _OWN_LOOP = asyncio.new_event_loop()
-            threading.Thread(target=_OWN_LOOP.run_forever, name="seek-corpus-loop",
-                             daemon=True).start()  # fmt: skip
-        return _OWN_LOOP
 
 
 async def _tuples(query: Any, columns: Sequence[str]) -> list[tuple[Any, ...]]:

@@ -5,12 +5,13 @@ Why: ``import lancedb`` costs ~1.0-1.3 s of CPU and ~60 MB before a row is touch
 modules: the namespace client's pydantic models, embedding and reranker registries), while
 the engine itself, the pyo3 extension ``lancedb._lancedb``, loads in ~0.1 s. An index run
 (cold or updating) and its checks need only a handful of table operations, so a ``seek
-index`` process loads the extension alone and drives its async methods on a private event
-loop: :func:`connect` returns a :class:`Connection` whose :class:`Table` does exactly what
-:class:`seek.store.table.ChunkTable` asks (create, add, delete, count, list indexes,
-optimize, scan). The full-text index, keyword and vector queries, the corpus, and every
-operation when the lean path is off go through the public package (:func:`package`), whose
-sync API gives the same :class:`Table` methods here (:class:`PackageTable`). Both write the
+index`` process loads the extension alone and drives its async methods on the store's event
+loop (:mod:`seek.store.event_loop`): :func:`connect` returns a :class:`Connection` whose
+:class:`Table` does exactly what :class:`seek.store.table.ChunkTable` asks (create, add,
+delete, count, list indexes, optimize, scan). The full-text index, keyword and vector
+queries, the corpus, and every operation when the lean path is off go through the public
+package (:func:`package`), whose sync API gives the same :class:`Table` methods here
+(:class:`PackageTable`). Both write the
 same table: the package's ``create_table``/``add`` of an Arrow table with seek's schema pass
 the same Arrow data to the same native calls (``tests/test_lance_native.py`` writes with one
 and reads with the other).
@@ -26,16 +27,17 @@ module is initialised once per process).
 
 from __future__ import annotations
 
-import asyncio
 import importlib.machinery
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from seek.store.event_loop import wait
 
 TESTED_VERSIONS = ("0.40.",)
 """lancedb releases whose private ``_lancedb`` API the lean path was tested against (prefix
@@ -49,7 +51,6 @@ ENV_SWITCH = "SEEK_LANCEDB"
 _guard = threading.Lock()
 _native: Any = None
 _native_tried = False
-_loop: asyncio.AbstractEventLoop | None = None
 
 
 def _installed_version(package_dir: Path) -> str | None:
@@ -125,42 +126,6 @@ def package() -> Any:
     return lancedb
 
 
-def _event_loop() -> asyncio.AbstractEventLoop:
-    """The private loop the extension's futures run on (a daemon thread, as the package's
-    own ``BackgroundEventLoop``; restarted in a forked child, where the thread is gone)."""
-    global _loop
-    with _guard:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="seek-lance", daemon=True).start()
-            _loop = loop
-        return _loop
-
-
-def _forget_loop() -> None:
-    global _loop
-    _loop = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_loop)
-
-
-def _run(call: Callable[[], Any]) -> Any:
-    """Await ``call()`` (a native coroutine method: it needs a running loop to be created)
-    on the private loop, from any thread."""
-
-    async def awaited() -> Any:
-        return await call()
-
-    future = asyncio.run_coroutine_threadsafe(awaited(), _event_loop())
-    try:
-        return future.result()
-    except BaseException:
-        future.cancel()
-        raise
-
-
 class _Scannable:
     """What the extension's ``add`` reads (the package's ``Scannable``): a schema, a row
     count and a reader that can be made again."""
@@ -180,23 +145,23 @@ class Table:
 
     def add(self, data: Any) -> None:
         """Append a pyarrow Table."""
-        _run(lambda: self._inner.add(_Scannable(data), "append"))
+        wait(lambda: self._inner.add(_Scannable(data), "append"))
 
     def delete(self, where: str) -> None:
-        _run(lambda: self._inner.delete(where))
+        wait(lambda: self._inner.delete(where))
 
     def count_rows(self, where: str | None = None) -> int:
-        return int(_run(lambda: self._inner.count_rows(where)))
+        return int(wait(lambda: self._inner.count_rows(where)))
 
     def list_indices(self) -> list[Any]:
-        return list(_run(self._inner.list_indices))
+        return list(wait(self._inner.list_indices))
 
     def version(self) -> int:
-        return int(_run(self._inner.version))
+        return int(wait(self._inner.version))
 
     def optimize(self, cleanup_older_than: timedelta) -> None:
         since_ms = round(cleanup_older_than.total_seconds() * 1000)
-        _run(lambda: self._inner.optimize(cleanup_since_ms=since_ms, delete_unverified=False))
+        wait(lambda: self._inner.optimize(cleanup_since_ms=since_ms, delete_unverified=False))
 
     def scan(self, columns: Sequence[str], where: str | None = None) -> Any:
         """Every row (matching ``where``) of ``columns``, as a pyarrow Table."""
@@ -211,10 +176,10 @@ class Table:
             stream = await query.execute(None, None)
             return [batch async for batch in stream]
 
-        found = _run(batches)
+        found = wait(batches)
         if found:
             return pa.Table.from_batches(found)
-        return pa.Table.from_batches([], schema=_run(query.output_schema))
+        return pa.Table.from_batches([], schema=wait(query.output_schema))
 
 
 class Connection:
@@ -226,19 +191,19 @@ class Connection:
         session = native.Session(index_cache_bytes, metadata_cache_bytes)
         # The package's lancedb.connect(path, session=...) for a local folder: no key,
         # region, hosts, consistency interval, client config or storage options.
-        self._inner = _run(
+        self._inner = wait(
             lambda: native.connect(str(folder), None, None, None, None, None, None, None, session)
         )
 
     def open_table(self, name: str) -> Table:
-        return Table(_run(lambda: self._inner.open_table(name)))
+        return Table(wait(lambda: self._inner.open_table(name)))
 
     def create_table(self, name: str, data: Any) -> Table:
         """A new table of ``data`` (a pyarrow Table), replacing any of that name."""
-        return Table(_run(lambda: self._inner.create_table(name, "overwrite", data.to_reader())))
+        return Table(wait(lambda: self._inner.create_table(name, "overwrite", data.to_reader())))
 
     def drop_table(self, name: str) -> None:
-        _run(lambda: self._inner.drop_table(name))
+        wait(lambda: self._inner.drop_table(name))
 
 
 class PackageTable:

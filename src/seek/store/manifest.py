@@ -27,14 +27,13 @@ a full rebuild.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from seek.store.files import write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -166,18 +165,5 @@ def load_manifest(index_dir: Path) -> Manifest:
 
 def save_manifest(index_dir: Path, manifest: Manifest, name: str = MANIFEST_NAME) -> None:
     """Write atomically: readers see the old or the new manifest, never half of one."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    path = index_dir / name
-    tmp = path.with_name(f"{name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            json.dump(manifest.to_json(), fh, separators=(",", ":"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # A full disk or a failed sync: the old manifest stays, and no half-written temporary
-        # file is left to take the space the next run needs.
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise
+    data = json.dumps(manifest.to_json(), separators=(",", ":")).encode("utf-8")
+    write_atomically(index_dir / name, data)

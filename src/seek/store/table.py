@@ -22,7 +22,8 @@ words), ``vector`` (the window's embedding).
 
 LanceDB commits are atomic, so a process killed mid-write leaves the previous version.
 Only writers (under the writer lock) call the writing methods; a search never writes, not
-even a missing keyword index (``check()`` reports it and the next run rebuilds).
+even a missing keyword index (:func:`seek.store.health.check` reports it and the next run
+rebuilds).
 
 Each index's rows live in the table its manifest names (``chunks`` for older indexes); a
 rebuild fills a new one beside it (see :mod:`seek.store.manifest`).
@@ -33,7 +34,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -43,11 +43,17 @@ from typing import Any
 import numpy as np
 
 from seek.store import lance
+from seek.store.files import folder_size
 from seek.store.threads import reads_lance, writes_lance
 
 log = logging.getLogger(__name__)
 
 KEYWORD_COLUMN = "keywords"
+KEYWORD_INDEX = {"with_position": False, "base_tokenizer": "simple", "language": "English",
+                 "lower_case": True, "stem": True, "remove_stop_words": True}  # fmt: skip
+"""LanceDB's full-text index on the keyword column, a workspace's and the corpus's alike: no
+positions (no phrase queries); the simple tokenizer cannot split identifiers, which is why
+the keyword column carries them pre-split."""
 SQL_IN_BATCH = 500
 INDEX_CACHE_BYTES = 64 << 20
 METADATA_CACHE_BYTES = 16 << 20
@@ -299,17 +305,7 @@ class ChunkTable:
             return
         from lancedb.index import FTS  # the package is loaded: _package_table opened it
 
-        # No positions (no phrase queries); the simple tokenizer cannot split identifiers,
-        # which is why the keyword column carries them pre-split.
-        config = FTS(
-            with_position=False,
-            base_tokenizer="simple",
-            language="English",
-            lower_case=True,
-            stem=True,
-            remove_stop_words=True,
-        )
-        table.create_index(KEYWORD_COLUMN, config=config, replace=True)
+        table.create_index(KEYWORD_COLUMN, config=FTS(**KEYWORD_INDEX), replace=True)
         self._wrote(through_package=True)
         self._has_keyword_index = True
 
@@ -363,33 +359,17 @@ class ChunkTable:
         Returns plain Python lists and a float32 ``vectors`` matrix (rows x dims); content is
         only kept on ``part = 0`` rows (the other rows carry the same text).
         """
+        columns = ["path", "chunk", "start_line", "end_line", "part", "content", "keywords"]
         table = self._open()
         rows = 0 if table is None else table.count_rows()
         if not rows:
-            return {
-                "path": [],
-                "chunk": [],
-                "start_line": [],
-                "end_line": [],
-                "part": [],
-                "content": [],
-                "keywords": [],
-                "vectors": np.zeros((0, 0), dtype=np.float32),
-            }
-        data = table.scan(
-            ["path", "chunk", "start_line", "end_line", "part", "content", "keywords", "vector"]
-        )
+            return {**{c: [] for c in columns}, "vectors": np.zeros((0, 0), dtype=np.float32)}
+        data = table.scan([*columns, "vector"])
         vector_column = data.column("vector").combine_chunks()
         dims = vector_column.type.list_size
         vectors = vector_column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
         return {
-            "path": data.column("path").to_pylist(),
-            "chunk": data.column("chunk").to_pylist(),
-            "start_line": data.column("start_line").to_pylist(),
-            "end_line": data.column("end_line").to_pylist(),
-            "part": data.column("part").to_pylist(),
-            "content": data.column("content").to_pylist(),
-            "keywords": data.column("keywords").to_pylist(),
+            **{c: data.column(c).to_pylist() for c in columns},
             "vectors": np.ascontiguousarray(vectors, dtype=np.float32),
         }
 
@@ -445,106 +425,12 @@ class ChunkTable:
         table = self._package_table()
         if table is None or limit <= 0 or not query_text.strip():
             return []
-        if not self.has_keyword_index():  # reported by check(); the next run rebuilds it
+        if not self.has_keyword_index():  # health.check reports it; the next run rebuilds
             return []
         query = table.search(query_text, query_type="fts", fts_columns=KEYWORD_COLUMN)
         if paths is not None:
             query = query.where(paths_filter(paths), prefilter=True)
         return query.select(columns).limit(limit).to_list()
 
-    def check(self, expected_chunks: int | None) -> str:
-        """What is wrong with the stored table ("" when nothing is); see :meth:`_check`.
-
-        Every update check and ``status`` asks, once a second per workspace in a busy server,
-        and the full check reads every data file. A table found sound is not read again while
-        its files (names, sizes, modification times) stay as they were: reading it once a
-        second was most of the LanceDB work of an idle server, a new connection each time, and
-        the steady file operations that kept LanceDB's blocking threads from ever ending
-        (issue 20). Damage that keeps a file's size and time is not seen until the next change.
-        """
-        key = (self.db_dir, self.name)
-        files = files_state(self.db_dir / f"{self.name}.lance")
-        if files and _SOUND.get(key) == (expected_chunks, files):
-            return ""
-        problem = self._check(expected_chunks)
-        with _SOUND_GUARD:
-            if problem or not files:
-                _SOUND.pop(key, None)
-            else:
-                if len(_SOUND) >= SOUND_TABLES_KEPT:  # tables replaced by rebuilds
-                    _SOUND.clear()
-                _SOUND[key] = (expected_chunks, files)
-        return problem
-
-    @reads_lance
-    def _check(self, expected_chunks: int | None) -> str:
-        """What is wrong with the stored table ("" when nothing is): it must exist, be
-        readable (every data file's ``part`` column is read, so a truncated or missing file
-        shows), hold the chunks the manifest counts and, when it is large enough to need one
-        (:func:`needs_keyword_index`), have a readable keyword index (one it has anyway must be
-        readable too). With ``expected_chunks=None`` (a run was interrupted: rows and stamps
-        may differ, and the keyword index is built last) only existence and readability are
-        checked."""
-        if not self.exists():
-            missing = expected_chunks is not None and expected_chunks > 0
-            return f"table {self.name} is missing" if missing else ""
-        try:
-            table = self._open()
-            chunks = self.count_chunks()
-            if expected_chunks is not None and chunks != expected_chunks:
-                return f"the table holds {chunks} chunks, the manifest {expected_chunks}"
-            if not chunks:
-                return ""
-            assert table is not None
-            table.scan(["part"])
-            if expected_chunks is None:  # an interrupted run: its keyword index comes last
-                return ""
-            if not self.has_keyword_index():
-                return "the keyword index is missing" if needs_keyword_index(chunks) else ""
-            package_table = self._package_table()
-            query = package_table.search("index", query_type="fts", fts_columns=KEYWORD_COLUMN)
-            query.limit(1).to_list()
-        except Exception as exc:  # lance reports damage as many error types
-            return f"the table cannot be read ({one_line(exc)})"
-        return ""
-
     def size_bytes(self) -> int:
         return folder_size(self.db_dir)
-
-
-SOUND_TABLES_KEPT = 256
-_SOUND: dict[tuple[Path, str], tuple[int | None, frozenset]] = {}
-"""Per table, the files it had when :meth:`ChunkTable.check` last found it sound."""
-_SOUND_GUARD = threading.Lock()
-
-
-def files_state(folder: Path) -> frozenset[tuple[str, int, int]]:
-    """(path, size, modification time) of every file under ``folder``; empty when none."""
-    state = set()
-    for parent, _, names in os.walk(folder):
-        for name in names:
-            path = os.path.join(parent, name)
-            try:
-                info = os.stat(path, follow_symlinks=False)
-            except OSError:  # removed while listed (a cleanup)
-                continue
-            state.add((path, info.st_size, info.st_mtime_ns))
-    return frozenset(state)
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-def folder_size(folder: Path) -> int:
-    """Bytes under ``folder``; files that vanish while it is walked (a writer's lock note,
-    a compacted fragment) are not an error."""
-    total = 0
-    for parent, _, names in os.walk(folder):  # os.walk skips folders it cannot list
-        for name in names:
-            try:
-                total += os.stat(os.path.join(parent, name), follow_symlinks=False).st_size
-            except OSError:
-                continue
-    return total

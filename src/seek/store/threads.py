@@ -19,7 +19,7 @@ requests with 99 edits). What bounds it here:
   not their sum. Before, 155 of 391 reads in ``tests/test_soak.py`` ran beside a write.
 - no LanceDB work when nothing changed: the update check a server runs once a second per
   busy workspace read every data file of the table through a new connection; a table found
-  sound is now not read again while its files are unchanged (``ChunkTable.check``).
+  sound is now not read again while its files are unchanged (``seek.store.health``).
 
 Measured in-process (3 threads searching without pause, an edit every 11 s): with searches
 that do not touch LanceDB (vector only) its threads were back at 2 before every edit; with
