@@ -445,7 +445,7 @@ def query(uri: str, bench_dir: Path, runs: int, modes: str = "", every: int = 1)
                "--every", str(every)]  # fmt: skip
     # The search process runs numpy's BLAS on one thread, as every seek command does
     # (seek.threads.one_blas_thread): OpenBLAS's idle threads spin, and on 2 cores they
-    # took CPU from LanceDB's (bench/README.md, "Scale, round four").
+    # took CPU from LanceDB's (docs/research/bench-rounds.md, "Scale, round four").
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env)
     if done.returncode:

@@ -1,6 +1,6 @@
 """Corpus questions in one process, with their quality: latency, CPU and NDCG@10 of the semble
-dev questions filtered to their repository and over the whole corpus (issue 17; bench/README.md,
-"Scale, round three").
+dev questions filtered to their repository and over the whole corpus (issue 17;
+docs/research/bench-rounds.md, "Scale, round three").
 
     python -m bench.scale.scale_quality LABEL [search.POOL_FILES=24 ...]
         [--corpus /tmp/seek-scale/1m] [--modes unfiltered,filtered] [--out FILE.jsonl]

@@ -7,7 +7,7 @@ threads by name every 5 edits, searches per second and the index's size on disk.
 ``LANCE_IO_THREADS=2 python -m bench.soak.lance_threads`` with lance's default (unset; seek's
 long-running commands set 2, see ``seek.threads``). ``--gap 11 --mode vector`` asks whether
 the pool shrinks between edits (tokio ends a thread idle for 10 s) when no search uses
-LanceDB. bench/README.md, "Soak".
+LanceDB. docs/research/bench-rounds.md, "Soak".
 """
 
 from __future__ import annotations
