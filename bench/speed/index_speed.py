@@ -228,6 +228,7 @@ def measure_repo(
                 log(f"  {tool} run {attempt + 1} failed: {exc}")
                 continue
             sample["loadavg_1m"] = load
+            sample.pop("repo_dir", None)  # the row's "path" names it, portably
             samples[tool].append(sample)
             log(
                 f"  {tool}: cold {sample['cold_s']:.2f} s "
