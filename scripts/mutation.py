@@ -25,7 +25,7 @@ The score is killed / (killed + survived + no tests + timeout), where a mutant t
 selected test executes ("no tests") counts as surviving. Results go to
 ``bench/results/mutation.json`` (merged with earlier modules' results) and each module's
 surviving mutants, as diffs, to ``bench/results/mutation/<module>.txt``. Equivalent mutants
-found by reading those diffs are listed in bench/README.md with the reason.
+found by reading those diffs are listed in bench/mutation-survivors.md with the reason.
 """
 
 from __future__ import annotations

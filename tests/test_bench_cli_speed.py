@@ -1,4 +1,4 @@
-"""The pure parts of bench.cli_speed: medians over runs, seek/semble rows and ratios, the
+"""The pure parts of bench.speed.cli_speed: medians over runs, seek/semble rows and ratios, the
 median repository, the table (issue 14, item 4). Nothing here is timed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from bench.cli_speed import (  # noqa: E402
+from bench.speed.cli_speed import (  # noqa: E402
     aggregate_runs,
     comparison_rows,
     dev_summary,
@@ -111,7 +111,7 @@ def test_run_measured_reports_the_childs_own_peak_rss_and_fails_on_exit_codes(
 
 
 def test_repeated_searches_of_a_run_keep_their_medians() -> None:
-    from bench.cli_speed import median_of
+    from bench.speed.cli_speed import median_of
 
     samples = [{"wall_s": w, "cpu_s": w / 2, "peak_rss_mb": 100 + w} for w in (3.0, 1.0, 2.0)]
     assert median_of(samples) == {"wall_s": 2.0, "cpu_s": 1.0, "peak_rss_mb": 102.0}

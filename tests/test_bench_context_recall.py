@@ -1,4 +1,4 @@
-"""bench.context_recall: judging `seek context` blocks against a question's targets, and the
+"""bench.quality.context_recall: judging `seek context` blocks against a question's targets, and the
 benchmark sets' files (issue 13)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from bench.context_recall import judge, summarise
-from bench.data import SPANS_OWN, BenchSet
-from bench.scoring import Query, Target, load_annotations
+from bench.common import SPANS_OWN, BenchSet
+from bench.quality.context_recall import judge, summarise
+from bench.quality.scoring import Query, Target, load_annotations
 
 
 @dataclass

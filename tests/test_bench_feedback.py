@@ -1,5 +1,5 @@
-"""bench.feedback_passes: the pseudo-relevance feedback of issue 13's fourth round (measured
-and not kept; MODELS.md)."""
+"""bench.experiments.feedback_passes: the pseudo-relevance feedback of issue 13's fourth round
+(measured and not kept; MODELS.md)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bench.feedback_passes import expanded_words, moved_query
-from bench.file_evidence import doc_share
+from bench.experiments.feedback_passes import expanded_words, moved_query
+from bench.experiments.file_evidence import doc_share
 from seek.retrieve.bm25 import Bm25, Postings
 
 CONTENTS = [

@@ -14,7 +14,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from bench.scoring import (  # noqa: E402
+from bench.quality.scoring import (  # noqa: E402
     Hit,
     Query,
     Target,

@@ -1,11 +1,12 @@
-"""bench.transformer_embed: issue 13's fifth round (transformer embeddings measured in seek's
-pipeline, not shipped; MODELS.md). The routing and the vector cache, with stand-in models."""
+"""bench.experiments.transformer_embed: issue 13's fifth round (transformer embeddings measured
+in seek's pipeline, not shipped; MODELS.md). The routing and the vector cache, with stand-in
+models."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from bench.transformer_embed import TransformerEmbedder, VectorCache, _asking
+from bench.experiments.transformer_embed import TransformerEmbedder, VectorCache, _asking
 
 
 class Counting:

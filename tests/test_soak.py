@@ -17,8 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.soak import free_port, proc_sample
-from bench.soak_questions import QuestionSource
+from bench.common import free_port
+from bench.soak.soak import proc_sample
+from bench.soak.soak_questions import QuestionSource
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ bounded caches (:mod:`seek.store.corpus_table`), so it does not grow with the co
 Differences from a workspace search, by design: keyword scores are BM25 with statistics of
 the whole corpus (not of one repository); signals that look across the index (a symbol's
 definitions elsewhere, older copies of a file) see the pool's files only. The NDCG cost is
-measured in bench/README.md ("Scale").
+measured in docs/research/bench-rounds.md ("Scale").
 
 A pool spanning several repositories names its files ``repo/path`` inside the pool, so two
 repositories' ``README.md`` stay two files; hits carry the repository and the plain path.
@@ -55,11 +55,11 @@ POOL_FILES = 24
 question's two lists name ~21 files; a whole-corpus question's named 80 and more (every
 repository's copy of the code) and its pool cost 3 x a filtered one's. 24 by fused rank:
 whole-corpus CPU -37 %, filtered NDCG@10 0.876 as before, whole-corpus NDCG 0.504 -> 0.542
-(bench/README.md, "Scale, round three")."""
+(docs/research/bench-rounds.md, "Scale, round three")."""
 WHOLE_CORPUS = {"pool_files": 16, "vector_windows": 2, "nprobes": 12, "refine_factor": None}
 """A question without a filter takes a smaller pool and a cheaper IVF-PQ pass (the pool's
 similarities are exact anyway; the pass only names files): whole-corpus NDCG@10 0.5416 ->
-0.5472, wall p50 70 -> 55 ms at 1M (bench/README.md, "Scale, round three"); no exact
+0.5472, wall p50 70 -> 55 ms at 1M (docs/research/bench-rounds.md, "Scale, round three"); no exact
 re-scoring of the pass's candidates (``refine_factor`` None: ranked by their PQ codes, no
 read of their vectors) 0.5472 -> 0.5477, CPU p50 -8 ms ("Scale, round four"). A filtered
 question keeps ``POOL_FILES``, ``VECTOR_WINDOWS`` and the table's IVF-PQ settings."""
@@ -242,7 +242,8 @@ class CorpusSearcher:
             self._path_vectors.clear()
         started = time.perf_counter()
         # While LanceDB reads the pool, this thread embeds its paths (the ranker's path
-        # similarity; 0.9 ms a whole-corpus question, bench/README.md "Scale, round four").
+        # similarity; 0.9 ms a whole-corpus question, docs/research/bench-rounds.md,
+        # "Scale, round four").
         data = self.table.fetch_files(files, meanwhile=lambda: self._embed_paths(list(origin), q))
         timings["fetch_ms"] = (time.perf_counter() - started) * 1000
         data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]

@@ -10,7 +10,7 @@ and its comments hold (each word weighted by its rarity within the file), whethe
 the queried symbol, its BM25 and fused standing, its size and position.
 
 It gives ``P(this chunk holds the answer | the file does)`` (fitted on the judged line spans
-of the dev sets with leave-one-repository-out cross-validation, ``bench/train_chunks.py``,
+of the dev sets with leave-one-repository-out cross-validation, ``bench/train/train_chunks.py``,
 MODELS.md). Hits are then ordered by
 
 * a file's best chunk: the file's probability ``p_file`` (so the file ranker's order holds);

@@ -4,7 +4,7 @@ The hand-tuned signals (:mod:`.signals`) produce a fused score; the ranker looks
 of the top ``POOL`` candidates again with what the fused score throws away - each
 retriever's rank and raw score, the question's similarity to the file's path and to all its
 chunks, how much of the question the chunk, the file and its path contain, definitions -
-and a logistic regression trained on judged questions (``bench/train_ranker.py``, see
+and a logistic regression trained on judged questions (``bench/train/train_ranker.py``, see
 MODELS.md) turns them into ``P(the file answers the question)``. The probability is
 calibrated, so ``rerank_threshold`` (0.08) means the same for every question.
 

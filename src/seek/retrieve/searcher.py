@@ -68,7 +68,7 @@ for weights 1.0 (best window only) / 0.7 / 0.5 / 0.3 / 0.0 (mean only):
 KEYWORDS_IN_MEMORY_MAX_CHUNKS = KEYWORD_INDEX_MIN_CHUNKS - 1
 """Up to this many chunks (250,000) the keyword pass runs in memory on the search cache's
 postings, and the table has no full-text index; above, it runs on LanceDB's full-text index
-(see bench/README.md, "Keyword search in memory")."""
+(see docs/research/bench-rounds.md, "Keyword search in memory")."""
 
 SCOPE_FILTER_PATHS = 500
 """On LanceDB's keyword index, a search limited to at most this many files filters BM25 by

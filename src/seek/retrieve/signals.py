@@ -355,9 +355,9 @@ def stem_probe(stem: str) -> str:
     without its last letter (Snowball changes at most the last letter it keeps: "happy" ->
     "happi", "relational" -> "relat"), or its last two for "ie" ("dying" -> "die"). Checked on
     the 2.6M distinct words and identifier parts of the benchmark checkouts, the standard
-    library and site-packages (bench/README.md, "Scale"): none breaks it. A text that lacks a
-    word's probe cannot hold the word, so a corpus question tokenizes only the chunks that
-    may (:meth:`seek.retrieve.ranker.Corpus.words_among`)."""
+    library and site-packages (docs/research/bench-rounds.md, "Scale"): none breaks it. A text
+    that lacks a word's probe cannot hold the word, so a corpus question tokenizes only the
+    chunks that may (:meth:`seek.retrieve.ranker.Corpus.words_among`)."""
     return stem[:-2] if stem.endswith("ie") else stem[:-1]
 
 

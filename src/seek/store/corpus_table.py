@@ -47,7 +47,7 @@ TABLE = "chunks"
 KEY = ["repo", "path", "chunk", "part"]
 ANN_MIN_ROWS = 100_000
 """Below this many rows LanceDB's exact (flat) search is fast enough (measured in
-bench/README.md, "Scale") and an IVF-PQ index would only cost recall."""
+docs/research/bench-rounds.md, "Scale") and an IVF-PQ index would only cost recall."""
 INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 64 << 20
 NPROBES = 24
@@ -169,7 +169,8 @@ class CorpusTable:
         times a query); a question's three queries built on the asynchronous handle and
         run as one coroutine each cost 1.5-2 ms less apiece at 1M chunks, and the two
         retrievers' queries overlap on the store's loop (:mod:`seek.store.event_loop`)
-        instead of on two blocked threads (bench/README.md, "Scale, round four"). It shares
+        instead of on two blocked threads (docs/research/bench-rounds.md,
+        "Scale, round four"). It shares
         the connection's session, so LanceDB's caches stay one set of bounded caches."""
         if self._reader is None:
             if self.open() is None:
@@ -328,7 +329,8 @@ class CorpusTable:
         paths = sorted({path for _, path in files})
         # One repository: its files. Several: every asked path in every asked repository
         # (both scalar indexes serve it), the other pairs dropped here: half the CPU of an
-        # OR of one clause per repository on the 1M-chunk corpus (bench/README.md, "Scale").
+        # OR of one clause per repository on the 1M-chunk corpus
+        # (docs/research/bench-rounds.md, "Scale").
         where = f"{repo_filter(repos)} AND path IN ({', '.join(sql_quote(p) for p in paths)})"
         columns = ["repo", "path", "chunk", "start_line", "end_line", "part", "content",
                    "vector"]  # fmt: skip

@@ -7,7 +7,7 @@ live blocks, so the resident size of ``seek serve`` rose with every edit even th
 own objects did not (tracemalloc: flat). ``malloc_trim(0)`` returns those free pages; it is
 called once per replaced searcher, not per request: it costs ~4 ms with three indexes loaded
 (0 ms when little is free), and in-process, 5,000 questions with 25 edits on flask, gin and
-express grew RSS by 15 MiB with it against 27 MiB without (bench/README.md, "Soak").
+express grew RSS by 15 MiB with it against 27 MiB without (docs/research/bench-rounds.md, "Soak").
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def limit_malloc_arenas() -> bool:
     update) allocates from its own mimalloc by default, a third allocator that keeps what it
     freed, per thread, and that ``malloc_trim`` cannot reach: in a ``seek serve`` soak its
     1 GiB reservation held 22-27 MiB resident while Arrow had 0 bytes allocated (every
-    sample, 23,000-38,000 requests; bench/README.md, "Soak", round six). An explicit
+    sample, 23,000-38,000 requests; docs/research/bench-rounds.md, "Soak", round six). An explicit
     ``ARROW_DEFAULT_MEMORY_POOL`` wins."""
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", ARROW_POOL)
     if not sys.platform.startswith("linux"):

@@ -10,7 +10,7 @@ turn, so in a busy server the pool only grew (``seek serve``: 27 -> 61 threads o
 requests with 99 edits). What bounds it here:
 
 - ``LANCE_IO_THREADS=2`` (lance's IO parallelism, 8 by default for local files): fewer
-  operations in flight per update or search. In-process (``bench/lance_threads.py``),
+  operations in flight per update or search. In-process (``bench/soak/lance_threads.py``),
   LanceDB's workers ended at 31-67 with the default, 24 with 4, 8-11 with 2; search latency
   4.0 vs 4.3 ms median. 1 deadlocks the first update (measured): never use it. Only the
   long-running commands set it, and an explicit ``LANCE_IO_THREADS`` wins.
@@ -25,7 +25,7 @@ Measured in-process (3 threads searching without pause, an edit every 11 s): wit
 that do not touch LanceDB (vector only) its threads were back at 2 before every edit; with
 LanceDB's full-text search in every search they stayed at 6-8, never ending. The pool's size
 is then what one update needs once searches keep LanceDB out of the steady path; until then
-it can still creep at rare coincidences (bench/README.md, "Soak").
+it can still creep at rare coincidences (docs/research/bench-rounds.md, "Soak").
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Load on `seek serve`, with and without faults (bench/README.md, "Serving")."""

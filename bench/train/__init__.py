@@ -1,0 +1,2 @@
+"""The trainers of seek's shipped models: the file ranker and the chunk stage
+(bench/README.md, "Training")."""
