@@ -333,13 +333,13 @@ def test_serve_hosts_and_origins_come_from_the_users_settings(make_tree, monkeyp
     root = make_tree(SMALL_PROJECT)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("SEEK_TOKEN", "s3cret")
-    overrides = {"home": str(tmp_path / "h"), "serve_hosts": "seek.workspace.team.example",
+    overrides = {"home": str(tmp_path / "h"), "serve_hosts": "seek.team.example",
                  "serve_origins": "https://app.example"}  # fmt: skip
     local = server_module.serve_config("127.0.0.1", (root,), overrides)
-    assert local.hosts == ("seek.workspace.team.example",)
+    assert local.hosts == ("seek.team.example",)
     assert local.origins == ("https://app.example",)
     shared = server_module.serve_config("0.0.0.0", (root,), overrides)
-    assert shared.hosts[0] == "seek.workspace.team.example"
+    assert shared.hosts[0] == "seek.team.example"
     assert set(shared.hosts[1:]) == {socket.gethostname(), socket.getfqdn()}
     assert shared.origins == ("https://app.example",)
 

@@ -41,9 +41,9 @@ def test_dns_rebinding_hosts_are_refused(config):
 
 
 def test_configured_host_names_are_accepted(config):
-    config.hosts = ("seek.workspace.team.example",)
+    config.hosts = ("seek.team.example",)
     with running(config) as url:
-        named = httpx.get(f"{url}/v1/status", headers={"Host": "seek.workspace.team.example"}, timeout=30)
+        named = httpx.get(f"{url}/v1/status", headers={"Host": "seek.team.example"}, timeout=30)
         other = httpx.get(f"{url}/v1/status", headers={"Host": "other.example"}, timeout=30)
     assert named.status_code == 200 and other.status_code == 400
 
@@ -210,8 +210,8 @@ def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, 
     assert settings.chunk_max_chars == 800  # the rest of the file still counts
     assert "serve_hosts in" in caplog.text and "is ignored" in caplog.text
     user = seek_home / "config.toml"
-    user.write_text('serve_hosts = ["seek.workspace.team.example"]\n')
-    assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.workspace.team.example",)
+    user.write_text('serve_hosts = ["seek.team.example"]\n')
+    assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.team.example",)
 
 
 # -- the request guard's rules one by one (README "Security"; seek.serving.guard) ----------
@@ -256,7 +256,7 @@ def test_the_address_the_connection_came_in_on_is_accepted_with_its_port():
 def test_serve_hosts_names_are_matched_with_or_without_their_port():
     allowed = guard(extra_hosts=(" Seek.Team.Example ", "proxy.example:8443", " ")).host_allowed
     server = ("10.0.0.2", 8000)
-    assert allowed("seek.workspace.team.example", server) and allowed("SEEK.team.example:80", server)
+    assert allowed("seek.team.example", server) and allowed("SEEK.team.example:80", server)
     assert allowed("proxy.example:8443", server)
     assert not allowed("proxy.example:9999", server) and not allowed("proxy.example", server)
     assert not allowed("", server)

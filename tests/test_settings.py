@@ -92,7 +92,7 @@ def test_a_workspace_file_cannot_set_who_may_reach_seek(tmp_path, caplog, file_n
     settings still count (issue 27). Mutation this pins (settings.py): the pyproject branch's
     ``workspace_file=True`` dropped (a repository's pyproject opened the server)."""
     user = tmp_path / "config.toml"
-    user.write_text('serve_hosts = ["seek.workspace.team.example"]\n')
+    user.write_text('serve_hosts = ["seek.team.example"]\n')
     ws = tmp_path / "ws"
     ws.mkdir()
     body = ('serve_hosts = ["evil.example"]\nserve_origins = ["http://evil.example"]\n'
@@ -100,7 +100,7 @@ def test_a_workspace_file_cannot_set_who_may_reach_seek(tmp_path, caplog, file_n
     (ws / file_name).write_text(WORKSPACE_FILES[file_name](body))
     with caplog.at_level("WARNING", logger="seek.settings"):
         s = load_settings(ws, env={}, user_config=user)
-    assert s.serve_hosts == ("seek.workspace.team.example",) and s.source_of("serve_hosts") == str(user)
+    assert s.serve_hosts == ("seek.team.example",) and s.source_of("serve_hosts") == str(user)
     assert s.serve_origins == () and s.mcp_roots == ()
     assert s.source_of("serve_origins") == s.source_of("mcp_roots") == "default"
     assert s.chunk_max_chars == 800 and file_name in s.source_of("chunk_max_chars")

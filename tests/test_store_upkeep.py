@@ -201,10 +201,10 @@ def test_the_writer_is_named_with_its_pid_command_host_and_start_time(tmp_path):
     second writer is told; without the holder's note it is "another process"."""
     assert describe_holder(tmp_path) == "another process"
     before = time.time()
-    with WriterLock(tmp_path, "seek index /work/project"):
+    with WriterLock(tmp_path, "seek index /srv/project"):
         time.sleep(2.1)  # "since" is when it started, not when it is asked
         named = describe_holder(tmp_path)
-    prefix = f"pid {os.getpid()} (seek index /work/project) on {socket.gethostname()} since "
+    prefix = f"pid {os.getpid()} (seek index /srv/project) on {socket.gethostname()} since "
     assert named.startswith(prefix)
     since = named[len(prefix) :]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", since)
@@ -357,7 +357,7 @@ def test_a_second_writer_is_refused_at_once_and_told_who_writes(tmp_path):
     one is told who holds it); by default it does not wait."""
     from seek.errors import IndexLockedError
 
-    with WriterLock(tmp_path, "seek index /work/project"):
+    with WriterLock(tmp_path, "seek index /srv/project"):
         started = time.monotonic()
         try:
             WriterLock(tmp_path, "seek watch").__enter__()
@@ -366,7 +366,7 @@ def test_a_second_writer_is_refused_at_once_and_told_who_writes(tmp_path):
         else:
             raise AssertionError("a second writer got the lock")
         assert time.monotonic() - started < 0.9
-    prefix = f"the index is being written by pid {os.getpid()} (seek index /work/project) on "
+    prefix = f"the index is being written by pid {os.getpid()} (seek index /srv/project) on "
     assert refused.startswith(prefix)
     assert refused.endswith("; wait for it to finish or stop it")
 
