@@ -51,10 +51,10 @@ def _settings(home: Path):
 def aggregates(searcher, text: str, files, pool, retrieval) -> np.ndarray:
     """One row of :data:`AGGREGATES` per pool file."""
     from seek.retrieve import chunks as stage
-    from seek.retrieve import signals as sig
+    from seek.retrieve.signals.names import query_keywords
 
     sims = retrieval.similarities
-    keywords = sig.query_keywords(text)
+    keywords = query_keywords(text)
     best_pool = max(float(sims[i]) for i, _ in pool) if sims is not None else 0.0
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     rows = []
