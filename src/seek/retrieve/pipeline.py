@@ -79,8 +79,8 @@ class SearchPipeline:
     """Retrieval, fusion, signals and ranking over one loaded index.
 
     ``query_vector`` gives the question's unit embedding (None: keywords only);
-    ``embedding`` is the index's embedder, which the ranker's path similarity uses and whose
-    absence a result notes."""
+    ``embedding`` is the index's embedder: a result says so when there is none (the
+    settings name another model than the index's)."""
 
     def __init__(
         self,
