@@ -45,7 +45,7 @@ MUTATIONS = (
     ),
     Mutation(
         "search ignores the rrf_k setting",
-        "retrieve/searcher.py",
+        "retrieve/pipeline.py",
         "            self.settings.rrf_k,\n        )",
         "            60,\n        )",
         (DOC + "test_search_fuses_with_the_rrf_k_setting",),
@@ -73,7 +73,7 @@ MUTATIONS = (
     ),
     Mutation(
         "window blend 0.3 -> 1.0",
-        "retrieve/searcher.py",
+        "retrieve/loaded.py",
         "WINDOW_BEST_WEIGHT = 0.3\n",
         "WINDOW_BEST_WEIGHT = 1.0\n",
         (DOC + "test_a_chunk_scores_three_tenths_of_its_best_window_and_seven_of_the_mean",),
@@ -125,14 +125,14 @@ MUTATIONS = (
     ),
     Mutation(
         "candidates per result 5 -> 1",
-        "retrieve/searcher.py",
+        "retrieve/pipeline.py",
         "CANDIDATES_PER_RESULT = 5\n",
         "CANDIDATES_PER_RESULT = 1\n",
         (DOC + "test_each_retriever_contributes_five_candidates_per_result",),
     ),
     Mutation(
         "identifier (symbol query) weight 0.3 -> 0.7",
-        "retrieve/signals.py",
+        "retrieve/signals/query.py",
         "SEMANTIC_WEIGHT_SYMBOL = 0.3\n",
         "SEMANTIC_WEIGHT_SYMBOL = 0.7\n",
         (DOC + "test_an_identifier_leans_on_keywords_and_a_sentence_is_balanced",),

@@ -50,7 +50,7 @@ SURVIVORS = ROOT / "bench" / "results" / "mutation"
 MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "text": (("src/seek/text.py",), ("tests/test_text.py", "tests/test_documented_values.py")),
     "fusion": (("src/seek/retrieve/fusion.py",), ("tests/test_signals.py",)),
-    "signals": (("src/seek/retrieve/signals.py",), ("tests/test_signals.py",)),
+    "signals": (("src/seek/retrieve/signals/*",), ("tests/test_signals.py",)),
     "chunk": (("src/seek/chunk/*",), ("tests/test_chunking.py",)),
     "scan": (
         ("src/seek/scan/*",),

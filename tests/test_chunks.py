@@ -12,7 +12,7 @@ from seek.retrieve import Searcher
 from seek.retrieve import chunks as stage
 from seek.retrieve.context import build_context
 from seek.retrieve.ranker import Corpus, Retrieval
-from seek.retrieve.signals import english_stem
+from seek.retrieve.signals.names import english_stem
 
 COL = {name: i for i, name in enumerate(stage.CHUNK_FEATURES)}
 

@@ -11,8 +11,8 @@ from conftest import SMALL_PROJECT, HashEmbedder
 from seek.embed import task_prefixes
 from seek.index.indexer import Indexer, index_workspace
 from seek.retrieve import Searcher
-from seek.retrieve import signals as sig
 from seek.retrieve.signals import SIGNALS
+from seek.retrieve.signals import query as query_kind
 from seek.scan.walk import TOO_BIG, ScannedFile, check_file, scan_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for
@@ -39,9 +39,9 @@ def test_defaults_match_the_readme(tmp_path):
 # -- "How search ranks" ---------------------------------------------------------------------
 def test_an_identifier_leans_on_keywords_and_a_sentence_is_balanced():
     # README "How search ranks" 2: "0.3 vector / 0.7 keywords", "a sentence is balanced".
-    assert sig.semantic_weight("getUser") == pytest.approx(0.3)
-    assert sig.semantic_weight("Sinatra::Base") == pytest.approx(0.3)
-    assert sig.semantic_weight("where are users loaded") == pytest.approx(0.5)
+    assert query_kind.semantic_weight("getUser") == pytest.approx(0.3)
+    assert query_kind.semantic_weight("Sinatra::Base") == pytest.approx(0.3)
+    assert query_kind.semantic_weight("where are users loaded") == pytest.approx(0.5)
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from conftest import HashEmbedder
 from seek.index.indexer import index_workspace
 from seek.retrieve import Searcher
 from seek.retrieve import chunks as stage
-from seek.retrieve import searcher as searcher_module
+from seek.retrieve import pipeline as pipeline_module
 from seek.retrieve.ranker import Corpus, Retrieval, chunk_words, features
-from seek.retrieve.signals import english_stem, query_keywords, stem_probe
+from seek.retrieve.signals.names import english_stem, query_keywords, stem_probe
 from seek.retrieve.wordsets import WordSets, may_hold
 from seek.text import IDENTIFIER, split_identifier
 
@@ -132,30 +132,30 @@ def test_the_chunk_stage_weighs_the_first_files_and_the_hits_stay_the_same(
     index_workspace(root, settings_for(), embedder=embedder)
     searcher = Searcher.open(root, settings_for(), embedder=embedder)
     weighed: list[int] = []
-    rank_chunks, first_files = Searcher._rank_chunks, Searcher._first_files_ranked
+    pipeline = pipeline_module.SearchPipeline
+    rank_chunks, first_files = pipeline._rank_chunks, pipeline._first_files_ranked
 
-    def spy(self, *args, **kwargs):
-        weighed.append(len(args) > 6 or "some" in kwargs)
-        return rank_chunks(self, *args, **kwargs)
+    def spy(self, ranked, some=None):
+        weighed.append(some is not None)
+        return rank_chunks(self, ranked, some)
 
-    def prefixes(self, query, pool, files, probabilities, retrieval, chunker, k, lead_in_on):
+    def prefixes(self, ranked, k, lead_in_on):
         # Both orders are the start of the whole computation's.
-        got = first_files(self, query, pool, files, probabilities, retrieval, chunker, k,
-                          lead_in_on)  # fmt: skip
-        whole = rank_chunks(self, query, pool, files, probabilities, retrieval, chunker)
+        got = first_files(self, ranked, k, lead_in_on)
+        whole = rank_chunks(self, ranked)
         for part, full in zip(got, whole, strict=True):
             assert len(part) >= k and part == full[: len(part)]
         return got
 
-    monkeypatch.setattr(Searcher, "_rank_chunks", spy)
-    monkeypatch.setattr(Searcher, "_first_files_ranked", prefixes)
+    monkeypatch.setattr(pipeline, "_rank_chunks", spy)
+    monkeypatch.setattr(pipeline, "_first_files_ranked", prefixes)
     questions = ("parse the size of a step", "render json", "how is a request retried",
                  "cache the embedding of step 2", "refuse a body")  # fmt: skip
     for k in (1, 2, 3, 4, 6):
         for question in questions:
             fast = searcher.search(question, k)
             with monkeypatch.context() as patch:
-                patch.setattr(searcher_module, "FIRST_FILES_MARGIN", 10_000)
+                patch.setattr(pipeline_module, "FIRST_FILES_MARGIN", 10_000)
                 whole = searcher.search(question, k)
             assert fast.hits == whole.hits and fast.context_hits == whole.context_hits
             assert len(fast.hits) == k

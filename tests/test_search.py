@@ -127,3 +127,37 @@ def test_a_deleted_file_makes_the_index_stale_and_leaves_the_results(make_tree, 
     assert "src/retry.py" not in {h.path for h in result.hits}
     assert result.notes == ()
     assert is_current(root, settings)  # the search's update recorded the deletion
+
+
+def test_a_large_index_matches_keywords_on_lancedb_as_in_memory(
+    make_tree, settings_for, monkeypatch
+):
+    # Above KEYWORDS_IN_MEMORY_MAX_CHUNKS the keyword passes run on LanceDB's full-text index
+    # (on a helper thread): here, with LanceDB's tokens and scores, the same hits as in memory,
+    # for a scope filtered by path and for one fetched wider and cut (SCOPE_FILTER_PATHS).
+    from seek.retrieve import retrievers
+    from seek.retrieve import searcher as searcher_module
+    from seek.retrieve.scope import Scope
+
+    monkeypatch.setattr("seek.store.table.KEYWORD_INDEX_MIN_CHUNKS", 1)  # the run builds it
+    root = make_tree(SMALL_PROJECT)
+    settings, embedder = settings_for(), HashEmbedder()
+    index_workspace(root, settings, embedder=embedder)
+    memory = Searcher.open(root, settings, embedder=embedder)
+    monkeypatch.setattr(searcher_module, "KEYWORDS_IN_MEMORY_MAX_CHUNKS", 0)
+    lancedb = Searcher.open(root, settings, embedder=embedder)
+    assert memory.keywords.in_memory and not lancedb.keywords.in_memory
+
+    def lines(result):
+        return [(h.path, h.start_line, h.end_line) for h in result.hits]
+
+    for query in ("configure_retries", "send request", "Router", "how are retries configured"):
+        for mode in ("bm25", "hybrid"):
+            assert lines(lancedb.search(query, mode=mode)) == lines(memory.search(query, mode=mode))
+        scope = Scope(prefixes=("src/",))
+        scoped = lines(memory.search(query, mode="bm25", scope=scope))
+        assert scoped and all(path.startswith("src/") for path, _, _ in scoped)
+        assert lines(lancedb.search(query, mode="bm25", scope=scope)) == scoped
+        with monkeypatch.context() as patch:
+            patch.setattr(retrievers, "SCOPE_FILTER_PATHS", 0)  # fetch more, keep the scope's
+            assert lines(lancedb.search(query, mode="bm25", scope=scope)) == scoped

@@ -9,7 +9,8 @@ import pytest
 import snowballstemmer
 
 from seek.retrieve import fuse, rrf_ranks
-from seek.retrieve import signals as sig
+from seek.retrieve.signals import boosts, definitions, names, penalties
+from seek.retrieve.signals import query as query_kind
 
 
 @pytest.mark.parametrize(
@@ -21,13 +22,13 @@ from seek.retrieve import signals as sig
     ],
 )  # fmt: skip
 def test_symbol_query_classifier(query, symbol):
-    assert sig.is_symbol_query(query) is symbol
+    assert query_kind.is_symbol_query(query) is symbol
 
 
 def test_semantic_weight_by_query_type():
-    assert sig.semantic_weight("getUser") == sig.SEMANTIC_WEIGHT_SYMBOL
-    assert sig.semantic_weight("where are users loaded") == sig.SEMANTIC_WEIGHT_NL
-    assert sig.semantic_weight("getUser", enabled=False) == sig.SEMANTIC_WEIGHT_NL
+    assert query_kind.semantic_weight("getUser") == query_kind.SEMANTIC_WEIGHT_SYMBOL
+    assert query_kind.semantic_weight("where are users loaded") == query_kind.SEMANTIC_WEIGHT_NL
+    assert query_kind.semantic_weight("getUser", enabled=False) == query_kind.SEMANTIC_WEIGHT_NL
 
 
 def test_rrf_two_seconds_beat_one_first():
@@ -59,7 +60,7 @@ def test_fusion_weights_and_zero_weight_drops():
     ],
 )
 def test_defines(content, name, expected):
-    assert sig.defines(content, name) is expected
+    assert definitions.defines(content, name) is expected
 
 
 @pytest.mark.parametrize(
@@ -68,15 +69,15 @@ def test_defines(content, name, expected):
      ("service", "UserService", False)],
 )  # fmt: skip
 def test_stem_names_symbol(stem, name, expected):
-    assert sig.stem_names_symbol(stem, name) is expected
+    assert names.stem_names_symbol(stem, name) is expected
 
 
 def test_symbol_boost_and_pull_in():
     contents = ["x = Router()", "defmodule Phoenix.Router do", "class Router:", "y"]
     stems = ["app", "router", "other", "router"]
     scores = {0: 1.0, 2: 0.5}
-    groups = sig.chunks_by_stem(stems)
-    sig.symbol_query_boost(scores, "Phoenix.Router", 1.0, contents, stems, groups)
+    groups = names.chunks_by_stem(stems)
+    definitions.symbol_query_boost(scores, "Phoenix.Router", 1.0, contents, stems, groups)
     assert scores[0] == 1.0  # uses, does not define
     assert scores[2] == 0.5 + 3.0  # defines, file not named after it
     assert scores[1] == 3.0 * 1.5  # not a candidate: pulled in, same-name file tier
@@ -87,42 +88,44 @@ def test_embedded_identifier_boost_half_strength_and_prefix_stems():
     contents = ["class StateManager {", "const a = 1"]
     stems = ["state", "state"]
     scores = {1: 1.0}
-    groups = sig.chunks_by_stem(stems)
-    sig.embedded_identifier_boost(
+    groups = names.chunks_by_stem(stems)
+    definitions.embedded_identifier_boost(
         scores, "where is the StateManager built", 1.0, contents, stems, groups
     )
     assert scores == {1: 1.0, 0: 1.5}  # state.ts is a prefix of StateManager: pulled in
     untouched = {1: 1.0}
-    sig.embedded_identifier_boost(untouched, "plain words only", 1.0, contents, stems, groups)
+    definitions.embedded_identifier_boost(
+        untouched, "plain words only", 1.0, contents, stems, groups
+    )
     assert untouched == {1: 1.0}
 
 
 def test_stem_boost_ratio_and_prefixes():
     paths = ["src/dependencies/resolve.py", "src/other/misc.py"]
     scores = {0: 1.0, 1: 1.0}
-    sig.stem_boost(scores, "how is a dependency resolved", 1.0, paths)
+    boosts.stem_boost(scores, "how is a dependency resolved", 1.0, paths)
     # Stemmed: "dependency"/"dependencies" -> "depend", "resolved"/"resolve" -> "resolv".
     assert scores == {0: 2.0, 1: 1.0}
-    sig.stem_boost(scores, "resolving things", 1.0, paths)  # 1 of 2 words matches
+    boosts.stem_boost(scores, "resolving things", 1.0, paths)  # 1 of 2 words matches
     assert scores == {0: 2.5, 1: 1.0}
 
 
 def test_stem_boost_prefix_match_needs_three_letters():
     scores = {0: 1.0}
-    sig.stem_boost(scores, "readers", 1.0, ["src/Readers/LaTeX.hs"])
+    boosts.stem_boost(scores, "readers", 1.0, ["src/Readers/LaTeX.hs"])
     assert scores == {0: 2.0}
     scores = {0: 1.0}
-    sig.stem_boost(scores, "reads", 1.0, ["src/Readers/LaTeX.hs"])  # read ~ reader
+    boosts.stem_boost(scores, "reads", 1.0, ["src/Readers/LaTeX.hs"])  # read ~ reader
     assert scores == {0: 2.0}
     scores = {0: 1.0}
-    sig.stem_boost(scores, "xy zz", 1.0, ["x/xyz.py"])  # no word longer than 2 letters
+    boosts.stem_boost(scores, "xy zz", 1.0, ["x/xyz.py"])  # no word longer than 2 letters
     assert scores == {0: 1.0}
 
 
 def test_file_coherence_boosts_each_files_best_chunk():
     paths = ["a.py", "a.py", "b.py"]
     scores = {0: 1.0, 1: 1.0, 2: 1.0}
-    sig.file_coherence(scores, paths)
+    boosts.file_coherence(scores, paths)
     assert scores[0] == pytest.approx(1.0 + 0.2 * 1.0 * 2 / 2)
     assert scores[1] == 1.0
     assert scores[2] == pytest.approx(1.0 + 0.2 * 1.0 * 1 / 2)
@@ -139,16 +142,16 @@ def test_file_coherence_boosts_each_files_best_chunk():
     ],
 )  # fmt: skip
 def test_path_penalty(path, factor):
-    assert sig.path_penalty(path) == pytest.approx(factor)
+    assert penalties.path_penalty(path) == pytest.approx(factor)
 
 
 def test_file_saturation_decays_repeats():
     paths = ["a", "a", "a", "b"]
     scores = {0: 1.0, 1: 0.9, 2: 0.8, 3: 0.5}
-    top = sig.select_top(scores, paths, k=3)
+    top = penalties.select_top(scores, paths, k=3)
     assert [chunk for chunk, _ in top] == [0, 3, 1]  # 0.9 * 0.5 = 0.45 < 0.5
     assert top[2][1] == pytest.approx(0.45)
-    assert [c for c, _ in sig.select_top(scores, paths, k=3, saturate=False)] == [0, 1, 2]
+    assert [c for c, _ in penalties.select_top(scores, paths, k=3, saturate=False)] == [0, 1, 2]
 
 
 @pytest.mark.parametrize(
@@ -157,13 +160,13 @@ def test_file_saturation_decays_repeats():
      ("README", True), (".github/x.yml", True), ("lib/a.rs", False), ("schema.sql", False)],
 )  # fmt: skip
 def test_non_code_files(path, non_code):
-    assert sig.is_non_code(path) is non_code
+    assert penalties.is_non_code(path) is non_code
 
 
 def test_non_code_penalty_halves_docs():
     scores = {0: 1.0, 1: 1.0}
-    sig.apply_non_code_penalty(scores, ["a.py", "a.md"])
-    assert scores == {0: 1.0, 1: sig.NON_CODE_FACTOR}
+    penalties.apply_non_code_penalty(scores, ["a.py", "a.md"])
+    assert scores == {0: 1.0, 1: penalties.NON_CODE_FACTOR}
 
 
 @pytest.mark.parametrize(
@@ -185,8 +188,8 @@ def test_embedded_identifier_pull_in_by_file_stem(stem, score):
     # named after it) when its file's stem names the identifier or a 4+ letter prefix of it.
     scores: dict[int, float] = {}
     contents, stems = ["class StateManager {"], [stem]
-    groups = sig.chunks_by_stem(stems)
-    sig.embedded_identifier_boost(
+    groups = names.chunks_by_stem(stems)
+    definitions.embedded_identifier_boost(
         scores, "who builds the StateManager", 2.0, contents, stems, groups
     )
     assert scores == ({} if score is None else {0: pytest.approx(score)})
@@ -195,9 +198,9 @@ def test_embedded_identifier_pull_in_by_file_stem(stem, score):
 # -- more exact cases (each pins a rule of signals.py that a plausible edit could break) ------
 def test_penalties_multiply_the_score():
     scores = {0: 2.0, 1: 2.0, 2: 4.0}
-    sig.apply_path_penalties(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
+    penalties.apply_path_penalties(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
     assert scores == {0: 2.0, 1: pytest.approx(0.6), 2: 4.0}
-    sig.apply_non_code_penalty(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
+    penalties.apply_non_code_penalty(scores, ["src/a.py", "tests/test_a.py", "docs/a.md"])
     assert scores == {0: 2.0, 1: pytest.approx(0.6), 2: pytest.approx(2.0)}
 
 
@@ -205,7 +208,9 @@ def test_pull_in_takes_every_defining_chunk_of_a_named_file():
     contents = ["class User:", "class User(Base):", "x = 1"]
     stems = ["user", "user", "user"]
     scores = {0: 1.0}  # the first chunk is already a candidate, the second is not
-    sig.symbol_query_boost(scores, "User", 2.0, contents, stems, sig.chunks_by_stem(stems))
+    definitions.symbol_query_boost(
+        scores, "User", 2.0, contents, stems, names.chunks_by_stem(stems)
+    )
     # 3 x best, x1.5 in user.py: the candidate gains it, the missing definition joins with it.
     assert scores == {0: pytest.approx(1.0 + 9.0), 1: pytest.approx(9.0)}
 
@@ -213,34 +218,34 @@ def test_pull_in_takes_every_defining_chunk_of_a_named_file():
 def test_a_qualified_symbol_pulls_in_the_file_named_after_its_last_part():
     contents, stems = ["class User:"], ["user"]
     scores: dict[int, float] = {}
-    sig.symbol_query_boost(scores, "app.models.User", 1.0, contents, stems, {"user": [0]})
+    definitions.symbol_query_boost(scores, "app.models.User", 1.0, contents, stems, {"user": [0]})
     assert scores == {0: pytest.approx(4.5)}
-    assert sig.symbol_names("os.path.join") == {"join", "os.path.join"}
-    assert sig.symbol_names("getUser") == {"getUser"}
+    assert query_kind.symbol_names("os.path.join") == {"join", "os.path.join"}
+    assert query_kind.symbol_names("getUser") == {"getUser"}
 
 
 def test_defines_is_case_insensitive_for_sql_only():
-    assert sig.defines("CREATE TABLE users (id int);", "Users")
-    assert not sig.defines("class userservice:", "UserService")
+    assert definitions.defines("CREATE TABLE users (id int);", "Users")
+    assert not definitions.defines("class userservice:", "UserService")
 
 
 def test_file_coherence_scales_with_the_best_score_and_ignores_all_zero_scores():
     scores = {0: 2.0, 1: 1.0}
-    sig.file_coherence(scores, ["a.py", "b.py"])
+    boosts.file_coherence(scores, ["a.py", "b.py"])
     assert scores == {0: pytest.approx(2.0 + 0.2 * 2.0), 1: pytest.approx(1.0 + 0.2 * 2.0 / 2)}
     zeros = {0: 0.0, 1: 0.0}
-    sig.file_coherence(zeros, ["a.py", "b.py"])
+    boosts.file_coherence(zeros, ["a.py", "b.py"])
     assert zeros == {0: 0.0, 1: 0.0}
 
 
 def keyword_matches(keywords: set[str], parts: frozenset[str]) -> int:
-    """The pairwise rule :func:`sig.path_matches` replaced (issue 14), kept as its reference:
+    """The pairwise rule :func:`names.path_matches` replaced (issue 14), kept as its reference:
     keywords equal to a part, or sharing a prefix of at least 3 characters with one."""
     matches = len(keywords & parts)
     for word in keywords - parts:
         for part in parts:
             short, long_ = (word, part) if len(word) <= len(part) else (part, word)
-            if len(short) >= sig.STEM_PREFIX_MIN_CHARS and long_.startswith(short):
+            if len(short) >= names.STEM_PREFIX_MIN_CHARS and long_.startswith(short):
                 matches += 1
                 break
     return matches
@@ -254,34 +259,37 @@ def test_keyword_matches_counts_each_prefix_match_either_way():
 
 
 def test_query_keywords_keep_words_of_three_letters_or_more_in_any_case():
-    assert sig.query_keywords("the API of io") == {"api"}
-    assert sig.query_keywords("Parser") == {"parser"}
+    assert names.query_keywords("the API of io") == {"api"}
+    assert names.query_keywords("Parser") == {"parser"}
 
 
 def test_stem_boost_threshold_is_a_tenth_of_the_words_and_scales_with_best():
     # 10 keywords, one of them the file's name: a ratio of exactly 0.10 still counts.
     query = "parser alpha bravo charlie delta echo foxtrot golf hotel india"
-    assert len(sig.query_keywords(query)) == 10
+    assert len(names.query_keywords(query)) == 10
     scores = {0: 1.0}
-    sig.stem_boost(scores, query, 2.0, ["src/parser.py"])
+    boosts.stem_boost(scores, query, 2.0, ["src/parser.py"])
     assert scores == {0: pytest.approx(1.0 + 2.0 * 0.1)}
 
 
 def test_stem_names_symbol_with_underscores_and_plurals():
-    assert sig.stem_names_symbol("user_sessions", "user_session")  # plural of the snake name
-    assert sig.stem_names_symbol("user_sessions", "UserSession")  # and of the flat one
-    assert not sig.stem_names_symbol("sessions", "UserSession")
+    assert names.stem_names_symbol("user_sessions", "user_session")  # plural of the snake name
+    assert names.stem_names_symbol("user_sessions", "UserSession")  # and of the flat one
+    assert not names.stem_names_symbol("sessions", "UserSession")
 
 
 def test_select_top_stops_once_nothing_left_can_enter():
     # Chunk ids deliberately not in score order; a's repeats decay by half each.
     paths = ["c", "b", "a", "a", "a"]
     scores = {4: 1.0, 3: 0.9, 2: 0.8, 1: 0.5, 0: 0.1}
-    top = sig.select_top(scores, paths, k=3)
+    top = penalties.select_top(scores, paths, k=3)
     assert top == [(4, 1.0), (1, 0.5), (3, pytest.approx(0.45))]
     # The k-th pick sets the floor: a later chunk above it still enters.
-    assert sig.select_top({0: 1.0, 1: 0.9, 2: 0.6}, ["a", "a", "b"], k=2) == [(0, 1.0), (2, 0.6)]
-    assert sig.select_top({0: 0.1, 1: 0.9, 2: 0.5}, ["x", "y", "z"], k=2, saturate=False) == [
+    assert penalties.select_top({0: 1.0, 1: 0.9, 2: 0.6}, ["a", "a", "b"], k=2) == [
+        (0, 1.0),
+        (2, 0.6),
+    ]
+    assert penalties.select_top({0: 0.1, 1: 0.9, 2: 0.5}, ["x", "y", "z"], k=2, saturate=False) == [
         (1, 0.9),
         (2, 0.5),
     ]
@@ -290,7 +298,7 @@ def test_select_top_stops_once_nothing_left_can_enter():
 def test_a_short_identifier_is_pulled_in_from_the_file_named_after_it():
     # Three letters are too few for a prefix match, but the file's exact name still counts.
     scores: dict[int, float] = {}
-    sig.embedded_identifier_boost(
+    definitions.embedded_identifier_boost(
         scores, "where is xYz built", 1.0, ["class xYz:"], ["xyz"], {"xyz": [0]}
     )
     assert scores == {0: pytest.approx(3 * 0.5 * 1.5)}
@@ -307,11 +315,11 @@ def test_stemming_from_many_threads_gives_the_sequential_stems():
 
     def work(part: list[str]) -> None:
         try:
-            failures.extend(w for w in part if sig.english_stem(w) != expected[w])
+            failures.extend(w for w in part if names.english_stem(w) != expected[w])
         except Exception as exc:  # the race raised IndexError
             failures.append(repr(exc))
 
-    sig.english_stem.cache_clear()
+    names.english_stem.cache_clear()
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
@@ -322,15 +330,13 @@ def test_stemming_from_many_threads_gives_the_sequential_stems():
             thread.join()
     finally:
         sys.setswitchinterval(interval)
-        sig.english_stem.cache_clear()
+        names.english_stem.cache_clear()
     assert failures == []
 
 
 def test_stem_lookups_pull_in_the_same_chunks_as_testing_every_stem():
     """StemGroups (issue 14) finds the stems the pull-in scans test one by one, in order."""
     import random
-
-    from seek.retrieve import signals as sig
 
     rng = random.Random(7)
     pieces = ["state", "manager", "user", "users", "service", "s", "st", "http", "client", ""]
@@ -344,24 +350,24 @@ def test_stem_lookups_pull_in_the_same_chunks_as_testing_every_stem():
                "where is StateManager built", "how does UserService use HttpClient"]  # fmt: skip
     pulled_in = set()
     for query in queries:
-        for boost in (sig.symbol_query_boost, sig.embedded_identifier_boost):
-            plain = dict(sig.chunks_by_stem(stems))
-            indexed = sig.chunks_by_stem(stems)
-            assert isinstance(indexed, sig.StemGroups) and not isinstance(plain, sig.StemGroups)
+        for boost in (definitions.symbol_query_boost, definitions.embedded_identifier_boost):
+            plain = dict(names.chunks_by_stem(stems))
+            indexed = names.chunks_by_stem(stems)
+            assert isinstance(indexed, names.StemGroups) and not isinstance(plain, names.StemGroups)
             a, b = {0: 1.0, 5: 0.5}, {0: 1.0, 5: 0.5}
             boost(a, query, 1.0, contents, stems, plain)
             boost(b, query, 1.0, contents, stems, indexed)
             assert list(a.items()) == list(b.items()), (query, boost.__name__)
             if len(a) > 2:
                 pulled_in.add(boost)
-    assert pulled_in == {sig.symbol_query_boost, sig.embedded_identifier_boost}
+    assert pulled_in == {definitions.symbol_query_boost, definitions.embedded_identifier_boost}
 
 
 def _full_pattern_defines(content: str, name: str) -> bool:
     """What ``defines`` was before issue 14: the whole pattern searched over the text."""
     if name not in content and name.lower() not in content.lower():
         return False
-    code, sql = sig._definition_patterns(name)
+    code, sql = definitions._definition_patterns(name)
     return code.search(content) is not None or sql.search(content) is not None
 
 
@@ -386,7 +392,7 @@ def test_defines_at_sites_agrees_with_the_full_pattern(content):
     words = set(re.findall(r"[\w.:]+", content)) | {"foo.bar.baz", "Bar::Baz", "USERS", "x"}
     words |= {w.lower() for w in words} | {w.upper() for w in words} | {"", "(v", " Foo"}
     for name in words:
-        assert sig.defines(content, name) == _full_pattern_defines(content, name), name
+        assert definitions.defines(content, name) == _full_pattern_defines(content, name), name
 
 
 def test_path_matches_counts_as_keyword_matches_does():
@@ -397,5 +403,5 @@ def test_path_matches_counts_as_keyword_matches_does():
         stem = "".join(rng.choice(letters + "_A") for _ in range(rng.randint(1, 9)))
         path = f"src/{folder}/{stem}.py"
         words = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(4)}
-        expected = keyword_matches(words, sig.path_parts(path))
-        assert sig.path_matches(words, path) == expected, (words, path)
+        expected = keyword_matches(words, names.path_parts(path))
+        assert names.path_matches(words, path) == expected, (words, path)

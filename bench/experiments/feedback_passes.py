@@ -51,23 +51,23 @@ def expanded_words(words: str, contents: Sequence[str], best: Sequence[int], bm2
     return " ".join([words, *sorted(counts, key=lambda t: (-weight(t), t))[:TERMS]])
 
 
-def moved_query(searcher, q: np.ndarray, best: Sequence[int]) -> np.ndarray:
+def moved_query(index, q: np.ndarray, best: Sequence[int]) -> np.ndarray:
     """The question's vector moved toward the mean of the chunks ``best`` (unit)."""
     centroid = np.zeros_like(q)
     for chunk_id in best:
-        lo = int(searcher.chunk_first_row[chunk_id])
-        centroid += searcher.vectors[lo : lo + int(searcher.chunk_rows[chunk_id])].mean(axis=0)
+        lo = int(index.chunk_first_row[chunk_id])
+        centroid += index.vectors[lo : lo + int(index.chunk_rows[chunk_id])].mean(axis=0)
     moved = q + ROCCHIO_WEIGHT * centroid / max(len(best), 1)
     return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
 
 
 def install(kind: str, share: float, feedback: int) -> None:
     """Patch the searcher: its fusion of a hybrid search gets the extra lists."""
-    from seek.retrieve import searcher as module
+    from seek.retrieve import pipeline as module
     from seek.text import keyword_query
 
     plain_fuse = module.fuse
-    plain_candidates = module.Searcher.candidates
+    plain_candidates = module.SearchPipeline.candidates
 
     def candidates(self, query, n_best, **kwargs):
         token = _asked.set((self, query))
@@ -81,21 +81,22 @@ def install(kind: str, share: float, feedback: int) -> None:
         (vector_ids, w), (keyword_ids, kw) = lists[0], lists[1]
         if asked is None or not vector_ids or not keyword_ids or w in (0.0, 1.0):
             return plain_fuse(lists, k)
-        searcher, query = asked
+        pipeline, query = asked
+        index = pipeline.index
         first = plain_fuse([(vector_ids, 0.5), (keyword_ids, 0.5)], k)
         best = sorted(first, key=lambda i: -first[i])[:feedback]
         n = max(len(vector_ids), len(keyword_ids))
         extra = []
         if "rm3" in kind:
-            words = expanded_words(keyword_query(query), searcher.contents, best, searcher.bm25)
-            extra.append((searcher.keyword_candidates(words, n), share * kw))
+            words = expanded_words(keyword_query(query), index.contents, best, index.bm25)
+            extra.append((pipeline.keywords.candidates(words, n), share * kw))
         if "prf" in kind:
-            moved = moved_query(searcher, searcher.query_vector(query), best)
-            similarities = searcher.chunk_similarities(moved)
-            extra.append((searcher.vector_candidates(similarities, n), share * w))
+            moved = moved_query(index, pipeline.query_vector(query), best)
+            similarities = index.chunk_similarities(moved)
+            extra.append((module.vector_candidates(similarities, n), share * w))
         return plain_fuse([*lists, *extra], k)
 
-    module.Searcher.candidates = candidates
+    module.SearchPipeline.candidates = candidates
     module.fuse = fuse
 
 

@@ -40,10 +40,10 @@ CHUNK_COLUMNS = (0, 4, 6, 8, 9, 10, 11)
 def aggregates(searcher, text: str, files, pool, retrieval) -> np.ndarray:
     """One row of :data:`AGGREGATES` per pool file."""
     from seek.retrieve import chunks as stage
-    from seek.retrieve import signals as sig
+    from seek.retrieve.signals.names import query_keywords
 
     sims = retrieval.similarities
-    keywords = sig.query_keywords(text)
+    keywords = query_keywords(text)
     best_pool = max(float(sims[i]) for i, _ in pool) if sims is not None else 0.0
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     rows = []

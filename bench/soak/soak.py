@@ -98,7 +98,7 @@ class Editor:
     time replaces the previous one, so the index changes but does not grow."""
 
     def __init__(self, roots: list[Path]) -> None:
-        from seek.retrieve.signals import is_non_code, path_penalty
+        from seek.retrieve.signals.penalties import is_non_code, path_penalty
 
         self.targets = []
         for root in roots:

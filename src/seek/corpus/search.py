@@ -7,11 +7,11 @@ more than ``FLAT_MAX_ROWS``, else exact; ``VECTOR_WINDOWS`` x the candidates, re
 exactly by ``refine_factor``, not at all over the whole corpus) and the full-text index.
 The files they name are ranked by fusing the two lists (:func:`pool_files`), the first
 ``POOL_FILES`` (``WHOLE_CORPUS``'s, cheaper, without a filter) are fetched whole - every
-window with its vector; their paths are embedded meanwhile - and
-become a small in-memory index, :class:`PoolSearcher`,
-on which seek's own searcher runs unchanged: exact chunk similarities, fusion, signals,
-the learned ranker and the chunk stage. Memory holds one question's pool and LanceDB's
-bounded caches (:mod:`seek.store.corpus_table`), so it does not grow with the corpus.
+window with its vector; their paths are embedded meanwhile - and become a small
+in-memory index (:class:`~seek.retrieve.loaded.LoadedIndex`) on which seek's own search
+pipeline runs unchanged (:func:`pool_pipeline`): exact chunk similarities, fusion,
+signals, the learned ranker and the chunk stage. Memory holds one question's pool and
+LanceDB's bounded caches (:mod:`seek.store.corpus_table`), so it does not grow with the corpus.
 
 Differences from a workspace search, by design: keyword scores are BM25 with statistics of
 the whole corpus (not of one repository); signals that look across the index (a symbol's
@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,10 +35,13 @@ from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.embed import Embedder, task_prefixes
 from seek.retrieve import signals as sig
-from seek.retrieve.embedding import PathVectors
+from seek.retrieve.embedding import IndexEmbedder, PathVectors
 from seek.retrieve.fusion import fuse
+from seek.retrieve.loaded import LoadedIndex
+from seek.retrieve.pipeline import SearchPipeline
+from seek.retrieve.retrievers import Keywords, QueryEmbedding
 from seek.retrieve.search_cache import SearchData
-from seek.retrieve.searcher import IndexEmbedder, Searcher
+from seek.retrieve.signals.query import semantic_weight
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings
 from seek.store.corpus_table import CorpusTable, repo_filter
@@ -104,53 +106,41 @@ def pool_files(
     return sorted(scores, key=lambda f: -scores[f])[:limit]
 
 
-class _Rows:
-    """What :class:`Searcher` asks of its table, for a pool already in memory."""
+class PoolKeywords(Keywords):
+    """The keyword hits the corpus's full-text index gave for a question, as the pool's
+    keyword retriever (BM25 with statistics of the whole corpus)."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
+    def __init__(self, index: LoadedIndex, hits: list[tuple[str, int, float]]) -> None:
+        self.index, self.hits = index, hits
 
-    def has_keyword_index(self) -> bool:
-        return True
-
-
-class PoolSearcher(Searcher):
-    """seek's searcher over one question's candidate files."""
-
-    def __init__(
-        self,
-        data: dict[str, Any],
-        settings: Settings,
-        embedding: IndexEmbedder,
-        query_vector: np.ndarray | None,
-        keyword_hits: list[tuple[str, int, float]],
-        path_vectors: dict[str, np.ndarray],
-    ) -> None:
-        self.root = Path("/")
-        self.settings = settings
-        self.model_id = embedding.model_id
-        self.document_prefix, self.query_prefix = task_prefixes(settings.model or self.model_id)
-        self._embedding = embedding
-        self.table = _Rows(data)  # type: ignore[assignment]
-        self._load(SearchData.from_rows(data, pool=True))
-        self.path_vectors.known = path_vectors  # shared between questions, bounded by caller
-        self._has_keywords = True
-        self._q = query_vector
-        self._keyword_hits = keyword_hits
-
-    def query_vector(self, query: str) -> np.ndarray | None:
-        return self._q if len(self.vectors) else None
-
-    def keyword_scored(
-        self, words: str, n: int, paths: list[str] | None = None
-    ) -> list[tuple[int, float]]:
+    def scored(self, words: str, n: int, paths: list[str] | None = None) -> list[tuple[int, float]]:
         allowed = set(paths) if paths is not None else None
+        key = self.index.chunk_of_key
         out = []
-        for path, chunk, score in self._keyword_hits:
-            chunk_id = self.chunk_of_key.get((path, chunk))
+        for path, chunk, score in self.hits:
+            chunk_id = key.get((path, chunk))
             if chunk_id is not None and (allowed is None or path in allowed):
                 out.append((chunk_id, float(score)))
         return out[:n]
+
+
+def pool_pipeline(
+    data: dict[str, Any],
+    settings: Settings,
+    embedding: IndexEmbedder,
+    query_vector: np.ndarray | None,
+    keyword_hits: list[tuple[str, int, float]],
+    path_vectors: dict[str, np.ndarray],
+) -> SearchPipeline:
+    """seek's search pipeline over one question's candidate files (``data``, the table's
+    columns), with the question's vector and keyword hits already found for the pool."""
+    document_prefix = task_prefixes(settings.model or embedding.model_id)[0]
+    index = LoadedIndex(SearchData.from_rows(data, pool=True), embedding, document_prefix)
+    index.path_vectors.known = path_vectors  # shared between questions, bounded by caller
+    given = query_vector if len(index.vectors) else None
+    return SearchPipeline(
+        index, settings, embedding, lambda _query: given, PoolKeywords(index, keyword_hits)
+    )
 
 
 class CorpusSearcher:
@@ -168,7 +158,9 @@ class CorpusSearcher:
                               "run `seek corpus index`")  # fmt: skip
         self.table.reader()  # opened here, not by the first questions (a server's threads)
         self.embedding = IndexEmbedder(settings, self.model_id, embedder)
-        self.query_prefix = task_prefixes(settings.model or self.model_id)[1]
+        self._query_vector = QueryEmbedding(
+            self.embedding, task_prefixes(settings.model or self.model_id)[1]
+        )
         self._path_vectors: dict[str, np.ndarray] = {}
         self._filtered_rows: dict[str, int] = {}
         self._has_ann: bool | None = None
@@ -230,7 +222,7 @@ class CorpusSearcher:
         )
         keyword_hits = keyword_job.result()
         timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
-        weight = sig.semantic_weight(query, sig.QUERY_TYPE_WEIGHTING not in disabled)
+        weight = semantic_weight(query, sig.QUERY_TYPE_WEIGHTING not in disabled)
         files = pool_files(vector_files, [(r, p) for r, p, _, _ in keyword_hits], weight,
                            self.settings.rrf_k, wide.get("pool_files", POOL_FILES))  # fmt: skip
         if not files:
@@ -247,7 +239,7 @@ class CorpusSearcher:
         data = self.table.fetch_files(files, meanwhile=lambda: self._embed_paths(list(origin), q))
         timings["fetch_ms"] = (time.perf_counter() - started) * 1000
         data["path"] = [name(r, p) for r, p in zip(data.pop("repo"), data["path"], strict=True)]
-        pool = PoolSearcher(
+        pool = pool_pipeline(
             data, self.settings, self.embedding, q,
             [(name(r, p), c, s) for r, p, c, s in keyword_hits], self._path_vectors,
         )  # fmt: skip
@@ -273,10 +265,3 @@ class CorpusSearcher:
             vectors = PathVectors(self.embedding, document_prefix, len(q))
             vectors.known = self._path_vectors
             vectors(paths)
-
-    def _query_vector(self, query: str) -> np.ndarray | None:
-        embedder = self.embedding.get()
-        if embedder is None:
-            return None
-        q = embedder.embed([self.query_prefix + query])[0].astype(np.float32)
-        return q / max(float(np.linalg.norm(q)), 1e-12)

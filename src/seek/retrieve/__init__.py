@@ -16,13 +16,13 @@ from __future__ import annotations
 from seek import lazy_names
 
 _LAZY = {
-    "BM25_ONLY": "seek.retrieve.searcher",
+    "BM25_ONLY": "seek.retrieve.pipeline",
     "CONTENT_KINDS": "seek.retrieve.scope",
     "EVERYTHING": "seek.retrieve.scope",
-    "HYBRID": "seek.retrieve.searcher",
-    "MODES": "seek.retrieve.searcher",
+    "HYBRID": "seek.retrieve.pipeline",
+    "MODES": "seek.retrieve.pipeline",
     "SIGNALS": "seek.retrieve.signals",
-    "VECTOR_ONLY": "seek.retrieve.searcher",
+    "VECTOR_ONLY": "seek.retrieve.pipeline",
     "Hit": "seek.retrieve.types",
     "Scope": "seek.retrieve.scope",
     "SearchResult": "seek.retrieve.types",

@@ -26,7 +26,7 @@ from itertools import count
 
 import numpy as np
 
-from seek.retrieve.signals import english_stem
+from seek.retrieve.signals.names import english_stem
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)

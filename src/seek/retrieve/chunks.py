@@ -35,8 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from seek.retrieve import signals as sig
 from seek.retrieve.ranker import Corpus, Ranker, Retrieval
+from seek.retrieve.signals.definitions import defines
+from seek.retrieve.signals.names import english_stem, query_keywords
+from seek.retrieve.signals.query import embedded_identifiers, is_symbol_query, symbol_names
 from seek.retrieve.wordsets import may_hold
 from seek.text import IDENTIFIER, split_identifier
 
@@ -107,8 +109,8 @@ def chunk_parts(content: str) -> tuple[frozenset[str], frozenset[str]]:
             names.add(name.lower())
             names.update(split_identifier(name))
     return (
-        frozenset(sig.english_stem(w) for w in names),
-        frozenset(sig.english_stem(w) for w in comments),
+        frozenset(english_stem(w) for w in names),
+        frozenset(english_stem(w) for w in comments),
     )
 
 
@@ -222,9 +224,9 @@ def features(
     out = np.zeros((len(chosen), len(CHUNK_FEATURES)), dtype=np.float64)
     if not chosen:
         return out
-    keywords = sig.query_keywords(query)
-    symbol = sig.is_symbol_query(query)
-    names = sig.symbol_names(query) if symbol else sig.embedded_identifiers(query)
+    keywords = query_keywords(query)
+    symbol = is_symbol_query(query)
+    names = symbol_names(query) if symbol else embedded_identifiers(query)
     best_pool = max((s for _, s in pool), default=0.0) or 1.0
     fused = {chunk_id: score / best_pool for chunk_id, score in pool}
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
@@ -299,7 +301,7 @@ def features(
     out[:, 8] = per_chunk[2]
     if names:
         contents = corpus.contents
-        out[:, 9] = [any(sig.defines(contents[c], m) for m in names) for c in id_list]
+        out[:, 9] = [any(defines(contents[c], m) for m in names) for c in id_list]
     out[:, 10] = per_chunk[3]
     keyword_scores = retrieval.keyword_scores
     out[:, 11] = [keyword_scores.get(c, 0.0) / best_bm25 for c in id_list]

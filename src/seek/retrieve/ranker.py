@@ -23,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from seek.retrieve import signals as sig
+from seek.retrieve.signals.definitions import defines
+from seek.retrieve.signals.names import path_matches, query_keywords
+from seek.retrieve.signals.penalties import is_non_code, path_penalty
+from seek.retrieve.signals.query import embedded_identifiers, is_symbol_query, symbol_names
 from seek.retrieve.versions import older_copies
 from seek.retrieve.wordsets import WordSets, identifier_words, may_hold
 from seek.text import IDENTIFIER
@@ -193,9 +196,9 @@ def features(
     out = np.zeros((len(files), len(FEATURES)), dtype=np.float64)
     if not files:
         return [], out
-    keywords = sig.query_keywords(query)
-    symbol = sig.is_symbol_query(query)
-    names = sig.symbol_names(query) if symbol else sig.embedded_identifiers(query)
+    keywords = query_keywords(query)
+    symbol = is_symbol_query(query)
+    names = symbol_names(query) if symbol else embedded_identifiers(query)
     ids = np.array([chunk_id for chunk_id, _ in pool], dtype=np.int64)
     fused = np.array([score for _, score in pool]) / max(max(s for _, s in pool), 1e-12)
     sims = retrieval.similarities
@@ -276,15 +279,15 @@ def features(
         out[:, 16] = per_file_max(np.array(idf_coverage, dtype=np.float64))
     out[:, 17] = [coverage(corpus.file_words_among(path, wanted)) for path in files]
     if keywords:
-        out[:, 18] = [sig.path_matches(keywords, path) / len(keywords) for path in files]
+        out[:, 18] = [path_matches(keywords, path) / len(keywords) for path in files]
     if names:
         contents = corpus.contents
         out[:, 19] = [
-            any(sig.defines(contents[id_list[p]], m) for p in positions for m in names)
+            any(defines(contents[id_list[p]], m) for p in positions for m in names)
             for positions in groups
         ]
-    out[:, 20] = [math.log(sig.path_penalty(path)) for path in files]
-    out[:, 21] = [sig.is_non_code(path) for path in files]
+    out[:, 20] = [math.log(path_penalty(path)) for path in files]
+    out[:, 21] = [is_non_code(path) for path in files]
     out[:, 22] = [math.log(n) for n in sizes.tolist()]
     out[:, 23] = float(symbol)
     out[:, 24] = math.log1p(len(keywords))

@@ -17,8 +17,10 @@ import numpy as np
 
 from seek.errors import SeekError
 from seek.retrieve.fusion import fuse
+from seek.retrieve.pipeline import CANDIDATES_PER_RESULT
+from seek.retrieve.retrievers import vector_candidates
 from seek.retrieve.scope import Scope, content_kind
-from seek.retrieve.searcher import CANDIDATES_PER_RESULT, Searcher
+from seek.retrieve.searcher import Searcher
 from seek.retrieve.types import SearchResult
 from seek.text import STOP_WORDS, keyword_text
 
@@ -32,16 +34,18 @@ def chunk_at(searcher: Searcher, path: str, line: int) -> int:
     nearest one when the line falls between chunks)."""
     if line < 1:
         raise SeekError(f"line numbers start at 1, not {line}")
-    ids = searcher.chunks_of_path.get(path)
+    index = searcher.index
+    ids = index.chunks_of_path.get(path)
     if ids is None:
         raise SeekError(f"{path} is not in the index (indexed paths are workspace-relative)")
     row = line - 1
-    holding = [int(i) for i in ids if searcher.starts[i] <= row <= searcher.ends[i]]
+    starts, ends = index.starts, index.ends
+    holding = [int(i) for i in ids if starts[i] <= row <= ends[i]]
     if holding:
-        return min(holding, key=lambda i: searcher.ends[i] - searcher.starts[i])
+        return min(holding, key=lambda i: ends[i] - starts[i])
     return min(
         (int(i) for i in ids),
-        key=lambda i: min(abs(searcher.starts[i] - row), abs(searcher.ends[i] - row)),
+        key=lambda i: min(abs(starts[i] - row), abs(ends[i] - row)),
     )
 
 
@@ -61,21 +65,22 @@ def related(
     :mod:`.scope`; default: the kind of ``path``, so code finds code)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    index = searcher.index
     source = chunk_at(searcher, path, line)
     n = max(searcher.settings.retrieve_k, CANDIDATES_PER_RESULT * k)
     scope = Scope(content=content or content_kind(path))
-    own = {int(i) for i in searcher.chunks_of_path[path]}
-    own |= {i for i, p in enumerate(searcher.paths) if not scope.keeps(p)}
-    first, count = searcher.chunk_first_row[source], searcher.chunk_rows[source]
+    own = {int(i) for i in index.chunks_of_path[path]}
+    own |= {i for i, p in enumerate(index.paths) if not scope.keeps(p)}
+    first, count = index.chunk_first_row[source], index.chunk_rows[source]
     vector_ids: list[int] = []
-    if len(searcher.vectors):
-        q = searcher.vectors[first : first + count].mean(axis=0)
+    if len(index.vectors):
+        q = index.vectors[first : first + count].mean(axis=0)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        similarities = searcher.chunk_similarities(q)
-        vector_ids = searcher.vector_candidates(similarities, n + len(own))
+        similarities = index.chunk_similarities(q)
+        vector_ids = vector_candidates(similarities, n + len(own))
     timings["vector_ms"] = (time.perf_counter() - started) * 1000
-    words = chunk_keywords(searcher.contents[source])
-    keyword_ids = searcher.keyword_candidates(words, n + len(own))
+    words = chunk_keywords(index.contents[source])
+    keyword_ids = searcher.pipeline.keywords.candidates(words, n + len(own))
     timings["keyword_ms"] = (time.perf_counter() - started) * 1000
     scores = fuse(
         [([i for i in vector_ids if i not in own], 0.5),
@@ -83,6 +88,6 @@ def related(
         searcher.settings.rrf_k,
     )  # fmt: skip
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
-    hits = [searcher.hit(i, score) for i, score in best]
-    query = f"{path}:{searcher.starts[source] + 1}-{searcher.ends[source] + 1}"
+    hits = [index.hit(i, score) for i, score in best]
+    query = f"{path}:{index.starts[source] + 1}-{index.ends[source] + 1}"
     return SearchResult(query, words, hits, (), timings)

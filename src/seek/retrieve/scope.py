@@ -27,7 +27,7 @@ BUILD_NAMES = frozenset(
 @lru_cache(maxsize=16384)
 def content_kind(path: str) -> str:
     """``code``, ``docs`` or ``config`` for a workspace-relative path."""
-    from seek.retrieve.signals import is_non_code
+    from seek.retrieve.signals.penalties import is_non_code
 
     if not is_non_code(path):
         return "code"

@@ -14,7 +14,7 @@ from itertools import count
 import numpy as np
 
 from seek.retrieve.bm25 import Codes, sorted_unique
-from seek.retrieve.signals import english_stem, stem_probe
+from seek.retrieve.signals.names import english_stem, stem_probe
 from seek.text import IDENTIFIER, split_identifier
 
 
