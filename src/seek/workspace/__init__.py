@@ -146,20 +146,6 @@ class Workspaces:
         """Ranked hits for ``query``, the team's after them (a note when it failed);
         ``team=False`` for a search a team client asked (no loops)."""
         check_query(query)  # before any work: a query that is not text fails in one line
-        return self._search(root, query, k, focus, settings, update, rerank, scope, team)
-
-    def _search(
-        self,
-        root: Path,
-        query: str,
-        k: int,
-        focus: tuple[str, ...],
-        settings: Settings | None = None,
-        update: bool = True,
-        rerank: bool = True,
-        scope: Scope = EVERYTHING,
-        team: bool = True,
-    ) -> SearchResult:
         settings = settings or self.settings(root)
         pending = None
         if team and settings.team_url:
@@ -203,32 +189,27 @@ class Workspaces:
     ) -> ContextResult:
         """Labelled, budgeted prompt blocks answering ``question`` (see
         :mod:`seek.retrieve.context`)."""
-        return self.found_and_context(
-            root, question, budget, snippets=snippets, threshold=threshold, settings=settings,
-            focus=focus,
-        )[1]  # fmt: skip
-
-    def found_and_context(
-        self,
-        root: Path,
-        question: str,
-        budget: int | None = None,
-        *,
-        snippets: int | None = None,
-        threshold: float | None = None,
-        settings: Settings | None = None,
-        focus: tuple[str, ...] = (),
-    ) -> tuple[SearchResult, ContextResult]:
-        """The search a context is built from (``rerank_top`` hits) and the context: the page
-        shows both."""
-        check_query(question, "the question")
-        settings = settings or self.settings(root)
         from seek.retrieve.context import build_context
 
-        found = self._search(root, question, settings.rerank_top, focus, settings)
-        return found, build_context(
+        settings = settings or self.settings(root)
+        found = self._context_search(root, question, settings, focus)
+        return build_context(
             root, found, settings, budget=budget, snippets=snippets, threshold=threshold
         )
+
+    def found_and_context(self, root: Path, question: str) -> tuple[SearchResult, ContextResult]:
+        """The page's search: the hits a context is built from, and the context (the
+        settings' limits), so each hit can show the wider block the context kept."""
+        from seek.retrieve.context import build_context
+
+        settings = self.settings(root)
+        found = self._context_search(root, question, settings)
+        return found, build_context(root, found, settings)
+
+    def _context_search(
+        self, root: Path, question: str, settings: Settings, focus: tuple[str, ...] = ()
+    ) -> SearchResult:
+        return self.search(root, question, settings.rerank_top, focus, settings=settings)
 
     # -- status and index runs -------------------------------------------------------------
 
