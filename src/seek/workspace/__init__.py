@@ -1,8 +1,9 @@
 """The facade every front-end calls (design "One service facade for every front-end").
 
-The CLI, ``seek ask``, the MCP server and the HTTP API all search, gather context, find
-related code, report status and index through this module, so one query gets the same hits,
-notes and ``calibrated`` flag wherever it comes from. What lives here and nowhere else:
+The CLI, ``seek ask``, the MCP server, the HTTP API and the page all search, gather
+context, find related code, report status, index and watch through this module, so one query
+gets the same hits, notes and ``calibrated`` flag wherever it comes from
+(``tests/test_boundaries.py`` holds them to it). What lives here and nowhere else:
 
 - **freshness**: a one-shot call (CLI, library) brings the index up to date first; a
   long-running server keeps its searchers in :class:`seek.workspace.live.LiveIndexes` and
