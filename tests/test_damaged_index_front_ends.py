@@ -108,3 +108,25 @@ def test_a_damaged_index_is_repaired_and_answered_alike(workspace, front_end):
     assert len(notes) == 1 and notes[0].startswith(REPAIRED), notes
     index_dir = index_dir_for(root, settings)
     assert damage_reason(index_dir, load_manifest(index_dir)) == ""  # repaired for good
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["one-shot", "server"])
+def test_the_retry_keeps_the_searchs_scope_and_ranker_switch(workspace, live):
+    """The repaired search is the one asked: limited to ``src/`` and without the learned
+    ranker (before, a server's retry dropped both, and other searches had no retry)."""
+    from seek.retrieve.scope import Scope
+    from seek.workspace import Workspaces
+
+    root, overrides, settings = workspace
+
+    def ask():  # a server started now: it loads its searcher from the search cache
+        spaces = Workspaces(settings=settings, live=live)
+        return spaces.search(root, QUERY, 5, rerank=False, scope=Scope(("src",), "code"))
+
+    clean = ask()
+    assert clean.hits and not clean.calibrated and not clean.notes
+    damage(root, settings)
+    repaired = ask()
+    assert repaired.hits == clean.hits and not repaired.calibrated
+    assert all(hit.path.startswith("src/") for hit in repaired.hits)
+    assert len(repaired.notes) == 1 and repaired.notes[0].startswith(REPAIRED)
