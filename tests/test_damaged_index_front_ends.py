@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import anyio
 import httpx
@@ -47,13 +48,13 @@ def workspace(make_tree, seek_home, hash_provider, lance_keywords, monkeypatch):
 
 
 def damage(root, settings) -> None:
-    """Cut the table's largest data file in half; the search cache beside it stays (a search
-    still opens). (A deleted table folder is not this case: the keyword pass then finds no
-    keyword index and answers from vectors, with a note saying `seek index` rebuilds it.)"""
+    """Delete the table's version manifests (``_versions``), as a half-copied or half-deleted
+    index folder leaves it; the search cache beside it stays, so a search still opens.
+    (A cut data file is damage too, but a process that has read the table may answer from
+    LanceDB's cache of it; a deleted table folder is not this case: the keyword pass finds
+    no keyword index and answers from vectors, with a note that `seek index` rebuilds it.)"""
     index_dir = index_dir_for(root, settings)
-    data = index_dir / "lancedb" / f"{load_manifest(index_dir).table}.lance" / "data"
-    biggest = max(data.iterdir(), key=lambda p: p.stat().st_size)
-    biggest.write_bytes(biggest.read_bytes()[: biggest.stat().st_size // 2])
+    shutil.rmtree(index_dir / "lancedb" / f"{load_manifest(index_dir).table}.lance" / "_versions")
     assert damage_reason(index_dir, load_manifest(index_dir)).startswith("index damaged: ")
 
 
