@@ -177,3 +177,53 @@ def test_the_store_does_not_import_the_corpus_above_it():
     ``seek.store.location.DatabaseLocation``; store/ never imports corpus/ (not even for
     types)."""
     assert {p for p in importers("seek.corpus") if p.startswith("store/")} == set()
+
+
+# -- one door (issue 29, item 2) -------------------------------------------------------------
+# The front-ends search, index, watch and report status through the facade
+# (seek.workspace), never through the pipeline's run or search internals. What they may
+# still name below it, and why:
+FRONT_ENDS = ("cli", "mcp", "web")
+PIPELINE = ("index", "retrieve", "store", "scan", "chunk", "embed", "graph", "rerank")
+FRONT_END_ALLOWED = {
+    # types the facade takes and returns: a search's scope, its hits, a run's report and
+    # progress events (the CLI's bar, the page's panel)
+    "seek.retrieve.scope": {"seek.cli.search_cmd"},
+    "seek.retrieve.types": {"seek.cli.output", "seek.mcp"},
+    "seek.index.report": {"seek.cli.index_cmd", "seek.web.adapter"},
+    # process set-up, once at the start of a command: one BLAS thread for one-shot commands,
+    # bounded native threads, malloc arenas and LanceDB loaded early for long-running ones
+    "seek.store.threads": {"seek.cli", "seek.cli.serve_cmd", "seek.cli.watch_cmd"},
+    "seek.store.memory": {"seek.cli.serve_cmd", "seek.cli.watch_cmd"},
+    "seek.store.warm": {"seek.cli.serve_cmd", "seek.cli.watch_cmd"},
+    # `seek models` lists, downloads and removes the optional cross-encoders' files: model
+    # files on disk, not a search
+    "seek.rerank.hub": {"seek.cli.models_cmd"},
+    "seek.rerank.pull": {"seek.cli.models_cmd"},
+}
+
+
+def front_end_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Arrows from a front-end module into the pipeline that the allowlist does not hold."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if unit(module) in FRONT_ENDS
+        for target in targets
+        if unit(target) in PIPELINE and module not in FRONT_END_ALLOWED.get(target, ())
+    )
+
+
+def test_front_ends_reach_the_pipeline_only_through_the_facade():
+    assert front_end_arrows(import_graph()) == []
+
+
+def test_the_door_check_sees_a_front_end_that_goes_around_the_facade():
+    """It can fail: the page's adapter importing the indexer, or the CLI the searcher."""
+    graph = import_graph()
+    graph["seek.web.adapter"] = graph["seek.web.adapter"] | {"seek.index.indexer"}
+    graph["seek.cli.search_cmd"] = graph["seek.cli.search_cmd"] | {"seek.retrieve.searcher"}
+    assert front_end_arrows(graph) == [
+        "seek.cli.search_cmd -> seek.retrieve.searcher",
+        "seek.web.adapter -> seek.index.indexer",
+    ]

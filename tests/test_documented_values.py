@@ -17,7 +17,7 @@ from seek.scan.walk import TOO_BIG, ScannedFile, check_file, scan_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for
 from seek.text import is_follow_up
-from seek.workspace import live
+from seek.workspace import Workspaces, live
 
 ALL_SIGNALS_OFF = frozenset(SIGNALS)
 
@@ -160,12 +160,12 @@ def test_live_indexes_check_for_changes_at_most_once_a_second(make_tree, setting
     monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: now[0]))
     root = make_tree(SMALL_PROJECT)
     settings = settings_for()
-    indexes = live.LiveIndexes()
-    assert indexes.search(root, settings, "HttpClient", 3, ()).hits
+    spaces = Workspaces(settings=settings)  # a server's facade: its searchers kept live
+    assert spaces.search(root, "HttpClient", 3).hits
     (root / "src/fresh.py").write_text("def brand_new_function():\n    return 1\n")
 
     def found():
-        hits = indexes.search(root, settings, "brand_new_function", 3, ()).hits
+        hits = spaces.search(root, "brand_new_function", 3).hits
         return "src/fresh.py" in {h.path for h in hits}
 
     now[0] += 0.9

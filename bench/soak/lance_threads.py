@@ -51,13 +51,16 @@ def main() -> None:
 
     import seek.workspace.live
     from seek.settings import load_settings
+    from seek.workspace import Workspaces
 
     seek.workspace.live.FRESHNESS_S = (
         0.2  # re-check often: each edit is picked up by the next search
     )
     settings = load_settings(workspace)
-    live = seek.workspace.live.LiveIndexes()
-    live.search(workspace, settings, "search", 5, ())
+    spaces = Workspaces(settings=settings)  # a server's facade: its live searchers
+    live = spaces.live
+    assert live is not None
+    spaces.search(workspace, "search", 5)
     print("LANCE_IO_THREADS", os.environ.get("LANCE_IO_THREADS", "(lance's default)"))
     print("start", dict(threads_by_name()), flush=True)
     stop = threading.Event()
@@ -67,7 +70,7 @@ def main() -> None:
         while not stop.is_set():
             query = f"{WORDS[(counts[i] + i) % len(WORDS)]} q{counts[i]}"
             if args.mode == "hybrid":
-                live.search(workspace, settings, query, 5, ())
+                spaces.search(workspace, query, 5)
             else:
                 searcher, _ = live.searcher(workspace, settings)
                 searcher.search(query, 5, mode=args.mode)

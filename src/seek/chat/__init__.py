@@ -27,6 +27,7 @@ from seek.retrieve.context import ContextResult
 from seek.settings import Settings, user_config_path
 from seek.store import index_dir_for
 from seek.text import search_text
+from seek.workspace import Workspaces
 from seek.workspace import context as workspace_context
 
 DEFAULT_TEMPLATE = """Here is code from the workspace that may be relevant to the question below. \
@@ -192,10 +193,12 @@ def ask(
     session: str | None = None,
     on_piece: Callable[[str], None] = lambda piece: None,
     on_context: Callable[[ContextResult], None] = lambda context: None,
+    workspaces: Workspaces | None = None,
 ) -> Answer:
     """Answer ``question`` from the workspace's code with the chat model, streaming pieces;
     ``on_context`` gets the blocks sent before the model's first word (so a page can list
-    the sources while the answer streams)."""
+    the sources while the answer streams). A server passes its ``workspaces`` (its kept
+    searchers); else the context is a one-shot call."""
     question = question.strip()
     if not question:
         raise SettingsError("the question is empty")
@@ -203,7 +206,10 @@ def ask(
     turns = load_session(store) if store else []
     previous, focus = (turns[-1].question, turns[-1].files) if turns else (None, ())
     searched = search_text(question, previous)
-    context = workspace_context(root, searched, settings, focus=focus)
+    if workspaces is None:
+        context = workspace_context(root, searched, settings, focus=focus)
+    else:
+        context = workspaces.context(root, searched, settings=settings, focus=focus)
     on_context(context)
     prompt = prompt_template().format(blocks=context.prompt(), question=question)
     pieces = []

@@ -12,10 +12,10 @@ from pathlib import Path
 import click
 
 from seek._version import __version__
-from seek.embed import provider_names
 from seek.errors import SeekError
 from seek.redact import redact, redact_logs
 from seek.settings import Settings, load_settings
+from seek.settings.providers import provider_names
 
 
 class Context:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from seek.cli import Context, cli
-from seek.index.root import resolve_workspace
 from seek.untrusted import printable, printable_text
+from seek.workspace import resolve_workspace
 
 
 @cli.command("ask")

@@ -7,8 +7,8 @@ import json
 import click
 
 from seek.cli import Context, cli
-from seek.embed import provider_names
 from seek.settings import setting_names, user_config_path
+from seek.settings.providers import provider_names
 from seek.settings.trust import describe, describe_line
 
 

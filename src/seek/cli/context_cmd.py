@@ -7,8 +7,8 @@ import json
 import click
 
 from seek.cli import Context, cli
-from seek.index.root import resolve_workspace
 from seek.untrusted import MAX_BUDGET_CHARS, MAX_SNIPPETS, printable_text
+from seek.workspace import resolve_workspace
 
 
 @cli.command("context")

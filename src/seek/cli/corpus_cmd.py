@@ -49,17 +49,10 @@ def add_command(uri: str, sources: tuple[str, ...], name: str | None) -> None:
 @click.argument("names", nargs=-1, required=True)
 def remove_command(uri: str, names: tuple[str, ...]) -> None:
     """Remove repositories and their rows from the corpus."""
-    from seek.corpus.catalog import Catalog
+    from seek.corpus.build import remove_repos
     from seek.corpus.location import CorpusLocation
-    from seek.store.corpus_table import CorpusTable
 
-    location = CorpusLocation(uri)
-    catalog = Catalog(location)
-    for name in names:
-        with location.lock(name, "seek corpus remove"):
-            catalog.remove(name)
-            CorpusTable(location).delete_repo(name)
-            catalog.delete_manifest(name)
+    remove_repos(CorpusLocation(uri), names)
 
 
 @corpus_group.command("list")

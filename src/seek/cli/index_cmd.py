@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 import click
 
 from seek.cli import Context, cli
-from seek.index.report import REBUILD, UPDATE
-from seek.index.root import resolve_workspace
 from seek.untrusted import printable
+from seek.workspace import resolve_workspace
 
 if TYPE_CHECKING:  # rich and the indexer load when a command needs them (`seek --help`)
     from rich.console import Console
@@ -90,7 +89,7 @@ def index_command(
     """Create or update the index of a workspace (incremental)."""
     from rich.console import Console
 
-    from seek.index.indexer import index_workspace
+    from seek.workspace import index
 
     root = resolve_workspace(obj.workspace(path))
     settings = obj.settings(root)
@@ -101,9 +100,7 @@ def index_command(
         if view is not None:
             view.bar.start()
         try:
-            report = index_workspace(
-                root, settings, mode=REBUILD if rebuild else UPDATE, progress=view, cancel=cancel
-            )
+            report = index(root, settings, rebuild=rebuild, progress=view, cancel=cancel)
         finally:
             if view is not None:
                 view.bar.stop()
@@ -142,15 +139,13 @@ def _size(num: int) -> str:
 @click.pass_obj
 def status_command(obj: Context, path: str | None, as_json: bool) -> None:
     """Show what the index holds and whether it matches the settings."""
-    from seek.index.status import workspace_status
-    from seek.settings import user_config_path
-    from seek.settings.trust import describe, describe_line
+    from seek.settings.trust import describe_line
+    from seek.workspace import status as workspace_status
 
     root = resolve_workspace(obj.workspace(path))
     status = workspace_status(root, obj.settings(root))
-    trust = describe(root, user_config_path())
     if as_json:
-        click.echo(json.dumps({**status.to_json(), "workspace_config": trust}, indent=2))
+        click.echo(json.dumps(status.to_json(), indent=2))
         return
     lines = [
         f"workspace   {status.workspace}",
@@ -161,7 +156,7 @@ def status_command(obj: Context, path: str | None, as_json: bool) -> None:
         f"updated     {_when(status.updated_at)}",
         f"size        {_size(status.size_bytes)}",
         f"writer      {status.writer or 'none'}",
-        f"config      {describe_line(trust)}",
+        f"config      {describe_line(status.workspace_config)}",
     ]
     if status.rebuild_reason:
         lines.append(f"rebuild     needed: {status.rebuild_reason} (run `seek index`)")

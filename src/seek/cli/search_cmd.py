@@ -10,9 +10,9 @@ import click
 
 from seek.cli import Context, cli, default_workspace, git_root
 from seek.cli.output import format_options, print_result, workspace_file
-from seek.index.root import resolve_workspace
 from seek.retrieve.scope import CONTENT_KINDS, Scope
 from seek.untrusted import CLI_MAX_K, MAX_FOCUS
+from seek.workspace import resolve_workspace
 
 K_OPTION = click.option(
     "-k", "k", type=click.IntRange(1, CLI_MAX_K), default=10, show_default=True,

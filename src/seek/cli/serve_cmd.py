@@ -53,10 +53,10 @@ def serve_command(
     preload_lancedb()
     import uvicorn
 
-    from seek.index.indexer import resolve_workspace
     from seek.serving import uvicorn_config
     from seek.serving.guard import address_name
     from seek.web.api import create_app, serve_config
+    from seek.workspace import resolve_workspace
 
     if corpus is not None:
         from seek.corpus.serve import create_corpus_app
@@ -93,10 +93,10 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
 
     import uvicorn
 
-    from seek.index.indexer import resolve_workspace
     from seek.serving import uvicorn_config
     from seek.web.api import create_app, serve_config
     from seek.web.launch import new_token, open_in_browser, page_url, redirect_file
+    from seek.workspace import resolve_workspace
 
     roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
     config = serve_config("127.0.0.1", roots, obj.overrides)

@@ -7,10 +7,10 @@ import threading
 import click
 
 from seek.cli import Context, cli
-from seek.index.root import resolve_workspace
 from seek.store.memory import limit_malloc_arenas
 from seek.store.threads import bound_native_threads
 from seek.store.warm import preload_lancedb
+from seek.workspace import resolve_workspace
 
 
 @cli.command("watch")
@@ -21,10 +21,10 @@ def watch_command(obj: Context, path: str | None) -> None:
     bound_native_threads()
     limit_malloc_arenas()
     preload_lancedb()
-    from seek.index.watch import Watcher
+    from seek.workspace import watcher as watch
 
     root = resolve_workspace(obj.workspace(path))
-    watcher = Watcher(root, obj.settings(root), echo=click.echo)
+    watcher = watch(root, obj.settings(root), click.echo)
     stop, ready = threading.Event(), threading.Event()
     click.echo(f"seek: watching {root} (Ctrl-C stops)", err=True)
     worker = threading.Thread(target=watcher.run, args=(stop, ready), daemon=True)

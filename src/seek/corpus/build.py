@@ -272,3 +272,13 @@ class CorpusIndexer:
                     if repo.dirty:
                         self.catalog.save_manifest(repo.entry.name, repo.manifest)
                         repo.dirty = False
+
+
+def remove_repos(location: CorpusLocation, names: Sequence[str]) -> None:
+    """``seek corpus remove``: each repository's entry, rows and manifest, under its lock."""
+    catalog = Catalog(location)
+    for name in names:
+        with location.lock(name, "seek corpus remove"):
+            catalog.remove(name)
+            CorpusTable(location).delete_repo(name)
+            catalog.delete_manifest(name)

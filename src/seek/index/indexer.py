@@ -326,21 +326,23 @@ class Indexer(EmbedSteps):
         self._save(manifest)
 
 
-def refresh_before_search(root: Path, settings: Settings) -> list[str]:
+def refresh_before_search(root: Path, settings: Settings, *, repair: bool = False) -> list[str]:
     """Bring the index up to date before a search; when another process is writing it, the
     search goes ahead on the index as it stands and the returned note says so. A current
-    index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write."""
+    index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write.
+    ``repair``: a search found the index damaged, so a run is made even when it looks
+    current (each run checks the table and rebuilds a damaged one), and a rebuild is noted."""
     from seek.index.freshness import is_current
 
-    if is_current(root, settings):
+    if not repair and is_current(root, settings):
         return []
     try:
-        index_workspace(root, settings)
+        report = index_workspace(root, settings)
     except IndexLockedError as exc:
         return [locked_note(exc)]
     except IndexUnwritableError as exc:
         return [stale_note(exc)]
-    return []
+    return [repaired_note(report)] if repair and report.rebuild_reason else []
 
 
 def locked_note(exc: IndexLockedError) -> str:
@@ -357,6 +359,12 @@ def stale_note(exc: IndexUnwritableError) -> str:
         f"The index is stale: it cannot be updated ({cause} in {exc.folder}); "
         "answering from the last complete index."
     )
+
+
+def repaired_note(report: IndexReport) -> str:
+    """The note a search carries when it found the index damaged and a run rebuilt it
+    before the search was answered (the same from every front-end: the facade retries)."""
+    return f"The index was rebuilt before this answer: {report.rebuild_reason}."
 
 
 def index_workspace(

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from seek.index.report import Progress
+from seek.index.report import Progress, with_counts
 from seek.store.lock import HOLDER_NAME, is_locked
 
 PROGRESS_NAME = "progress.json"
@@ -75,14 +75,6 @@ class ProgressFile:
     def __exit__(self, *exc: object) -> None:
         if self.wrote:  # never another writer's file (a run refused by the lock wrote none)
             self.path.unlink(missing_ok=True)
-
-
-def with_counts(last: Progress, event: Progress) -> Progress:
-    """``event``, keeping ``last``'s counts when it carries none ("finishing" has none, and
-    a bar that drops to zero just before the end misleads)."""
-    if event.total or not last.total:
-        return event
-    return Progress(event.phase, last.done, last.total, event.current, last.chunks)
 
 
 def read_progress(index_dir: Path) -> dict[str, Any] | None:

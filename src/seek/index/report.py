@@ -22,6 +22,14 @@ class Progress:
     chunks: int = 0
 
 
+def with_counts(last: Progress, event: Progress) -> Progress:
+    """``event``, keeping ``last``'s counts when it carries none ("finishing" has none, and
+    a bar that drops to zero just before the end misleads)."""
+    if event.total or not last.total:
+        return event
+    return Progress(event.phase, last.done, last.total, event.current, last.chunks)
+
+
 @dataclass(slots=True)
 class IndexReport:
     workspace: Path

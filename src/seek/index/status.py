@@ -2,7 +2,8 @@
 agrees (a damaged index shows as the next run's rebuild reason), and not even then when the
 table's files are as the search cache recorded them (``table_unchanged``: a deleted,
 truncated or replaced file shows without LanceDB, whose import alone took ~2 s of a
-``seek status``)."""
+``seek status``). The trust state of the workspace's settings file rides along, so every
+front-end's status says which of its settings are ignored."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 from seek.embed import model_id_for
 from seek.index.rules import chunking_spec, damage_reason, rebuild_reason
-from seek.settings import Settings
+from seek.settings import Settings, user_config_path
+from seek.settings.trust import describe as describe_trust
 from seek.store import describe_holder, index_dir_for, is_locked, load_manifest
 from seek.store.faults import free_bytes, probe
 from seek.store.files import folder_size
@@ -43,6 +45,9 @@ class WorkspaceStatus:
     update_fault: dict[str, Any] | None = None
     """A server's failed updates: reason, since, failures, retry_in_s
     (:mod:`seek.workspace.live`)."""
+    workspace_config: dict[str, Any] | None = None
+    """The trust state of the workspace's own settings file (seek.md section 3: which of its
+    settings are ignored until ``seek trust``); None when it has none."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +69,7 @@ class WorkspaceStatus:
             "stale": self.stale or None,
             "free_bytes": self.free_bytes,
             "update_fault": self.update_fault,
+            "workspace_config": self.workspace_config,
         }
 
 
@@ -98,4 +104,5 @@ def workspace_status(root: Path, settings: Settings) -> WorkspaceStatus:
         skipped_examples=dict(manifest.skipped_examples),
         stale=str(unwritable) if unwritable is not None else "",
         free_bytes=free,
+        workspace_config=describe_trust(root, user_config_path()),
     )

@@ -29,9 +29,8 @@ from pydantic import Field
 
 from seek._version import __version__
 from seek.errors import SeekError
-from seek.retrieve import SearchResult
-from seek.settings import load_settings, user_config_path
-from seek.settings.trust import describe as describe_trust
+from seek.retrieve.types import SearchResult
+from seek.settings import load_settings
 from seek.settings.trust import describe_line
 from seek.untrusted import (
     MAX_BUDGET_CHARS,
@@ -163,8 +162,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         """
         if not query.strip():
             raise ToolError("query is empty: pass a question or an identifier")
-        try:
-            check_query(query)
+        try:  # the facade checks the query (one check per search)
             root = workspaces.root(path, await declared_roots(ctx))
             result = await anyio.to_thread.run_sync(
                 workspaces.search, root, query, k, tuple(focus or ())
@@ -186,8 +184,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         """
         if not question.strip():
             raise ToolError("question is empty: ask about the code in plain words")
-        try:
-            check_query(question, "the question")
+        try:  # the facade checks the question
             root = workspaces.root(path, await declared_roots(ctx))
             result = await anyio.to_thread.run_sync(workspaces.context, root, question, budget)
         except SeekError as exc:
@@ -232,7 +229,6 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         try:
             root = workspaces.root(path, await declared_roots(ctx))
             info = await anyio.to_thread.run_sync(workspaces.status, root)
-            trust = describe_trust(root, user_config_path())
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(info.skipped.items())) or "none"
@@ -245,6 +241,7 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         ]
         if info.rebuild_reason:
             lines.append(f"the next search rebuilds the index: {info.rebuild_reason}")
+        trust = info.workspace_config
         if trust is not None:  # the agent can tell its user what `seek trust` would change
             lines.append(f"workspace config: {describe_line(trust)}")
         if info.stale:  # searches answer from the last complete index meanwhile

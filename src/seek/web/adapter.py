@@ -1,10 +1,11 @@
 """The library calls behind the page, in one place (issue 16).
 
 Why a separate adapter: the page's routes only translate HTTP to these calls, so moving the
-server (issue 18) moves the routes and leaves this file as it is. Index runs started here
-run in a thread with a cancel event; a run started elsewhere (the CLI, a watcher) is seen
-through the writer lock and the manifest, which the writer saves as it goes, and the page
-never starts a second writer.
+server (issue 18) moves the routes and leaves this file as it is. Every call goes through
+the process's one facade (:class:`seek.workspace.Workspaces`, shared with the API: one
+searcher per workspace). Index runs started here run the facade's :meth:`index` in a thread
+with a cancel event; a run started elsewhere (the CLI, a watcher, ``POST /v1/index``) is
+seen through the facade's :meth:`writer`, and the page never starts a second writer.
 """
 
 from __future__ import annotations
@@ -17,14 +18,9 @@ from typing import Any
 
 from seek.chat import ask
 from seek.errors import IndexLockedError
-from seek.index.indexer import REBUILD, UPDATE, IndexReport, Progress, index_workspace
-from seek.index.progress_file import read_progress, with_counts
-from seek.index.status import workspace_status
-from seek.retrieve.context import build_context
-from seek.settings import Settings
-from seek.store import describe_holder, index_dir_for, is_locked
+from seek.index.report import REBUILD, UPDATE, IndexReport, Progress, with_counts
 from seek.web.highlight import highlight
-from seek.workspace import Workspaces as Facade
+from seek.workspace import Workspaces
 
 
 @dataclass
@@ -42,6 +38,8 @@ class Run:
     """After a cancel: the files the index holds (the kept ones)."""
 
     def to_json(self) -> dict[str, Any]:
+        """The run as it goes, then the report in its one shape (``IndexReport.to_json``,
+        as ``seek index --json`` and ``POST /v1/index`` print it) and ``kept_files``."""
         end = self.finished or time.monotonic()
         data: dict[str, Any] = {
             "mode": self.mode, "running": self.finished is None, "phase": self.progress.phase,
@@ -51,19 +49,15 @@ class Run:
             "cancelling": self.cancel.is_set() and self.finished is None, "error": self.error,
         }  # fmt: skip
         if self.report is not None:
-            r = self.report
-            data.update(summary=r.summary(), cancelled=r.cancelled, embedded=r.embedded,
-                        chunks=r.chunks, unchanged=r.unchanged, removed=r.removed,
-                        files=r.files, kept_files=self.kept_files)  # fmt: skip
+            data.update(self.report.to_json(), kept_files=self.kept_files)
         return data
 
 
-class Workspaces(Facade):
-    """The facade (settings, searchers, team merge) plus the page's index runs."""
+class Page:
+    """The page's calls on the facade, plus the index runs the page started."""
 
-    def __init__(self, roots: tuple[Path, ...], overrides: dict[str, object] | None) -> None:
-        super().__init__(overrides)
-        self.roots = roots
+    def __init__(self, spaces: Workspaces) -> None:
+        self.spaces = spaces
         self.runs: dict[Path, Run] = {}
         self._lock = threading.Lock()
 
@@ -76,26 +70,25 @@ class Workspaces(Facade):
             run = self.runs.get(root)
             if run is not None and run.finished is None:
                 raise IndexLockedError("an index run started from this page is in progress")
-            settings = self.settings(root)
-            if is_locked(index_dir_for(root, settings)):
+            if self.spaces.writer(root) is not None:
                 raise IndexLockedError(
                     "another process is writing this index (see the panel); wait for it to end"
                 )
             run = Run(REBUILD if rebuild else UPDATE)
             self.runs[root] = run
-        threading.Thread(target=self._run, args=(root, settings, run), daemon=True).start()
+        threading.Thread(target=self._run, args=(root, run), daemon=True).start()
         return run.to_json()
 
-    def _run(self, root: Path, settings: Settings, run: Run) -> None:
+    def _run(self, root: Path, run: Run) -> None:
         def progress(event: Progress) -> None:
             run.progress = with_counts(run.progress, event)
 
         try:
-            run.report = index_workspace(
-                root, settings, mode=run.mode, progress=progress, cancel=run.cancel
+            run.report = self.spaces.index(
+                root, run.mode == REBUILD, progress=progress, cancel=run.cancel
             )
             if run.report.cancelled:
-                run.kept_files = workspace_status(root, settings).files
+                run.kept_files = self.spaces.status(root).files
         except Exception as exc:  # shown in the page, never lost in a thread
             run.error = str(exc) or type(exc).__name__
         finally:
@@ -118,34 +111,22 @@ class Workspaces(Facade):
         return {"source": "none", "running": False}
 
     def foreign_writer(self, root: Path) -> dict[str, Any]:
-        """A writer this page did not start; the lock is probed first (cheap, once a
-        second while the page is open). While one holds it, the progress it publishes
-        (:mod:`seek.index.progress_file`), else the files its manifest holds so far."""
-        index_dir = index_dir_for(root, self.settings(root))
-        if not is_locked(index_dir):
+        """A writer this page did not start (:meth:`seek.workspace.Workspaces.writer`):
+        the progress it publishes, else the files its manifest holds so far."""
+        writer = self.spaces.writer(root)
+        if writer is None:
             return {"source": "none", "running": False}
         run = self.runs.get(root)
         if run is not None and run.finished is not None:
             del self.runs[root]  # its outcome is older than this run's: stop showing it
-        published = read_progress(index_dir)
-        if published is not None:
-            return {"source": "other", "running": True, "writer": describe_holder(index_dir),
-                    **{k: published[k] for k in ("phase", "done", "total", "current",
-                                                 "chunks", "elapsed")}}  # fmt: skip
-        status = self.status_json(root)
-        if not status["writer"]:
-            return {"source": "none", "running": False}
-        return {"source": "other", "running": True, "writer": status["writer"],
-                "files": status["files"], "indexed_chunks": status["chunks"]}  # fmt: skip
+        return {"source": "other", "running": True, **writer}
 
     # -- search and ask -----------------------------------------------------------------
 
     def search_page(self, root: Path, query: str) -> dict[str, Any]:
         """Hits, each with its widened block when the context kept one, highlighted; the
         context line and the near misses (reference §8.4-§8.5)."""
-        settings = self.settings(root)
-        found = Facade.search(self, root, query, settings.rerank_top, settings=settings)
-        context = build_context(root, found, settings)
+        found, context = self.spaces.found_and_context(root, query)
         blocks = context.blocks
 
         def widened(hit: Any) -> Any:
@@ -170,7 +151,7 @@ class Workspaces(Facade):
     ) -> dict[str, Any]:
         """The answer streamed to ``on_piece``; its labelled sources go to ``on_sources``
         as soon as they are chosen, before the model's first word."""
-        settings = self.settings(root)
+        settings = self.spaces.settings(root)
 
         def sources(context: Any) -> None:
             on_sources({"sources": [
@@ -180,5 +161,5 @@ class Workspaces(Facade):
             ], "context_line": context.context_line()})  # fmt: skip
 
         ask(root, question, settings, session=session or None, on_piece=on_piece,
-            on_context=sources)  # fmt: skip
+            on_context=sources, workspaces=self.spaces)  # fmt: skip
         return {"snippets": settings.snippets, "threshold": settings.rerank_threshold}

@@ -180,7 +180,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
         async def read_json(request: Request) -> dict[str, Any]:
             return await json_body(request, request_deadline())
 
-        routes += ui_routes(service.roots, config.overrides, service.root, read_json, handler)
+        routes += ui_routes(service.roots, service.workspaces, service.root, read_json, handler)
         public = PUBLIC_PATHS
     app = Starlette(
         routes=routes,

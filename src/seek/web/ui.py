@@ -25,7 +25,8 @@ from seek.errors import ApiError, ChatError, SeekError, SettingsError
 from seek.redact import origin
 from seek.serving.requests import question_text
 from seek.web import user_config
-from seek.web.adapter import Workspaces
+from seek.web.adapter import Page
+from seek.workspace import Workspaces
 
 STATIC = {"index.html": "text/html", "ui.js": "text/javascript", "ui.css": "text/css"}
 PUBLIC_PATHS = frozenset(("/", *(f"/ui/static/{name}" for name in STATIC)))
@@ -44,14 +45,15 @@ Endpoint = Callable[[Request, Json], Awaitable[Any]]
 
 def ui_routes(
     roots: tuple[Path, ...],
-    overrides: dict[str, object] | None,
+    facade: Workspaces,
     root_of: Callable[[object], Path],
     read_json: Callable[[Request], Awaitable[Json]],
     handler: Callable[[Endpoint], Any],
 ) -> list[Route]:
-    """The page's routes; ``root_of``, ``read_json`` and ``handler`` are the API's own
-    checks (allowed workspaces, body limits, JSON errors), so both refuse alike."""
-    spaces = Workspaces(roots, overrides)
+    """The page's routes; ``facade`` is the API's own (one searcher per workspace in the
+    process), and ``root_of``, ``read_json`` and ``handler`` are the API's own checks
+    (allowed workspaces, body limits, JSON errors), so both refuse alike."""
+    spaces = Page(facade)
 
     async def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
@@ -69,7 +71,7 @@ def ui_routes(
         return {"workspaces": [{"path": str(r), "name": r.name} for r in roots]}
 
     async def status(request: Request, data: Json) -> Json:
-        return await thread(spaces.status_json, root_of(request.query_params.get("path")))
+        return await thread(facade.status_json, root_of(request.query_params.get("path")))
 
     async def index(request: Request, data: Json) -> Json:
         rebuild = data.get("rebuild", False)
@@ -95,8 +97,8 @@ def ui_routes(
                 changes = user_config.check_changes(changes)
             except SettingsError as exc:
                 raise ApiError(400, "bad_setting", str(exc)) from exc
-            notes = await thread(user_config.save, changes, root, spaces.overrides)
-        effective, problems = await thread(user_config.effective, root, spaces.overrides)
+            notes = await thread(user_config.save, changes, root, facade.overrides)
+        effective, problems = await thread(user_config.effective, root, facade.overrides)
         return {"settings": user_config.describe(effective), "notes": problems + notes,
                 "config_file": str(user_config.user_config_path())}  # fmt: skip
 
@@ -142,7 +144,7 @@ def ui_routes(
 
         def work() -> None:
             try:
-                if not spaces.settings(root).chat_model:
+                if not facade.settings(root).chat_model:
                     raise SettingsError(
                         "no chat model is configured: set chat_model in Settings (or in "
                         f"{user_config.user_config_path()}), e.g. llama3 with Ollama running"
@@ -152,7 +154,7 @@ def ui_routes(
                                   lambda sources: lines.put(sources))  # fmt: skip
                 lines.put({"done": True, **done})
             except ChatError as exc:
-                s = spaces.settings(root)
+                s = facade.settings(root)
                 lines.put({"error": f"{exc} (settings chat_provider={s.chat_provider}, "
                                     f"chat_url={origin(s.chat_url) if s.chat_url else 'default'}, "
                                     f"chat_model={s.chat_model})"})  # fmt: skip

@@ -1,8 +1,9 @@
 """The facade every front-end calls (design "One service facade for every front-end").
 
-The CLI, ``seek ask``, the MCP server and the HTTP API all search, gather context, find
-related code, report status and index through this module, so one query gets the same hits,
-notes and ``calibrated`` flag wherever it comes from. What lives here and nowhere else:
+The CLI, ``seek ask``, the MCP server, the HTTP API and the page all search, gather
+context, find related code, report status, index and watch through this module, so one query
+gets the same hits, notes and ``calibrated`` flag wherever it comes from
+(``tests/test_boundaries.py`` holds them to it). What lives here and nowhere else:
 
 - **freshness**: a one-shot call (CLI, library) brings the index up to date first; a
   long-running server keeps its searchers in :class:`seek.workspace.live.LiveIndexes` and
@@ -11,8 +12,13 @@ notes and ``calibrated`` flag wherever it comes from. What lives here and nowher
   that it is stale, and a server tries the update again later (:mod:`seek.workspace.live`);
 - **team merge**: with ``team_url`` set, the team server is asked in parallel and its hits
   follow the local ones (:mod:`seek.workspace.team`);
-- **one index run at a time** per workspace for servers (a second one gets
-  :class:`IndexLockedError` at once);
+- **one searcher path**: every search, context and related call gets its searcher from
+  :meth:`Workspaces.searcher` and, when the index turns out damaged (a table gone, a data
+  file cut short), repairs it (an index run, which rebuilds a damaged table) and asks once
+  more, with a note (:meth:`Workspaces._answer`); the query is checked once, here;
+- **one index entry point**, :meth:`Workspaces.index` (progress callback and cancel), one
+  run at a time per workspace (a second one gets :class:`IndexLockedError` at once), and
+  one status, :meth:`Workspaces.status` (the workspace's trust state included);
 - **JSON**: ``SearchResult.to_json``, ``ContextResult.to_json``, ``IndexReport.to_json`` and
   ``WorkspaceStatus.to_json`` are the one schema every front-end prints.
 
@@ -25,10 +31,11 @@ the network.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seek.errors import IndexLockedError, IndexUnwritableError
+from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
 from seek.index.report import REBUILD, UPDATE
 from seek.index.root import resolve_workspace as resolve_workspace
 from seek.retrieve.scope import EVERYTHING, Scope
@@ -39,17 +46,22 @@ from seek.untrusted import check_query
 # What one command does not need loads when used: a `seek search` process imports neither
 # the servers' caches, the team client (httpx), the context builder nor the status module.
 if TYPE_CHECKING:
-    from seek.index.report import IndexReport
+    from seek.index.report import IndexReport, Progress
     from seek.index.status import WorkspaceStatus
+    from seek.index.watch import Watcher
     from seek.retrieve import Searcher
     from seek.retrieve.context import ContextResult
 
-__all__ = ["Workspaces", "context", "related", "resolve_workspace", "search"]
+__all__ = [
+    "Workspaces", "context", "index", "related", "resolve_workspace", "search", "status",
+    "watcher",
+]  # fmt: skip
 
 
 class Workspaces:
     """Workspaces served by one process: settings per root (with the front-end's overrides),
-    and, for a long-running server (``live=True``), searchers kept between calls."""
+    and, for a long-running server (``live=True``), searchers kept between calls. A process
+    holds one: ``seek ui``'s page and API share it, and so their searchers."""
 
     def __init__(
         self,
@@ -75,15 +87,49 @@ class Workspaces:
             return self.fixed
         return load_settings(root, overrides=self.overrides)
 
-    def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
-        """A searcher over an up-to-date index, and notes for the caller's result."""
+    # -- searching -----------------------------------------------------------------------
+
+    def searcher(
+        self, root: Path, settings: Settings, *, update: bool = True
+    ) -> tuple[Searcher, list[str]]:
+        """A searcher over an up-to-date index (``update=False``: the index as it stands),
+        and notes for the caller's result: a server's kept one, else one opened now."""
         if self.live is not None:
-            return self.live.searcher(root, settings)
+            return self.live.searcher(root, settings, update=update)
         from seek.index.indexer import refresh_before_search
         from seek.retrieve.searcher import Searcher
 
-        notes = refresh_before_search(root, settings)
+        notes = refresh_before_search(root, settings) if update else []
         return Searcher.open(root, settings), notes
+
+    def _answer(
+        self,
+        root: Path,
+        settings: Settings,
+        ask: Callable[[Searcher], SearchResult],
+        update: bool = True,
+    ) -> SearchResult:
+        """``ask`` a searcher; when the index turns out damaged (its table deleted or cut
+        short under a search cache that still opens), repair it and ask once more. The
+        repair is an index run, which checks the table and rebuilds a damaged one (a note
+        says so); it also picks up a rebuild that switched tables since a server loaded its
+        searcher. Without ``update`` nothing is written: the searcher is only read again."""
+        try:
+            searcher, notes = self.searcher(root, settings, update=update)
+            return ask(searcher).with_notes_first(notes)
+        except DamagedIndexError:
+            if not update:
+                notes = []
+            elif self.live is not None:  # under the server's lock, retry times and faults
+                notes = self.live.repair(root, settings)
+            else:
+                from seek.index.indexer import refresh_before_search
+
+                notes = refresh_before_search(root, settings, repair=True)
+            if self.live is not None and not update:
+                self.live.forget(root)
+            searcher, more = self.searcher(root, settings, update=False)
+            return ask(searcher).with_notes_first(notes + more)
 
     def search(
         self,
@@ -110,21 +156,12 @@ class Workspaces:
         from seek.retrieve.signals import LEARNED_RANKER
 
         disabled = frozenset() if rerank else frozenset({LEARNED_RANKER})
-        if self.live is not None and update and rerank and scope == EVERYTHING:
-            result = self.live.search(root, settings, query, k, focus)
-        else:
-            from seek.index.indexer import refresh_before_search
-            from seek.retrieve.searcher import Searcher
-
-            if not update:
-                notes = []
-            elif self.live is not None:  # a server's retry times hold for these too
-                notes = self.live.refresh(root, settings)
-            else:
-                notes = refresh_before_search(root, settings)
-            searcher = Searcher.open(root, settings)
-            found = searcher.search(query, k, focus=focus, disabled=disabled, scope=scope)
-            result = found.with_notes_first(notes)
+        result = self._answer(
+            root,
+            settings,
+            lambda searcher: searcher.search(query, k, focus=focus, disabled=disabled, scope=scope),
+            update,
+        )
         if pending is None:
             return result
         from seek.workspace.team import with_team_hits
@@ -136,8 +173,9 @@ class Workspaces:
         :mod:`seek.retrieve.related`)."""
         from seek.retrieve.related import related as related_chunks
 
-        searcher, notes = self.searcher(root, self.settings(root))
-        return related_chunks(searcher, file, line, k).with_notes_first(notes)
+        return self._answer(
+            root, self.settings(root), lambda searcher: related_chunks(searcher, file, line, k)
+        )
 
     def context(
         self,
@@ -152,15 +190,33 @@ class Workspaces:
     ) -> ContextResult:
         """Labelled, budgeted prompt blocks answering ``question`` (see
         :mod:`seek.retrieve.context`)."""
-        settings = settings or self.settings(root)
         from seek.retrieve.context import build_context
 
-        found = self.search(root, question, settings.rerank_top, focus, settings=settings)
+        settings = settings or self.settings(root)
+        found = self._context_search(root, question, settings, focus)
         return build_context(
             root, found, settings, budget=budget, snippets=snippets, threshold=threshold
         )
 
+    def found_and_context(self, root: Path, question: str) -> tuple[SearchResult, ContextResult]:
+        """The page's search: the hits a context is built from, and the context (the
+        settings' limits), so each hit can show the wider block the context kept."""
+        from seek.retrieve.context import build_context
+
+        settings = self.settings(root)
+        found = self._context_search(root, question, settings)
+        return found, build_context(root, found, settings)
+
+    def _context_search(
+        self, root: Path, question: str, settings: Settings, focus: tuple[str, ...] = ()
+    ) -> SearchResult:
+        return self.search(root, question, settings.rerank_top, focus, settings=settings)
+
+    # -- status and index runs -------------------------------------------------------------
+
     def status(self, root: Path) -> WorkspaceStatus:
+        """What the index holds, whether it fits the settings, the trust state of the
+        workspace's settings file, and (a server's) why updates fail."""
         from seek.index.status import workspace_status
 
         status = workspace_status(root, self.settings(root))
@@ -171,19 +227,41 @@ class Workspaces:
         return status
 
     def status_json(self, root: Path) -> dict[str, Any]:
-        """:meth:`status` as the servers answer it (README "JSON", status): the same
-        fields as ``seek status --json``, with ``workspace_config``, the trust state of the
-        workspace's own settings file (seek.md section 3), so a page or client can say which
-        of its settings are ignored."""
-        from seek.settings import user_config_path
-        from seek.settings.trust import describe
+        """:meth:`status` as every front-end prints it (README "JSON", status)."""
+        return self.status(root).to_json()
 
-        trust = describe(root, user_config_path())
-        return {**self.status(root).to_json(), "workspace_config": trust}
+    def writer(self, root: Path) -> dict[str, Any] | None:
+        """The run writing ``root``'s index now, whoever started it (None: none): its
+        ``writer`` and the progress it publishes, else the files and chunks its manifest
+        holds so far. The lock is probed first (cheap: a page asks once a second)."""
+        from seek.index.progress_file import read_progress
+        from seek.store import describe_holder, index_dir_for, is_locked
 
-    def index(self, root: Path, rebuild: bool = False) -> IndexReport:
-        """One run at a time per workspace: a second caller gets :class:`IndexLockedError`
-        at once (a queue of rebuilds would only hold clients until their time limit)."""
+        index_dir = index_dir_for(root, self.settings(root))
+        if not is_locked(index_dir):
+            return None
+        published = read_progress(index_dir)
+        if published is not None:
+            fields = ("phase", "done", "total", "current", "chunks", "elapsed")
+            return {"writer": describe_holder(index_dir), **{k: published[k] for k in fields}}
+        status = self.status(root)
+        if not status.writer:
+            return None
+        return {"writer": status.writer, "files": status.files, "indexed_chunks": status.chunks}
+
+    def index(
+        self,
+        root: Path,
+        rebuild: bool = False,
+        *,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """Create or update ``root``'s index: the one entry point of every front-end (the
+        CLI's progress bar, ``POST /v1/index``, the page's runs). ``progress`` gets each
+        event; setting ``cancel`` stops the run after the files in hand. One run at a time
+        per workspace: a second caller gets :class:`IndexLockedError` at once (a queue of
+        rebuilds would only hold clients until their time limit)."""
         with self._guard:
             lock = self._runs.setdefault(root, threading.Lock())
         from seek.index.indexer import index_workspace
@@ -191,7 +269,10 @@ class Workspaces:
         if not lock.acquire(blocking=False):
             raise IndexLockedError("an index run of this workspace is in progress; try later")
         try:
-            report = index_workspace(root, self.settings(root), mode=REBUILD if rebuild else UPDATE)
+            report = index_workspace(
+                root, self.settings(root), mode=REBUILD if rebuild else UPDATE,
+                progress=progress, cancel=cancel,
+            )  # fmt: skip
         except IndexUnwritableError as exc:
             if self.live is not None:
                 self.live.failed(root, exc)
@@ -201,6 +282,12 @@ class Workspaces:
         if self.live is not None:
             self.live.succeeded(root)
         return report
+
+    def watcher(self, root: Path, echo: Callable[[str], None]) -> Watcher:
+        """``seek watch``'s loop over ``root``: index, then follow every change."""
+        from seek.index.watch import Watcher
+
+        return Watcher(root, self.settings(root), echo=echo)
 
 
 def _one_shot(settings: Settings) -> Workspaces:
@@ -225,11 +312,10 @@ def search(
     index, the search uses the index as it stands and says so in the notes. With
     ``team_url`` set, the team server's hits follow the local ones (see :mod:`seek.workspace.team`).
     """
-    check_query(query)
-    root = resolve_workspace(path)
     return _one_shot(settings).search(
-        root, query, k, focus, settings=settings, update=update, rerank=rerank, scope=scope
-    )
+        resolve_workspace(path), query, k, focus, settings=settings, update=update,
+        rerank=rerank, scope=scope,
+    )  # fmt: skip
 
 
 def related(
@@ -256,3 +342,27 @@ def context(
         resolve_workspace(path), question, budget, snippets=snippets, threshold=threshold,
         settings=settings, focus=focus,
     )  # fmt: skip
+
+
+def index(
+    path: Path | str,
+    settings: Settings,
+    *,
+    rebuild: bool = False,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> IndexReport:
+    """Create or update the index of ``path`` (see :meth:`Workspaces.index`)."""
+    return _one_shot(settings).index(
+        resolve_workspace(path), rebuild, progress=progress, cancel=cancel
+    )
+
+
+def status(path: Path | str, settings: Settings) -> WorkspaceStatus:
+    """What the index of ``path`` holds (see :meth:`Workspaces.status`)."""
+    return _one_shot(settings).status(resolve_workspace(path))
+
+
+def watcher(path: Path | str, settings: Settings, echo: Callable[[str], None]) -> Watcher:
+    """``seek watch``'s loop over ``path`` (see :meth:`Workspaces.watcher`)."""
+    return _one_shot(settings).watcher(resolve_workspace(path), echo)

@@ -13,7 +13,9 @@ answer from the loaded index with a note that it is stale, and the update is tri
 later (:mod:`seek.index.backoff`);
 :meth:`LiveIndexes.fault` gives the state for ``status``. While one call writes an index
 update (a slow disk, a large change), other calls answer at once from the loaded searcher,
-with a note, rather than wait behind its writes.
+with a note, rather than wait behind its writes. A search that finds the index damaged has
+it repaired here (:meth:`LiveIndexes.repair`: an index run), under the same lock and retry
+times as an update.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from seek.errors import DamagedIndexError, IndexLockedError, IndexUnwritableError
+from seek.errors import IndexLockedError, IndexUnwritableError
 from seek.index.backoff import retry_wait
 from seek.index.freshness import is_current
-from seek.index.indexer import index_workspace, locked_note, stale_note
-from seek.retrieve import Searcher, SearchResult
+from seek.index.indexer import index_workspace, locked_note, repaired_note, stale_note
+from seek.retrieve import Searcher
 from seek.settings import Settings
 from seek.store import LocalIndexStore, index_dir_for
 from seek.store.manifest import MANIFEST_NAME
@@ -86,15 +88,18 @@ class LiveIndexes:
         with self._guard:
             return self._locks.setdefault(root, threading.Lock())
 
-    def searcher(self, root: Path, settings: Settings) -> tuple[Searcher, list[str]]:
-        """An up-to-date searcher for ``root`` and notes for the caller's result. While
-        another call is updating the index (a slow disk, a large change), a loaded searcher
-        answers at once instead of waiting behind the update's writes (issue 31)."""
+    def searcher(
+        self, root: Path, settings: Settings, *, update: bool = True
+    ) -> tuple[Searcher, list[str]]:
+        """An up-to-date searcher for ``root`` and notes for the caller's result
+        (``update=False``: the index as it stands, nothing written). While another call is
+        updating the index (a slow disk, a large change), a loaded searcher answers at once
+        instead of waiting behind the update's writes (issue 31)."""
         loaded = self._searchers.get(root)
         if loaded is not None and root in self._updating:
-            return loaded[1], [UPDATING_NOTE]
+            return loaded[1], [UPDATING_NOTE] if update else []
         with self._lock(root):
-            notes = self._refresh(root, settings)
+            notes = self._refresh(root, settings) if update else []
             store = LocalIndexStore(index_dir_for(root, settings))
             token = store.manifest_token()  # cheap; the digest below only when it moved
             cached = self._searchers.get(root)
@@ -109,13 +114,25 @@ class LiveIndexes:
                 self._tokens[root] = token
         return cached[1], notes
 
-    def refresh(self, root: Path, settings: Settings) -> list[str]:
-        """Bring ``root``'s index up to date (at most once per ``FRESHNESS_S``, not before
-        the retry time after a failure); notes for the caller's result."""
-        if root in self._updating:
-            return [UPDATING_NOTE]
+    def forget(self, root: Path) -> None:
+        """Drop ``root``'s loaded searcher (it found the index damaged): the next call reads
+        the index again."""
         with self._lock(root):
-            return self._refresh(root, settings)
+            self._searchers.pop(root, None)
+            self._tokens.pop(root, None)
+
+    def repair(self, root: Path, settings: Settings) -> list[str]:
+        """A search found ``root``'s index damaged: forget its loaded searcher and run the
+        index now (a rebuild may have switched tables since it was loaded; else the run finds
+        the damage and rebuilds), whatever the freshness clock says; notes for the result."""
+        self.forget(root)
+        with self._lock(root):
+            fault = self._faults.get(root)
+            if fault is not None and time.monotonic() < fault.retry_at:
+                return [stale_note(fault.error)]  # no write is tried before the retry time
+            notes = self._update(root, settings, repair=True)
+            self._checked[root] = time.monotonic()
+            return notes
 
     def _refresh(self, root: Path, settings: Settings) -> list[str]:
         fault = self._faults.get(root)
@@ -127,13 +144,13 @@ class LiveIndexes:
         self._checked[root] = time.monotonic()
         return notes
 
-    def _update(self, root: Path, settings: Settings) -> list[str]:
-        if is_current(root, settings):
+    def _update(self, root: Path, settings: Settings, *, repair: bool = False) -> list[str]:
+        if not repair and is_current(root, settings):
             self._faults.pop(root, None)
             return []
         self._updating.add(root)
         try:
-            index_workspace(root, settings)
+            report = index_workspace(root, settings)
         except IndexLockedError as exc:
             return [locked_note(exc)]
         except IndexUnwritableError as exc:
@@ -142,7 +159,7 @@ class LiveIndexes:
         finally:
             self._updating.discard(root)
         self._faults.pop(root, None)
-        return []
+        return [repaired_note(report)] if repair and report.rebuild_reason else []
 
     def failed(self, root: Path, error: IndexUnwritableError) -> None:
         """Record a failed update of ``root`` (a search's or an index request's) and put the
@@ -159,18 +176,3 @@ class LiveIndexes:
     def fault(self, root: Path) -> UpdateFault | None:
         """Why updates of ``root`` fail now (None: they do not)."""
         return self._faults.get(root)
-
-    def search(
-        self, root: Path, settings: Settings, query: str, k: int, focus: tuple[str, ...]
-    ) -> SearchResult:
-        searcher, notes = self.searcher(root, settings)
-        try:
-            return searcher.search(query, k, focus=focus).with_notes_first(notes)
-        except DamagedIndexError:
-            # A rebuild may have switched tables since this searcher was loaded: read the
-            # current one once before reporting damage.
-            with self._lock(root):
-                if self._searchers.get(root, (0, None))[1] is searcher:
-                    del self._searchers[root]
-            searcher, notes = self.searcher(root, settings)
-            return searcher.search(query, k, focus=focus).with_notes_first(notes)
