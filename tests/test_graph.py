@@ -343,3 +343,56 @@ def test_typescript_star_reexports_pass_names_and_namespace_members_through():
         3,
         4,
     ]
+
+
+SCOPED = {
+    "go.mod": b"module example.com/x\n",
+    "a_test.go": b"package x\n\nfunc TestA() {\n\tcases := []struct{ desc string }{\n"
+    b'\t\t{desc: "one"},\n\t}\n\t_ = cases[0].desc\n}\n\n'
+    b'func TestB() {\n\tc := struct{ desc string }{desc: "two"}\n\t_ = c.desc\n}\n',
+    "cli.py": b"def run_command():\n    def app():\n        return 1\n    return app()\n\n\n"
+    b"def other(ctx):\n    return ctx.app\n",
+}
+
+
+def test_a_definition_inside_a_function_is_visible_only_there():
+    graph = build_graph(SCOPED)
+    in_a = next(d for d in graph.by_name["desc"] if d.container == "TestA")
+    in_b = next(d for d in graph.by_name["desc"] if d.container == "TestB")
+    assert [u.line for g in graph.refs(in_a) for u in g.uses] == [5, 7]
+    assert [u.line for g in graph.refs(in_b) for u in g.uses] == [11, 12]
+    # a nested Python function: its name elsewhere (an attribute of another object) is not it
+    app = graph.defs("app")[0]
+    assert [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(app)] == [
+        ("run_command", [4])
+    ]
+
+
+SUBMODULE = {
+    "pkg/__init__.py": b"",
+    "pkg/cli.py": b"cli = object()\n\n\ndef load():\n    return 1\n",
+    "pkg/app.py": b"from . import cli\n\n\ndef run():\n    return cli.load()\n",
+}
+
+
+def test_a_python_from_import_of_a_submodule_binds_the_module_not_its_namesake():
+    graph = build_graph(SUBMODULE)
+    constant = graph.defs("cli")[0]
+    assert (constant.kind, graph.refs(constant)) == ("constant", [])
+    assert graph.definition_at("pkg/app.py", 5, 15) == graph.defs("load")[0]
+
+
+NESTED_MODULE = {
+    "go.mod": b"module example.com/m\n",
+    "util/u.go": b"package util\n\nfunc Do() {}\n",
+    "main.go": b'package main\n\nimport "example.com/m/util"\n\nfunc main() { util.Do() }\n',
+    "copy/go.mod": b"module example.com/m\n",
+    "copy/util/u.go": b"package util\n\nfunc Do() {}\n",
+    "copy/main.go": b'package main\n\nimport "example.com/m/util"\n\nfunc main() { util.Do() }\n',
+}
+
+
+def test_a_go_import_resolves_in_the_module_of_the_importing_file():
+    graph = build_graph(NESTED_MODULE)
+    assert graph.files["main.go"].imports[0].files == ("util/u.go",)
+    assert graph.files["copy/main.go"].imports[0].files == ("copy/util/u.go",)

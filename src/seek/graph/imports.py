@@ -293,8 +293,14 @@ class Resolver:
         return []
 
     def _go(self, imp: Import) -> list[str]:
-        # the longest module path that prefixes the import: a nested go.mod wins
-        for folder, module in sorted(self.go_modules.items(), key=lambda m: -len(m[1])):
+        # the longest module path that prefixes the import; of equal ones, the module the
+        # importing file belongs to (its nearest go.mod), as the go command resolves it
+        def order(item: tuple[str, str]) -> tuple[int, int]:
+            folder, module = item
+            own = not folder or imp.path.startswith(folder + "/")
+            return -len(module), -(len(folder) + 1 if own else 0)
+
+        for folder, module in sorted(self.go_modules.items(), key=order):
             if imp.target == module or imp.target.startswith(module + "/"):
                 rest = imp.target[len(module) :].strip("/")
                 package = posixpath.join(folder, rest).strip("/") if folder else rest

@@ -42,6 +42,10 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|spec|__tests__|testdata)(/|$)|(^|/)test_|_test\.|\.test\.|\.spec\."
 )
 _REEXPORT_DEPTH = 3
+# Languages where members of an object built inside a function commonly escape it (object
+# literals, closures returning `{ get() {...} }`): a member use there may mean a method
+# defined inside another function, so the lexical scope rule applies to bare names only.
+_ESCAPING = {"javascript", "typescript", "tsx"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,18 @@ class CodeGraph:
                 self.by_key.setdefault((definition.path, definition.qualified), definition)
             for ref in facts.references:
                 self.refs_by_name[ref.name].append(ref)
+        # a definition nested in a function (a local function, class or struct type) is
+        # visible only inside that function: its qualified name -> the function's
+        self.scope: dict[Definition, str] = {}
+        for facts in files.values():
+            for definition in facts.definitions:
+                container = definition.container
+                while container:
+                    owner = self.by_key.get((definition.path, container))
+                    if owner is not None and owner.kind in ("function", "method"):
+                        self.scope[definition] = container
+                        break
+                    container = container.rpartition(".")[0]
         self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
@@ -80,6 +96,8 @@ class CodeGraph:
             return []
         grammar = self.files[ref.path].grammar if ref.path in self.files else ""
         strict = grammar in _STRICT
+        if not (ref.member and grammar in _ESCAPING):
+            named = [d for d in named if self._visible(d, ref)]
         if ref.member:
             if ref.qualifier:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
@@ -128,6 +146,15 @@ class CodeGraph:
             return [d for d in named if posixpath.dirname(d.path) == folder]
         return [] if strict else named
 
+    def _visible(self, definition: Definition, ref: Reference) -> bool:
+        scope = self.scope.get(definition)
+        if scope is None:
+            return True
+        enclosing = ref.enclosing or ""
+        return ref.path == definition.path and (
+            enclosing == scope or enclosing.startswith(scope + ".")
+        )
+
     def _imported(self, path: str, name: str, depth: int) -> list[Definition]:
         facts = self.files.get(path)
         if facts is None or depth == 0:
@@ -135,6 +162,8 @@ class CodeGraph:
         for imp in facts.imports:
             if name not in imp.names and "*" not in imp.names:
                 continue
+            if facts.grammar == "python" and any(_module_name(f) == name for f in imp.files[1:]):
+                return []  # `from pkg import mod`: the module itself, not a name inside it
             for target in imp.files:
                 hit = [
                     d
