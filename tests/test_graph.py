@@ -396,3 +396,92 @@ def test_a_go_import_resolves_in_the_module_of_the_importing_file():
     graph = build_graph(NESTED_MODULE)
     assert graph.files["main.go"].imports[0].files == ("util/u.go",)
     assert graph.files["copy/main.go"].imports[0].files == ("copy/util/u.go",)
+
+
+TYPED_GO = {
+    "go.mod": b"module example.com/t\n",
+    "mux.go": b"""package t
+
+import "net/http"
+
+type Router interface {
+\tGet(p string)
+}
+
+type Mux struct {
+\ttree *node
+}
+
+type node struct{}
+
+func (n *node) Get(p string) {}
+
+func (m *Mux) Get(p string) { m.tree.Get(p) }
+
+func NewMux() *Mux { return &Mux{} }
+
+func use(r Router, w http.ResponseWriter) {
+\tr.Get("/")
+\tw.Get("/")
+\tmx := NewMux()
+\tmx.Get("/")
+\tlit := &Mux{}
+\tlit.Get("/")
+}
+""",
+}
+
+
+def _lines(graph, definition):
+    return [u.line for g in graph.refs(definition) for u in g.uses]
+
+
+def test_go_member_uses_bind_by_declared_receiver_types():
+    graph = build_graph(TYPED_GO)
+    by = {d.qualified: d for d in graph.by_name["Get"]}
+    # a parameter's interface type, a field's type through the receiver, a constructor's
+    # result and a composite literal; `w` has a type from outside the workspace: no binding
+    assert _lines(graph, by["Router.Get"]) == [22]
+    assert _lines(graph, by["node.Get"]) == [17]
+    assert _lines(graph, by["Mux.Get"]) == [25, 27]
+
+
+TYPED_PY = {
+    "app/serial.py": b"class Serializer:\n    def tag(self, v):\n        return v\n",
+    "app/tags.py": b"""from typing import Optional
+
+from app.serial import Serializer
+
+
+class Base:
+    def tag(self, v):
+        return v
+
+
+class Tag(Base):
+    def __init__(self, serializer: Serializer, extra: Optional[Serializer] = None):
+        self.serializer = serializer
+
+    def run(self, v, **options):
+        options.tag(v)
+        super().tag(v)
+        return self.serializer.tag(v)
+
+
+def make(s: "Serializer", d: dict):
+    d.tag(1)
+    return s.tag(1)
+""",
+}
+
+
+def test_python_member_uses_bind_by_annotations_self_attributes_and_super():
+    graph = build_graph(TYPED_PY)
+    by = {d.qualified: d for d in graph.by_name["tag"]}
+    # `self.serializer` was assigned an annotated parameter; `s: "Serializer"` a forward
+    # reference; `**options` and `d: dict` are builtins; super() is Base
+    assert [(g.path, u.line) for g in graph.refs(by["Serializer.tag"]) for u in g.uses] == [
+        ("app/tags.py", 18),
+        ("app/tags.py", 23),
+    ]
+    assert _lines(graph, by["Base.tag"]) == [17]

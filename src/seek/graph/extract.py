@@ -17,6 +17,7 @@ from seek.chunk.languages import grammar_for_path, load_language, parser_for
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.queries import locals_query, tags_query
+from seek.graph.types import TypeFacts, supported
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
 _EXTRA_NAME_KINDS = {
@@ -142,8 +143,16 @@ def extract(path: str, source: bytes, grammar: str | None = None) -> FileFacts |
         kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
     bound = _locals(grammar, root, name_starts, spans, kinds)
+    typing = None
+    if supported(grammar):
+        typing = TypeFacts(grammar, bound)
+        qualified_at = {
+            name.start_byte: q for (_, name, _), (_, _, q) in zip(def_nodes, spans, strict=True)
+        }
+        typing.read(root, qualified_at, spans, kinds)
+        facts.types, facts.bases = typing.types, typing.bases
     facts.references = _references(
-        path, grammar, root, name_starts, call_starts, spans, receivers, bound
+        path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing
     )
     facts.imports = read_imports(path, grammar, root)
     return facts
@@ -222,7 +231,7 @@ def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> b
 
 
 def _references(
-    path, grammar, root, name_starts, call_starts, spans, receivers, bound
+    path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
 ) -> list[Reference]:
     query = _name_query(grammar)
     if query is None:
@@ -237,17 +246,25 @@ def _references(
         name = node.text.decode("utf-8", "replace")
         if not name or name in ("self", "this", "_"):
             continue
-        member, qualifier = False, None
+        member, qualifier, owner = False, None, None
         parent = node.parent
+        enclosing = _enclosing(spans, starts, node.start_byte)
         if parent is not None and _is_member(parent, node):
             member = True
             qualifier = _owner_name(parent)
+            if typing is not None:
+                owner_node = _owner_node(parent)
+                owner = typing.owner(owner_node, enclosing) if owner_node is not None else None
             for start, end, receiver in receivers:
                 if qualifier == receiver and start <= node.start_byte < end:
                     qualifier = "self"  # documented on Reference.qualifier
         elif _is_literal_key(grammar, node):
             # `T{field: v}`: a field of T, whatever local shares its name
             member, qualifier = True, _literal_type(node)
+            composite = node.parent.parent.parent.parent
+            if typing is not None and composite is not None:
+                if composite.type == "composite_literal":
+                    owner = typing.type_of(composite.child_by_field_name("type"))
         target = parent if member else node
         outer = target.parent if target is not None else None
         call = (
@@ -255,7 +272,6 @@ def _references(
             or (member and parent.type in _MEMBER_CALLS)
             or (outer is not None and outer.child_by_field_name("function") == target)
         )
-        enclosing = _enclosing(spans, starts, node.start_byte)
         refs.append(
             Reference(
                 path=path,
@@ -267,6 +283,7 @@ def _references(
                 member=member,
                 qualifier=qualifier,
                 local=not member and _is_local(bound, enclosing, name),
+                owner=owner,
             )
         )
     return refs
@@ -298,6 +315,14 @@ def _literal_type(node: tree_sitter.Node) -> str | None:
     if composite is None or composite.type != "composite_literal":
         return None
     return _first_of(composite.child_by_field_name("type"), "type_identifier")
+
+
+def _owner_node(parent: tree_sitter.Node) -> tree_sitter.Node | None:
+    for field in _OWNER_FIELDS:
+        owner = parent.child_by_field_name(field)
+        if owner is not None:
+            return owner
+    return None
 
 
 def _owner_name(parent: tree_sitter.Node) -> str | None:

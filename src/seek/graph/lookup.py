@@ -21,6 +21,7 @@ import numpy as np
 
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.rank import pagerank, render_map
+from seek.graph.types import EXTERNAL
 
 _STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
 _KIND_WEIGHT = {
@@ -42,6 +43,7 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|spec|__tests__|testdata)(/|$)|(^|/)test_|_test\.|\.test\.|\.spec\."
 )
 _REEXPORT_DEPTH = 3
+_TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
 # Languages where members of an object built inside a function commonly escape it (object
 # literals, closures returning `{ get() {...} }`): a member use there may mean a method
 # defined inside another function, so the lexical scope rule applies to bare names only.
@@ -84,6 +86,7 @@ class CodeGraph:
                         break
                     container = container.rpartition(".")[0]
         self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._owner_cache: dict[tuple[str, str | None, str], list[Definition] | None] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
 
@@ -111,6 +114,10 @@ class CodeGraph:
                         return hit
                 elif ref.qualifier in self.unresolved_names(ref.path):
                     return []  # a member of a module from outside the workspace
+            if ref.owner is not None:
+                typed = self.owner_types(ref)
+                if typed is not None:
+                    return self._members(typed, ref.name) or []
             members = [d for d in named if d.container is not None]
             if ref.name.startswith("__") and ref.qualifier not in ("self", "cls"):
                 return []  # `super().__init__`, `x.__eq__`: the protocol, not one class's method
@@ -145,6 +152,160 @@ class CodeGraph:
             folder = posixpath.dirname(ref.path)
             return [d for d in named if posixpath.dirname(d.path) == folder]
         return [] if strict else named
+
+    # -- declared types (graph.types) -------------------------------------------------------
+
+    def owner_types(self, ref: Reference) -> list[Definition] | None:
+        """The workspace types a member use's owner has: None when unknown, [] when its type
+        is known and is not the workspace's (a builtin, a literal, an outside package)."""
+        key = (ref.path, ref.enclosing, ref.owner or "")
+        if key not in self._owner_cache:
+            self._owner_cache[key] = None  # a cycle through this key reads as unknown
+            self._owner_cache[key] = self._resolve(ref.path, ref.enclosing, ref.owner or "")
+        return self._owner_cache[key]
+
+    def _resolve(
+        self, path: str, enclosing: str | None, expr: str, depth: int = 0
+    ) -> list[Definition] | None:
+        if depth > 6 or not expr:
+            return None
+        head, *steps = expr.split(">")
+        types = self._head(path, enclosing, head, depth)
+        for step in steps:
+            if not types:
+                return types  # unknown stays unknown, outside stays outside
+            call = step.endswith("()")
+            name = step[:-2] if call else step
+            found: list[Definition] = []
+            for owner in types:
+                members = self._members([owner], name)
+                if members is None:
+                    return None
+                exprs = [(m.path, m.container, self._type(m)) for m in members]
+                if not members:  # `self.x = ...` in a method: an attribute, not a definition
+                    facts = self.files.get(owner.path)
+                    exprs = [(owner.path, None, facts.types.get(f"{owner.qualified}.{name}"))]
+                for where, scope, written in exprs:
+                    if not written:
+                        return None
+                    if call or "," in written:
+                        written = written.split(",")[0]
+                    resolved = self._resolve(where, scope, written, depth + 1)
+                    if resolved is None:
+                        return None
+                    found.extend(resolved)
+            types = found
+        return types
+
+    def _type(self, definition: Definition) -> str | None:
+        facts = self.files.get(definition.path)
+        return facts.types.get(definition.qualified) if facts else None
+
+    def _head(
+        self, path: str, enclosing: str | None, head: str, depth: int
+    ) -> list[Definition] | None:
+        if head == EXTERNAL:
+            return []
+        if head == "^":  # Python super(): the bases of the enclosing method's class
+            cls = (enclosing or "").rpartition(".")[0]
+            facts = self.files.get(path)
+            bases = facts.bases.get(cls) if facts and cls else None
+            if bases is None:
+                return None
+            out: list[Definition] = []
+            for base in bases:
+                resolved = self._resolve(path, None, base, depth + 1)
+                if resolved is None:
+                    return None
+                out.extend(resolved)
+            return out
+        if "()" in head:  # what calling a function (or a type: a constructor) gives
+            callee, _, index = head.partition("()")
+            nth = int(index[1:]) if index.startswith("#") else 0
+            bound = self._bind(path, enclosing, callee)
+            if bound is None:
+                return None
+            out = []
+            for d in bound:
+                if d.kind in _TYPE_KINDS:
+                    out.append(d)
+                    continue
+                written = self._type(d) if d.kind in ("function", "method") else None
+                parts = written.split(",") if written else []
+                if nth >= len(parts) or not parts[nth]:
+                    return None
+                resolved = self._resolve(d.path, d.container, parts[nth], depth + 1)
+                if resolved is None:
+                    return None
+                out.extend(resolved)
+            return out
+        value = head.startswith("$")
+        bound = self._bind(path, enclosing, head[1:] if value else head)
+        if bound is None:
+            return None
+        out = []
+        for d in bound:
+            if d.kind in _TYPE_KINDS:
+                out.append(d)  # `Type.member`, or a type named where a type is written
+            elif value and d.kind in ("constant", "variable", "field"):
+                written = self._type(d)
+                resolved = (
+                    self._resolve(d.path, d.container, written, depth + 1) if written else None
+                )
+                if resolved is None:
+                    return None
+                out.extend(resolved)
+            else:
+                return None  # a function value, or a name that is not a type
+        return out
+
+    def _bind(self, path: str, enclosing: str | None, name: str) -> list[Definition] | None:
+        """What a name written in ``path`` means, for typing: None when unknown, [] when it
+        comes from outside the workspace."""
+        if "." in name:
+            module, _, rest = name.partition(".")
+            files = self.aliases(path).get(module)
+            if files:
+                hit = [d for d in self.by_name.get(rest, ()) if d.path in files and not d.container]
+                for target in files if not hit else ():
+                    hit = self._imported(target, rest, _REEXPORT_DEPTH)
+                    if hit:
+                        break
+                return hit or None
+            return [] if module in self.unresolved_names(path) else None
+        if name in self.unresolved_names(path):
+            return []
+        found = self.candidates(Reference(path, name, 0, 0, enclosing))
+        return found or None
+
+    def _members(
+        self, types: list[Definition], name: str, depth: int = 0
+    ) -> list[Definition] | None:
+        """Members named ``name`` of these types or the types they embed or extend; None
+        when a base could not be resolved and nothing was found."""
+        found: list[Definition] = []
+        unknown = False
+        for owner in types:
+            go = self.files[owner.path].grammar == "go" if owner.path in self.files else False
+            folder = posixpath.dirname(owner.path)
+            own = [
+                d
+                for d in self.by_name.get(name, ())
+                if d.container == owner.qualified
+                and (d.path == owner.path or (go and posixpath.dirname(d.path) == folder))
+            ]
+            if own:
+                found.extend(own)
+                continue
+            facts = self.files.get(owner.path)
+            for base in facts.bases.get(owner.qualified, ()) if facts and depth < 6 else ():
+                resolved = self._resolve(owner.path, None, base, depth + 1)
+                inherited = self._members(resolved, name, depth + 1) if resolved else resolved
+                if inherited is None:
+                    unknown = True
+                else:
+                    found.extend(inherited)
+        return found if found or not unknown else None
 
     def _visible(self, definition: Definition, ref: Reference) -> bool:
         scope = self.scope.get(definition)
