@@ -305,7 +305,21 @@ def score_repo(
         uses = sorted(entry["refs"])
         for path, line, col in rng.sample(uses, min(SITES_PER_DEF, len(uses))):
             t["sites"] += 1
-            t["site_top1"] += same(graph.definition_at(path, line, col))
+            at = graph.definition_at(path, line, col)
+            t["site_top1"] += same(at)
+            if misses is not None and not same(at):
+                lines = lines_text.get(path, [])
+                raw = (
+                    lines[line - 1].decode("utf-8", "replace").strip() if line <= len(lines) else ""
+                )
+                misses.append(
+                    {
+                        "repo": name,
+                        "site": f"{path}:{line}:{col}: {raw[:160]}",
+                        "expected": f"{d.path}:{d.line} {d.kind} {d.qualified}",
+                        "found": f"{at.path}:{at.line} {at.kind} {at.qualified}" if at else None,
+                    }
+                )
             found = graph.defs(d.name, from_path=path)
             t["site_name_top1"] += bool(found) and same(found[0])
     div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731

@@ -102,8 +102,10 @@ def test_python_uses_bind_through_imports_and_reexports(py_graph):
     # app.py imports Cache from the package, which re-exports it from cache.py
     assert groups[("pkg/app.py", "helper")] == [12]
     assert groups[("pkg/cache.py", "make_cache")] == [20]
-    # the test file defines its own Cache: its uses bind there, not to pkg/cache.py
-    assert not any(path.startswith("tests/") for path, _ in groups)
+    # the test file defines its own Cache: its uses bind there, not to pkg/cache.py; only
+    # its import line names pkg/cache.py's
+    tests = [u.line for g in py_graph.refs(cache) if g.path.startswith("tests/") for u in g.uses]
+    assert tests == [1]
 
 
 def test_python_unimported_bare_name_is_not_a_use(py_graph):
@@ -485,3 +487,46 @@ def test_python_member_uses_bind_by_annotations_self_attributes_and_super():
         ("app/tags.py", 23),
     ]
     assert _lines(graph, by["Base.tag"]) == [17]
+
+
+ALIASED = {
+    "pkg/__init__.py": b"",
+    "pkg/base.py": b"class Blueprint:\n    def has_static(self):\n        return True\n",
+    "pkg/blueprints.py": b"""from outside import Request as RequestBase
+from .base import Blueprint as BaseBlueprint
+
+
+class Blueprint(BaseBlueprint):
+    def check(self):
+        return self.has_static()
+
+
+class Request(RequestBase):
+    @property
+    def size(self):
+        return 1
+
+    @size.setter
+    def size(self, value):
+        pass
+
+    def grow(self):
+        return self.size
+""",
+}
+
+
+def test_python_aliased_imports_bind_the_original_and_class_bodies_see_their_names():
+    graph = build_graph(ALIASED)
+    base = graph.defs("Blueprint")
+    original = next(d for d in base if d.path == "pkg/base.py")
+    # on the import line and through the alias (a base class), the name is base.py's
+    assert graph.definition_at("pkg/blueprints.py", 2, 18) == original
+    assert graph.definition_at("pkg/blueprints.py", 5, 16) == original
+    assert graph.definition_at("pkg/blueprints.py", 7, 20) == graph.defs("has_static")[0]
+    # a class named like an outside import's original name is still the file's own class
+    size = graph.defs("Request.size")[0]
+    assert (size.line, graph.definition_at("pkg/blueprints.py", 20, 20)) == (12, size)
+    # `@size.setter` names the property in the class body; the setter is the same symbol
+    assert graph.definition_at("pkg/blueprints.py", 15, 5) == size
+    assert graph.definition_at("pkg/blueprints.py", 16, 8) == size

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seek.graph.model import Definition, FileFacts, Reference
+from seek.graph.model import Definition, FileFacts, Import, Reference
 from seek.graph.rank import pagerank, render_map
 from seek.graph.types import EXTERNAL
 
@@ -94,10 +94,18 @@ class CodeGraph:
 
     def candidates(self, ref: Reference) -> list[Definition]:
         """The definitions a use can mean, by the rules in the module docstring."""
+        grammar = self.files[ref.path].grammar if ref.path in self.files else ""
+        if grammar == "python" and not ref.member and not ref.local:
+            for imp in self.files[ref.path].imports:
+                # on an import line the name is the imported one, whatever the file defines;
+                # elsewhere `b` of `from m import a as b` is m's a
+                if imp.line == ref.line and ref.name in imp.names:
+                    return self._imported_as(imp, ref.name, _REEXPORT_DEPTH)
+                if imp.alias == ref.name and imp.names and imp.names[0] != ref.name:
+                    return self._imported_as(imp, imp.names[0], _REEXPORT_DEPTH)
         named = self.by_name.get(ref.name)
         if not named:
             return []
-        grammar = self.files[ref.path].grammar if ref.path in self.files else ""
         strict = grammar in _STRICT
         if not (ref.member and grammar in _ESCAPING):
             named = [d for d in named if self._visible(d, ref)]
@@ -140,6 +148,12 @@ class CodeGraph:
             return pool
         if ref.local:
             return []
+        owner = self.by_key.get((ref.path, ref.enclosing)) if ref.enclosing else None
+        if owner is not None and owner.kind in _TYPE_KINDS and grammar == "python":
+            # a class body sees its own names: `@prop.setter`, `alias = method`
+            own = [d for d in named if d.container == owner.qualified and d.path == ref.path]
+            if own:
+                return own[:1]
         if strict:  # a bare name there is never a method or field (those need `x.`)
             named = [d for d in named if d.kind not in ("method", "field")]
         own = [d for d in named if d.path == ref.path]
@@ -321,6 +335,13 @@ class CodeGraph:
         if facts is None or depth == 0:
             return []
         for imp in facts.imports:
+            if facts.grammar == "python" and imp.alias and imp.names:
+                if name != imp.alias:  # `from m import a as b`: b is m's a
+                    continue
+                hit = self._imported_as(imp, imp.names[0], depth)
+                if hit:
+                    return hit
+                continue
             if name not in imp.names and "*" not in imp.names:
                 continue
             if facts.grammar == "python" and any(_module_name(f) == name for f in imp.files[1:]):
@@ -338,14 +359,21 @@ class CodeGraph:
                     return hit
         return []
 
+    def _imported_as(self, imp: Import, name: str, depth: int) -> list[Definition]:
+        if any(_module_name(f) == name for f in imp.files[1:]):
+            return []  # `from pkg import mod`: the module itself
+        for target in imp.files:
+            hit = [d for d in self.by_name.get(name, ()) if d.path == target and not d.container]
+            if hit or (hit := self._imported(target, name, depth - 1)):
+                return hit
+        return []
+
     def unresolved_names(self, path: str) -> set[str]:
         """The local names bound by a file's imports from outside the workspace."""
         facts = self.files.get(path)
-        return (
-            {n for i in facts.imports if not i.files for n in (i.alias, *i.names) if n}
-            if facts
-            else set()
-        )
+        if facts is None:
+            return set()
+        return {n for i in facts.imports if not i.files for n in _local_names(facts.grammar, i)}
 
     def aliases(self, path: str) -> dict[str, tuple[str, ...]]:
         """Local names of imported modules in a file -> their files."""
@@ -405,6 +433,9 @@ class CodeGraph:
             return None
         for definition in facts.definitions:
             if definition.line == line and (column is None or definition.column == column):
+                if facts.grammar == "python":  # an @overload stub or a property setter
+                    # redefines the first definition of that name: the same symbol
+                    return self.by_key.get((path, definition.qualified), definition)
                 return definition
         uses = [
             r for r in facts.references if r.line == line and (column is None or r.column == column)
@@ -567,6 +598,13 @@ class CodeGraph:
             if d.kind != "field" and not _TEST_PATH.search(d.path)
         ]
         return render_map(ranked, budget)
+
+
+def _local_names(grammar: str, imp: Import) -> tuple[str, ...]:
+    """The names an import binds in its file: `from m import a as b` binds b, not a."""
+    if grammar == "python" and imp.alias and imp.names:
+        return (imp.alias,)
+    return tuple(n for n in (imp.alias, *imp.names) if n)
 
 
 def _module_name(path: str) -> str:
