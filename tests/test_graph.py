@@ -530,3 +530,47 @@ def test_python_aliased_imports_bind_the_original_and_class_bodies_see_their_nam
     # `@size.setter` names the property in the class body; the setter is the same symbol
     assert graph.definition_at("pkg/blueprints.py", 15, 5) == size
     assert graph.definition_at("pkg/blueprints.py", 16, 8) == size
+
+
+GO_PACKAGE_VARS = {
+    "go.mod": b"module example.com/v\n",
+    "binding/binding.go": b"package binding\n\nvar (\n\tJSON = jsonBinding{}\n)\n\n"
+    b'type jsonBinding struct{}\n\nfunc (jsonBinding) Name() string { return "json" }\n',
+    "errors.go": b"""package v
+
+import (
+\t"example.com/v/binding"
+\ttoml "github.com/pelletier/go-toml/v2"
+)
+
+type msgs struct{}
+
+func (m msgs) JSON() int { return 1 }
+
+func (m msgs) Name() string { return "" }
+
+const param = 1
+
+var format = func(param msgs) int { return param.JSON() }
+
+func use() {
+\t_ = binding.JSON
+\t_ = binding.JSON.Name()
+\t_ = toml.Name()
+}
+""",
+}
+
+
+def test_go_var_blocks_package_members_and_function_literal_parameters():
+    graph = build_graph(GO_PACKAGE_VARS)
+    json_var = next(d for d in graph.by_name["JSON"] if d.kind == "variable")
+    assert (json_var.path, _lines(graph, json_var)) == ("binding/binding.go", [19, 20])
+    # binding.JSON is the package's variable, not a method named JSON elsewhere
+    assert _lines(graph, graph.defs("msgs.JSON")[0]) == [16]
+    # the literal's parameter shadows the constant; toml is a package from outside
+    assert _lines(graph, graph.defs("param")[0]) == []
+    assert [
+        (g.path, [u.line for u in g.uses]) for g in graph.refs(graph.defs("jsonBinding.Name")[0])
+    ] == [("errors.go", [20])]
+    assert _lines(graph, graph.defs("msgs.Name")[0]) == []

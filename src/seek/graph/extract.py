@@ -71,6 +71,9 @@ _MEMBER_CALLS = {
     "call",
     "method_index_expression",
 }
+# Definitions whose span holds a scope of local names: functions, and a Go or JS variable
+# whose initializer is a function literal (`var f = func(param T) {...}`).
+_SCOPES = ("function", "method", "variable", "constant")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 
@@ -213,7 +216,7 @@ def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
         if node.start_byte in name_starts:
             continue
         owner = _enclosing(spans, starts, node.start_byte)
-        if owner is not None and kinds.get(owner) in ("function", "method"):
+        if owner is not None and kinds.get(owner) in _SCOPES:
             out.setdefault(owner, set()).add(node.text.decode("utf-8", "replace"))
     for node in captures.get("global", []):  # Python `global x`: assignments reach the module
         owner = _enclosing(spans, starts, node.start_byte)

@@ -118,7 +118,7 @@ class CodeGraph:
                         hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
                         if hit:
                             break
-                    if hit:
+                    if hit or grammar == "go":  # a Go package's member is in the package
                         return hit
                 elif ref.qualifier in self.unresolved_names(ref.path):
                     return []  # a member of a module from outside the workspace
@@ -290,6 +290,8 @@ class CodeGraph:
         if name in self.unresolved_names(path):
             return []
         found = self.candidates(Reference(path, name, 0, 0, enclosing))
+        if not found and path in self.files and self.files[path].grammar == "go":
+            return []  # Go: not local, not in the package, not a workspace import: outside
         return found or None
 
     def _members(

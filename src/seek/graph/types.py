@@ -131,7 +131,7 @@ class TypeFacts:
         def scope(node) -> str | None:
             """The innermost enclosing function (locals live there), else None: the file."""
             owner = enclosing(node)
-            while owner and kinds.get(owner) not in ("function", "method"):
+            while owner and kinds.get(owner) not in ("function", "method", "variable", "constant"):
                 owner = owner.rpartition(".")[0] or None
             return owner
 
