@@ -222,6 +222,19 @@ def grep_lines(folder: Path, name: str) -> tuple[set[tuple[str, int]], int]:
     return hits, len(run.stdout)
 
 
+def _symbol_name(symbol: str) -> str:
+    """The name a symbol's last descriptor gives: `pkg/Flask#run().` -> run, a parameter
+    `pkg/f().(self)` -> self (not f: a multi-line signature puts a parameter at the
+    column of the name on the next line), the Go oracle's `N:name` -> name."""
+    text = symbol.rstrip(".#/:!")
+    if text.endswith(")") and not text.endswith("()"):
+        return text[text.rfind("(") + 1 : -1]
+    text = text.removesuffix("()")
+    for separator in ("/", "#", ".", ":", " ", "`"):
+        text = text.rpartition(separator)[2] or text
+    return text.strip("`")
+
+
 def score_repo(
     name: str,
     language: str,
@@ -247,7 +260,7 @@ def score_repo(
             # node may start earlier); the oracle's symbol must carry the same name
             for line in range(d.line, min(d.line + 3, d.end_line + 1)):
                 symbol = by_def.get((d.path, line, d.column))
-                if symbol is not None and d.name in symbol:
+                if symbol is not None and _symbol_name(symbol) == d.name:
                     matched.append((d, symbol, line))
                     def_lines[d.name].add((d.path, line))
                     break

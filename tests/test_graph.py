@@ -574,3 +574,79 @@ def test_go_var_blocks_package_members_and_function_literal_parameters():
         (g.path, [u.line for u in g.uses]) for g in graph.refs(graph.defs("jsonBinding.Name")[0])
     ] == [("errors.go", [20])]
     assert _lines(graph, graph.defs("msgs.Name")[0]) == []
+
+
+GO_CLOSURES = {
+    "go.mod": b"module example.com/c\n",
+    "c.go": b"""package c
+
+type Router interface {
+\tGroup(fn func(r Router))
+}
+
+type Mux struct{}
+
+func (m *Mux) Group(fn func(r Router)) {}
+
+func NewMux() *Mux { return &Mux{} }
+
+const mGET = 1
+
+type entry struct{ mGET int }
+
+var table = map[int]entry{
+\tmGET: {mGET: 2},
+}
+
+func build() {
+\tr := NewMux()
+\tr.Group(func(r Router) {
+\t\tr.Group(nil)
+\t})
+}
+""",
+}
+
+
+def test_go_function_literals_scope_their_parameters_and_map_keys_are_values():
+    graph = build_graph(GO_CLOSURES)
+    # the outer r is a *Mux, the literal's parameter r a Router
+    assert _lines(graph, graph.defs("Mux.Group")[0]) == [23]
+    assert _lines(graph, graph.defs("Router.Group")[0]) == [24]
+    constant = next(d for d in graph.by_name["mGET"] if d.kind == "constant")
+    field = next(d for d in graph.by_name["mGET"] if d.kind == "field")
+    assert [(u.line, u.column) for g in graph.refs(constant) for u in g.uses] == [(18, 1)]
+    assert [(u.line, u.column) for g in graph.refs(field) for u in g.uses] == [(18, 8)]
+
+
+JS_MEMBERS = {
+    "lib/request.js": b"""var accepts = require('accepts');
+var req = {};
+module.exports = req;
+
+req.accepts = function () {
+  return accepts(this);
+};
+
+req.get = function get(name) {
+  return this.accepts(name);
+};
+""",
+    "lib/utils.js": b"exports.etag = function etag(body) { return body; };\n",
+    "lib/app.js": b"var etag = require('./utils').etag;\nvar utils = require('./utils');\n"
+    b"function send(b) { return utils.etag(b); }\n",
+    "flask/tag.py": b"class PassDict:\n    def to_json(self, v):\n        return v\n\n"
+    b"    tag = to_json\n",
+}
+
+
+def test_js_member_assignments_are_members_and_class_body_values_see_the_class():
+    graph = build_graph(JS_MEMBERS)
+    member = graph.defs("req.accepts")[0]
+    assert (member.kind, member.container) == ("method", "req")
+    # the bare `accepts(this)` is the required module, not the member being defined
+    assert graph.definition_at("lib/request.js", 6, 9).kind == "constant"
+    assert graph.definition_at("lib/request.js", 10, 14) == member
+    etag = next(d for d in graph.by_name["etag"] if d.container == "exports")
+    assert graph.definition_at("lib/app.js", 3, 32) == etag
+    assert graph.definition_at("flask/tag.py", 5, 10) == graph.defs("PassDict.to_json")[0]

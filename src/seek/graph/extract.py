@@ -305,11 +305,18 @@ def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
     if grammar != "go" or node.parent is None or node.parent.type != "literal_element":
         return False
     keyed = node.parent.parent
-    return (
-        keyed is not None
-        and keyed.type == "keyed_element"
-        and keyed.named_children[0] == node.parent
-    )
+    if keyed is None or keyed.type != "keyed_element" or keyed.named_children[0] != node.parent:
+        return False
+    # a map literal's keys are values (`map[string]T{mGET: ...}`), not fields; an elided
+    # inner literal is a map's when the nearest written type is a map's
+    literal = keyed.parent
+    while literal is not None and literal.type in ("literal_value", "literal_element"):
+        literal = literal.parent
+        if literal is not None and literal.type == "keyed_element":
+            literal = literal.parent  # the outer literal_value of `{k: {inner}}`
+    composite = literal if literal is not None and literal.type == "composite_literal" else None
+    written = composite.child_by_field_name("type") if composite is not None else None
+    return written is None or written.type != "map_type" or keyed.parent.parent != composite
 
 
 def _literal_type(node: tree_sitter.Node) -> str | None:
@@ -357,6 +364,12 @@ def _own_container(grammar: str, node: tree_sitter.Node) -> str | None:
     if grammar == "go" and node.type == "method_declaration":
         receiver = node.child_by_field_name("receiver")
         return _first_of(receiver, "type_identifier")
+    if grammar in ("javascript", "typescript", "tsx") and node.type == "assignment_expression":
+        # `req.accepts = function () {}`: a member of req, not a name bound in the file
+        left = node.child_by_field_name("left")
+        owner = left.child_by_field_name("object") if left is not None else None
+        if left is not None and left.type == "member_expression" and owner is not None:
+            return "".join(owner.text.decode("utf-8", "replace").split())
     if grammar == "rust":
         parent = node.parent
         while parent is not None and parent.type not in ("impl_item", "trait_item", "source_file"):

@@ -113,7 +113,7 @@ class CodeGraph:
             if ref.qualifier:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
                 if module_files:
-                    hit = [d for d in named if d.path in module_files and d.container is None]
+                    hit = [d for d in named if d.path in module_files and _exported(d)]
                     for module in module_files if not hit else ():
                         hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
                         if hit:
@@ -149,6 +149,9 @@ class CodeGraph:
         if ref.local:
             return []
         owner = self.by_key.get((ref.path, ref.enclosing)) if ref.enclosing else None
+        while owner is not None and owner.kind in ("field", "constant", "variable"):
+            # `tag = to_json` in a class body: the field's value is in the class's scope
+            owner = self.by_key.get((ref.path, owner.container)) if owner.container else None
         if owner is not None and owner.kind in _TYPE_KINDS and grammar == "python":
             # a class body sees its own names: `@prop.setter`, `alias = method`
             own = [d for d in named if d.container == owner.qualified and d.path == ref.path]
@@ -280,7 +283,7 @@ class CodeGraph:
             module, _, rest = name.partition(".")
             files = self.aliases(path).get(module)
             if files:
-                hit = [d for d in self.by_name.get(rest, ()) if d.path in files and not d.container]
+                hit = [d for d in self.by_name.get(rest, ()) if d.path in files and _exported(d)]
                 for target in files if not hit else ():
                     hit = self._imported(target, rest, _REEXPORT_DEPTH)
                     if hit:
@@ -349,11 +352,7 @@ class CodeGraph:
             if facts.grammar == "python" and any(_module_name(f) == name for f in imp.files[1:]):
                 return []  # `from pkg import mod`: the module itself, not a name inside it
             for target in imp.files:
-                hit = [
-                    d
-                    for d in self.by_name.get(name, ())
-                    if d.path == target and d.container is None
-                ]
+                hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
                 if hit:
                     return hit
                 hit = self._imported(target, name, depth - 1)
@@ -365,7 +364,7 @@ class CodeGraph:
         if any(_module_name(f) == name for f in imp.files[1:]):
             return []  # `from pkg import mod`: the module itself
         for target in imp.files:
-            hit = [d for d in self.by_name.get(name, ()) if d.path == target and not d.container]
+            hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
             if hit or (hit := self._imported(target, name, depth - 1)):
                 return hit
         return []
@@ -600,6 +599,12 @@ class CodeGraph:
             if d.kind != "field" and not _TEST_PATH.search(d.path)
         ]
         return render_map(ranked, budget)
+
+
+def _exported(definition: Definition) -> bool:
+    """A module-level name another file can import: a top-level definition, or a CommonJS
+    `exports.name = ...` / `module.exports.name = ...` member."""
+    return definition.container is None or definition.container in ("exports", "module.exports")
 
 
 def _local_names(grammar: str, imp: Import) -> tuple[str, ...]:

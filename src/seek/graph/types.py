@@ -81,6 +81,15 @@ _QUERIES = {
 }
 
 
+_LITERALS_QUERY = {"go": "(func_literal) @fn"}
+
+
+@cache
+def _literal_query(grammar: str) -> tree_sitter.Query | None:
+    text = _LITERALS_QUERY.get(grammar)
+    return tree_sitter.Query(load_language(grammar), text) if text else None
+
+
 @cache
 def _query(grammar: str) -> tree_sitter.Query | None:
     text = _QUERIES.get(grammar)
@@ -108,6 +117,24 @@ class TypeFacts:
         self.locals: dict[str | None, dict[str, str | None]] = {}
         self._pending: dict[str | None, dict[str, tree_sitter.Node]] = {}
         self._classes: dict[str, str] = {}  # method qualified -> its class, for `self`
+        self._literals: list[tuple[int, int, str]] = []
+        self._literal_starts: list[int] = []
+        self._parent: dict[str, str | None] = {}
+
+    def _literal_at(self, byte: int) -> str | None:
+        """The innermost anonymous function holding ``byte`` (nested ones start later)."""
+        i = bisect.bisect_right(self._literal_starts, byte) - 1
+        while i >= 0:
+            start, end, key = self._literals[i]
+            if start < byte < end:
+                return key
+            i -= 1
+        return None
+
+    def _up(self, where: str) -> str | None:
+        if where in self._parent:
+            return self._parent[where]
+        return where.rpartition(".")[0] or None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -128,12 +155,25 @@ class TypeFacts:
                 i -= 1
             return None
 
-        def scope(node) -> str | None:
+        def def_scope(node) -> str | None:
             """The innermost enclosing function (locals live there), else None: the file."""
             owner = enclosing(node)
             while owner and kinds.get(owner) not in ("function", "method", "variable", "constant"):
                 owner = owner.rpartition(".")[0] or None
             return owner
+
+        # anonymous functions (Go `func(r Router) {...}`) are scopes of their own: keyed
+        # "@START", each with its parent scope
+        literal = _literal_query(self.grammar)
+        found = tree_sitter.QueryCursor(literal).captures(root).get("fn", []) if literal else []
+        for node in sorted(found, key=lambda n: n.start_byte):
+            key = f"@{node.start_byte}"
+            self._parent[key] = self._literal_at(node.start_byte) or def_scope(node)
+            self._literals.append((node.start_byte, node.end_byte, key))
+            self._literal_starts.append(node.start_byte)
+
+        def scope(node) -> str | None:
+            return self._literal_at(node.start_byte) or def_scope(node)
 
         attrs: list[tuple[str, str, tree_sitter.Node, tree_sitter.Node]] = []
         for _, caps in tree_sitter.QueryCursor(query).matches(root):
@@ -225,7 +265,7 @@ class TypeFacts:
                 return scope[name]
             if not where:
                 return None
-            where = where.rpartition(".")[0] or None
+            where = self._up(where)
 
     # -- type and value expressions ---------------------------------------------------------
 
@@ -366,10 +406,11 @@ class TypeFacts:
                 return True
             if not probe:
                 return False
-            probe = probe.rpartition(".")[0] or None
+            probe = self._up(probe)
 
     def owner(self, node: tree_sitter.Node, enclosing: str | None) -> str | None:
         """The type expression of a member use's owner node (`x` of `x.m`)."""
+        enclosing = self._literal_at(node.start_byte) or enclosing
         if node.type == "identifier" or node.type == "package_identifier":
             name = _text(node)
             known = self.local(enclosing, name)
@@ -378,7 +419,4 @@ class TypeFacts:
             if self._shadowed(enclosing, name):
                 return None
             return f"${name}"
-        return self.value_of(node, self._scope_of(enclosing))
-
-    def _scope_of(self, enclosing: str | None) -> str | None:
-        return enclosing
+        return self.value_of(node, enclosing)
