@@ -650,3 +650,24 @@ def test_js_member_assignments_are_members_and_class_body_values_see_the_class()
     etag = next(d for d in graph.by_name["etag"] if d.container == "exports")
     assert graph.definition_at("lib/app.js", 3, 32) == etag
     assert graph.definition_at("flask/tag.py", 5, 10) == graph.defs("PassDict.to_json")[0]
+
+
+REIMPORTED = {
+    "req/__init__.py": b"",
+    "req/compat.py": b"import http.cookiejar as cookielib\n",
+    "req/jar.py": b"""from .compat import cookielib
+
+
+class Jar(cookielib.CookieJar):
+    def update(self, other):
+        self.__dict__.update(other)
+        return super().update(other)
+""",
+}
+
+
+def test_python_names_reimported_from_outside_and_dunder_attributes_bind_nothing():
+    graph = build_graph(REIMPORTED)
+    # the base class comes from outside through compat.py, and __dict__ is the object's:
+    # neither `update` call is Jar.update itself
+    assert graph.refs(graph.defs("Jar.update")[0]) == []

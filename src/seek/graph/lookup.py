@@ -199,6 +199,8 @@ class CodeGraph:
                 if members is None:
                     return None
                 exprs = [(m.path, m.container, self._type(m)) for m in members]
+                if not members and name.startswith("__") and name.endswith("__"):
+                    continue  # `self.__dict__`: the object model's, not the workspace's
                 if not members:  # `self.x = ...` in a method: an attribute, not a definition
                     facts = self.files.get(owner.path)
                     exprs = [(owner.path, None, facts.types.get(f"{owner.qualified}.{name}"))]
@@ -289,8 +291,8 @@ class CodeGraph:
                     if hit:
                         break
                 return hit or None
-            return [] if module in self.unresolved_names(path) else None
-        if name in self.unresolved_names(path):
+            return [] if self._outside(path, module, _REEXPORT_DEPTH) else None
+        if self._outside(path, name, _REEXPORT_DEPTH):
             return []
         found = self.candidates(Reference(path, name, 0, 0, enclosing))
         if not found and path in self.files and self.files[path].grammar == "go":
@@ -325,6 +327,21 @@ class CodeGraph:
                 else:
                     found.extend(inherited)
         return found if found or not unknown else None
+
+    def _outside(self, path: str, name: str, depth: int) -> bool:
+        """Whether ``name`` in ``path`` is imported from outside the workspace, directly or
+        through workspace modules that import it (`from .compat import cookielib`)."""
+        if name in self.unresolved_names(path):
+            return True
+        facts = self.files.get(path)
+        if facts is None or depth == 0 or any(d.name == name for d in facts.definitions):
+            return False
+        return any(
+            self._outside(target, name, depth - 1)
+            for imp in facts.imports
+            if name in _local_names(facts.grammar, imp)
+            for target in imp.files
+        )
 
     def _visible(self, definition: Definition, ref: Reference) -> bool:
         scope = self.scope.get(definition)
