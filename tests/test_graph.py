@@ -671,3 +671,22 @@ def test_python_names_reimported_from_outside_and_dunder_attributes_bind_nothing
     # the base class comes from outside through compat.py, and __dict__ is the object's:
     # neither `update` call is Jar.update itself
     assert graph.refs(graph.defs("Jar.update")[0]) == []
+
+
+OUTSIDE_CALLS = {
+    "app/info.py": b"class ScriptInfo:\n    def load_app(self):\n        return 1\n",
+    "app/cli.py": b"""import click
+
+
+def run(ctx: click.Context):
+    from .info import ScriptInfo
+
+    return ctx.ensure_object(ScriptInfo).load_app()
+""",
+}
+
+
+def test_python_a_call_on_an_outside_object_may_return_a_workspace_one_and_local_imports_bind():
+    graph = build_graph(OUTSIDE_CALLS)
+    assert _lines(graph, graph.defs("ScriptInfo.load_app")[0]) == [7]
+    assert _lines(graph, graph.defs("ScriptInfo")[0]) == [5, 7]

@@ -46,8 +46,17 @@ def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
             stack.extend((c, level + 1) for c in reversed(node.named_children))
 
 
+@cache
+def _python_query() -> tree_sitter.Query:
+    return tree_sitter.Query(
+        load_language("python"), "[(import_statement) (import_from_statement)] @import"
+    )
+
+
 def _python(path, root):
-    for node in _walk(root, {"import_statement", "import_from_statement"}, depth=3):
+    # by query, at any depth: imports inside functions and try blocks bind names too
+    found = tree_sitter.QueryCursor(_python_query()).captures(root).get("import", [])
+    for node in sorted(found, key=lambda n: n.start_byte):
         line = node.start_point.row + 1
         if node.type == "import_statement":
             for child in node.named_children:

@@ -189,8 +189,11 @@ class CodeGraph:
         head, *steps = expr.split(">")
         types = self._head(path, enclosing, head, depth)
         for step in steps:
-            if not types:
-                return types  # unknown stays unknown, outside stays outside
+            if types is None:
+                return None
+            if not types:  # outside stays outside in Go only (see types.TypeFacts._step)
+                go = path in self.files and self.files[path].grammar == "go"
+                return [] if go else None
             call = step.endswith("()")
             name = step[:-2] if call else step
             found: list[Definition] = []

@@ -349,7 +349,7 @@ class TypeFacts:
             ):
                 return f"${_text(owner)}.{_text(field)}"
             head = self.value_of(owner, where, depth + 1)
-            return f"{head}>{_text(field)}" if head and head != EXTERNAL else head
+            return self._step(head, _text(field))
         return None
 
     def _call_head(self, node, where, depth: int = 0) -> str | None:
@@ -384,8 +384,15 @@ class TypeFacts:
             ):
                 return f"{_text(owner)}.{_text(field)}()"
             head = self.value_of(owner, where, depth + 1)
-            return f"{head}>{_text(field)}()" if head and head != EXTERNAL else head
+            return self._step(head, _text(field) + "()")
         return None
+
+    def _step(self, head: str | None, step: str) -> str | None:
+        if head == EXTERNAL:
+            # Go: what a type declared outside the module holds or returns is declared
+            # outside too; Python: an outside call may hand back a workspace object
+            return EXTERNAL if self.grammar == "go" else None
+        return f"{head}>{step}" if head else None
 
     def _module_like(self, where, owner) -> bool:
         """An identifier that no local binds: a package, a module, a class or a global."""
