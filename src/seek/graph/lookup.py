@@ -6,8 +6,15 @@ are cheap to decide, else by name: a bare name binds to a definition in its own 
 to one its imports bring in (following re-exports a few files deep), then, in Go, to one in
 its package folder; in languages with explicit imports (Python, JS/TS, Rust, Go) it binds
 no further, since an unimported bare name is a local, a parameter or a builtin.  A member
-use (`x.name`) binds to a module-level definition of the module `x` names, else to the
-members (methods, fields) of that name.  Other languages bind by name alone, own file first.
+use (`x.name`) binds to a module-level definition of the module `x` names (in Go, only
+there), else, where x's declared type is known (graph.types: Go and Python), to that type's
+members and those of the types it embeds or extends, or to nothing when the type is a
+builtin or comes from outside the workspace; else to the nearest members of that name.  A
+definition inside a function is visible only there (members too, except in JS/TS, where
+objects built in a function escape it).  Python: `from m import a as b` binds b to m's a,
+an import line's names are the imported ones, a class body sees the class's names, and a
+property setter or @overload stub is its first definition.  Other languages bind by name
+alone, own file first.
 """
 
 from __future__ import annotations
@@ -86,6 +93,7 @@ class CodeGraph:
                         break
                     container = container.rpartition(".")[0]
         self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._unresolved: dict[str, set[str]] = {}
         self._owner_cache: dict[tuple[str, str | None, str], list[Definition] | None] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
@@ -391,10 +399,16 @@ class CodeGraph:
 
     def unresolved_names(self, path: str) -> set[str]:
         """The local names bound by a file's imports from outside the workspace."""
-        facts = self.files.get(path)
-        if facts is None:
-            return set()
-        return {n for i in facts.imports if not i.files for n in _local_names(facts.grammar, i)}
+        found = self._unresolved.get(path)
+        if found is None:
+            facts = self.files.get(path)
+            found = (
+                {n for i in facts.imports if not i.files for n in _local_names(facts.grammar, i)}
+                if facts
+                else set()
+            )
+            self._unresolved[path] = found
+        return found
 
     def aliases(self, path: str) -> dict[str, tuple[str, ...]]:
         """Local names of imported modules in a file -> their files."""
