@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.graph_oracle BENCH_DIR [--repos flask,chi,...] [--sample 200]
         [--seed 0] [--oracle-bin DIR] [--out bench/results/graph_oracle.json]
+        [--cache DIR] [--misses FILE]
 
 For each repository (folder BENCH_DIR/<name>/<benchmark_root>, as bench.index_speed), the
 graph is built with `seek.graph.build_graph` and an oracle indexes the same folder:
@@ -27,11 +28,17 @@ declaration lines:
   (no context, what `seek def NAME` answers) ranks it first.
 
 Micro averages (summed over all sampled definitions) are the headline; see bench/README.md.
+
+An oracle's answer is cached (--cache, default ~/.cache/seek-bench/graph_oracle) under the
+repository's name and a hash of the files it reads, so that re-measuring the graph after a
+change costs the graph's build and the lookups, not minutes of scip-python.  --misses writes
+each sampled definition's wrong and missed reference lines (with their text) for reading.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import subprocess
@@ -47,6 +54,7 @@ from seek.chunk.languages import grammar_for_path
 from seek.graph import build_graph
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_oracle.json"
+DEFAULT_CACHE = Path.home() / ".cache" / "seek-bench" / "graph_oracle"
 DEFAULT_REPOS = "flask,requests,express,redux,zod,chi,cobra,gin"
 SKIP_DIRS = {".git", "node_modules", "vendor", "testdata", "__pycache__"}
 SITES_PER_DEF = 5
@@ -175,6 +183,31 @@ def go_oracle(tool: Path, folder: Path) -> dict[str, dict]:
     return symbols
 
 
+def _fingerprint(files: list[tuple[str, bytes]]) -> str:
+    digest = hashlib.sha256()
+    for rel, data in files:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:20]
+
+
+def cached_oracle(cache: Path | None, key: str, compute) -> dict[str, dict]:
+    """``compute()``'s symbols, read from / written to ``cache/key.json`` when a cache is set."""
+    path = cache / f"{key}.json" if cache is not None else None
+    if path is not None and path.is_file():
+        rows = json.loads(path.read_text())
+        return {
+            s: {"defs": {tuple(x) for x in d}, "refs": {tuple(x) for x in r}} for s, d, r in rows
+        }
+    symbols = compute()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = [[s, sorted(e["defs"]), sorted(e["refs"])] for s, e in symbols.items()]
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rows))
+        tmp.replace(path)
+    return symbols
+
+
 # -- scoring --------------------------------------------------------------------------------
 
 
@@ -189,9 +222,31 @@ def grep_lines(folder: Path, name: str) -> tuple[set[tuple[str, int]], int]:
     return hits, len(run.stdout)
 
 
-def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int, seed: int):
+def _symbol_name(symbol: str) -> str:
+    """The name a symbol's last descriptor gives: `pkg/Flask#run().` -> run, a parameter
+    `pkg/f().(self)` -> self (not f: a multi-line signature puts a parameter at the
+    column of the name on the next line), the Go oracle's `N:name` -> name."""
+    text = symbol.rstrip(".#/:!")
+    if text.endswith(")") and not text.endswith("()"):
+        return text[text.rfind("(") + 1 : -1]
+    text = text.removesuffix("()")
+    for separator in ("/", "#", ".", ":", " ", "`"):
+        text = text.rpartition(separator)[2] or text
+    return text.strip("`")
+
+
+def score_repo(
+    name: str,
+    language: str,
+    folder: Path,
+    oracle: dict,
+    sample: int,
+    seed: int,
+    misses: list | None = None,
+):
+    files = workspace_files(folder)
     started = time.perf_counter()
-    graph = build_graph(workspace_files(folder))
+    graph = build_graph(files)
     build_s = time.perf_counter() - started
     by_def: dict[tuple[str, int, int], str] = {}
     for symbol, entry in oracle.items():
@@ -205,14 +260,14 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
             # node may start earlier); the oracle's symbol must carry the same name
             for line in range(d.line, min(d.line + 3, d.end_line + 1)):
                 symbol = by_def.get((d.path, line, d.column))
-                if symbol is not None and d.name in symbol:
+                if symbol is not None and _symbol_name(symbol) == d.name:
                     matched.append((d, symbol, line))
                     def_lines[d.name].add((d.path, line))
                     break
     total_defs = sum(len(f.definitions) for f in graph.files.values())
     rng = random.Random(seed)
     chosen = rng.sample(matched, min(sample, len(matched)))
-    lines_text = {path: data.split(b"\n") for path, data in workspace_files(folder)}
+    lines_text = {path: data.split(b"\n") for path, data in files}
     t = defaultdict(float)
     for d, symbol, name_line in chosen:
         entry = oracle[symbol]
@@ -230,6 +285,21 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
         t["grep"] += len(grep)
         t["grep_tp"] += len(grep & truth)
         t["grep_chars"] += grep_chars
+        if misses is not None and ours != truth:
+
+            def text(site):
+                lines = lines_text.get(site[0], [])
+                raw = lines[site[1] - 1] if 0 < site[1] <= len(lines) else b""
+                return f"{site[0]}:{site[1]}: {raw.decode('utf-8', 'replace').strip()[:160]}"
+
+            misses.append(
+                {
+                    "repo": name,
+                    "definition": f"{d.path}:{d.line} {d.kind} {d.qualified}",
+                    "wrong": [text(x) for x in sorted(ours - truth)],
+                    "missed": [text(x) for x in sorted(truth - ours)],
+                }
+            )
         t["ours_chars"] += sum(
             len(p) + len(str(ln)) + 3 + len(lines_text.get(p, [b""] * (ln + 1))[ln - 1])
             for p, ln in ours
@@ -248,7 +318,21 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
         uses = sorted(entry["refs"])
         for path, line, col in rng.sample(uses, min(SITES_PER_DEF, len(uses))):
             t["sites"] += 1
-            t["site_top1"] += same(graph.definition_at(path, line, col))
+            at = graph.definition_at(path, line, col)
+            t["site_top1"] += same(at)
+            if misses is not None and not same(at):
+                lines = lines_text.get(path, [])
+                raw = (
+                    lines[line - 1].decode("utf-8", "replace").strip() if line <= len(lines) else ""
+                )
+                misses.append(
+                    {
+                        "repo": name,
+                        "site": f"{path}:{line}:{col}: {raw[:160]}",
+                        "expected": f"{d.path}:{d.line} {d.kind} {d.qualified}",
+                        "found": f"{at.path}:{at.line} {at.kind} {at.qualified}" if at else None,
+                    }
+                )
             found = graph.defs(d.name, from_path=path)
             t["site_name_top1"] += bool(found) and same(found[0])
     div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
@@ -274,6 +358,30 @@ def score_repo(name: str, language: str, folder: Path, oracle: dict, sample: int
     }
 
 
+_COLUMNS = (
+    ("refs P", "ours_tp", "ours"),
+    ("refs R", "ours_tp", "truth"),
+    ("grep P", "grep_tp", "grep"),
+    ("def@use", "site_top1", "sites"),
+    ("def NAME from file", "site_name_top1", "sites"),
+    ("def NAME", "name_top1", "defs"),
+)
+
+
+def table(rows: list[dict]) -> str:
+    """The headline figures per repository and summed over all (micro), as markdown."""
+    head = "| repository | " + " | ".join(c[0] for c in _COLUMNS) + " |"
+    out = [head, "|---" + "|--:" * len(_COLUMNS) + "|"]
+    total: dict[str, int] = defaultdict(int)
+    for row in rows:
+        for k, v in row["counts"].items():
+            total[k] += v
+    for label, counts in [(r["repo"], r["counts"]) for r in rows] + [("all (micro)", total)]:
+        cells = [f"{counts[a] / counts[b]:.3f}" if counts.get(b) else "-" for _, a, b in _COLUMNS]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench_dir", type=Path)
@@ -282,7 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle-bin", type=Path, default=Path.home() / "oracle" / "bin")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="'' for no cache")
+    parser.add_argument("--misses", type=Path, help="write wrong and missed uses here (JSON)")
     args = parser.parse_args(argv)
+    cache = args.cache if str(args.cache) not in ("", ".") else None
+    misses: list | None = [] if args.misses else None
     specs = {r["name"]: r for r in json.loads(REPOS_JSON.read_text())}
     results, failures = [], {}
     for name in args.repos.split(","):
@@ -293,19 +405,24 @@ def main(argv: list[str] | None = None) -> int:
             continue
         language = spec["language"]
         started = time.perf_counter()
-        try:
+        if language == "go":
+            folder = args.bench_dir / name  # the module root: go.mod is there
+        key = f"{name}-{language}-{_fingerprint(workspace_files(folder))}"
+
+        def compute(folder=folder, language=language):
+            if language == "go":
+                return go_oracle(args.oracle_bin, folder)
             with tempfile.TemporaryDirectory() as tmp:
-                if language == "go":
-                    oracle = go_oracle(args.oracle_bin, args.bench_dir / name)
-                    folder = args.bench_dir / name  # the module root: go.mod is there
-                else:
-                    oracle = scip_oracle(args.oracle_bin, folder, language, Path(tmp) / "i.scip")
+                return scip_oracle(args.oracle_bin, folder, language, Path(tmp) / "i.scip")
+
+        try:
+            oracle = cached_oracle(cache, key, compute)
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
             failures[name] = str(exc)[:600]
             _log(f"{name}: oracle failed: {exc}")
             continue
         oracle_s = time.perf_counter() - started
-        row = score_repo(name, language, folder, oracle, args.sample, args.seed)
+        row = score_repo(name, language, folder, oracle, args.sample, args.seed, misses)
         row["oracle_s"] = round(oracle_s, 1)
         _log(json.dumps({k: v for k, v in row.items() if k != "counts"}))
         results.append(row)
@@ -320,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(table(results))
+    if args.misses:
+        args.misses.write_text(json.dumps(misses, indent=1) + "\n")
     return 0
 
 

@@ -102,8 +102,10 @@ def test_python_uses_bind_through_imports_and_reexports(py_graph):
     # app.py imports Cache from the package, which re-exports it from cache.py
     assert groups[("pkg/app.py", "helper")] == [12]
     assert groups[("pkg/cache.py", "make_cache")] == [20]
-    # the test file defines its own Cache: its uses bind there, not to pkg/cache.py
-    assert not any(path.startswith("tests/") for path, _ in groups)
+    # the test file defines its own Cache: its uses bind there, not to pkg/cache.py; only
+    # its import line names pkg/cache.py's
+    tests = [u.line for g in py_graph.refs(cache) if g.path.startswith("tests/") for u in g.uses]
+    assert tests == [1]
 
 
 def test_python_unimported_bare_name_is_not_a_use(py_graph):
@@ -343,3 +345,348 @@ def test_typescript_star_reexports_pass_names_and_namespace_members_through():
         3,
         4,
     ]
+
+
+SCOPED = {
+    "go.mod": b"module example.com/x\n",
+    "a_test.go": b"package x\n\nfunc TestA() {\n\tcases := []struct{ desc string }{\n"
+    b'\t\t{desc: "one"},\n\t}\n\t_ = cases[0].desc\n}\n\n'
+    b'func TestB() {\n\tc := struct{ desc string }{desc: "two"}\n\t_ = c.desc\n}\n',
+    "cli.py": b"def run_command():\n    def app():\n        return 1\n    return app()\n\n\n"
+    b"def other(ctx):\n    return ctx.app\n",
+}
+
+
+def test_a_definition_inside_a_function_is_visible_only_there():
+    graph = build_graph(SCOPED)
+    in_a = next(d for d in graph.by_name["desc"] if d.container == "TestA")
+    in_b = next(d for d in graph.by_name["desc"] if d.container == "TestB")
+    assert [u.line for g in graph.refs(in_a) for u in g.uses] == [5, 7]
+    assert [u.line for g in graph.refs(in_b) for u in g.uses] == [11, 12]
+    # a nested Python function: its name elsewhere (an attribute of another object) is not it
+    app = graph.defs("app")[0]
+    assert [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(app)] == [
+        ("run_command", [4])
+    ]
+
+
+SUBMODULE = {
+    "pkg/__init__.py": b"",
+    "pkg/cli.py": b"cli = object()\n\n\ndef load():\n    return 1\n",
+    "pkg/app.py": b"from . import cli\n\n\ndef run():\n    return cli.load()\n",
+}
+
+
+def test_a_python_from_import_of_a_submodule_binds_the_module_not_its_namesake():
+    graph = build_graph(SUBMODULE)
+    constant = graph.defs("cli")[0]
+    assert (constant.kind, graph.refs(constant)) == ("constant", [])
+    assert graph.definition_at("pkg/app.py", 5, 15) == graph.defs("load")[0]
+
+
+NESTED_MODULE = {
+    "go.mod": b"module example.com/m\n",
+    "util/u.go": b"package util\n\nfunc Do() {}\n",
+    "main.go": b'package main\n\nimport "example.com/m/util"\n\nfunc main() { util.Do() }\n',
+    "copy/go.mod": b"module example.com/m\n",
+    "copy/util/u.go": b"package util\n\nfunc Do() {}\n",
+    "copy/main.go": b'package main\n\nimport "example.com/m/util"\n\nfunc main() { util.Do() }\n',
+}
+
+
+def test_a_go_import_resolves_in_the_module_of_the_importing_file():
+    graph = build_graph(NESTED_MODULE)
+    assert graph.files["main.go"].imports[0].files == ("util/u.go",)
+    assert graph.files["copy/main.go"].imports[0].files == ("copy/util/u.go",)
+
+
+TYPED_GO = {
+    "go.mod": b"module example.com/t\n",
+    "mux.go": b"""package t
+
+import "net/http"
+
+type Router interface {
+\tGet(p string)
+}
+
+type Mux struct {
+\ttree *node
+}
+
+type node struct{}
+
+func (n *node) Get(p string) {}
+
+func (m *Mux) Get(p string) { m.tree.Get(p) }
+
+func NewMux() *Mux { return &Mux{} }
+
+func use(r Router, w http.ResponseWriter) {
+\tr.Get("/")
+\tw.Get("/")
+\tmx := NewMux()
+\tmx.Get("/")
+\tlit := &Mux{}
+\tlit.Get("/")
+}
+""",
+}
+
+
+def _lines(graph, definition):
+    return [u.line for g in graph.refs(definition) for u in g.uses]
+
+
+def test_go_member_uses_bind_by_declared_receiver_types():
+    graph = build_graph(TYPED_GO)
+    by = {d.qualified: d for d in graph.by_name["Get"]}
+    # a parameter's interface type, a field's type through the receiver, a constructor's
+    # result and a composite literal; `w` has a type from outside the workspace: no binding
+    assert _lines(graph, by["Router.Get"]) == [22]
+    assert _lines(graph, by["node.Get"]) == [17]
+    assert _lines(graph, by["Mux.Get"]) == [25, 27]
+
+
+TYPED_PY = {
+    "app/serial.py": b"class Serializer:\n    def tag(self, v):\n        return v\n",
+    "app/tags.py": b"""from typing import Optional
+
+from app.serial import Serializer
+
+
+class Base:
+    def tag(self, v):
+        return v
+
+
+class Tag(Base):
+    def __init__(self, serializer: Serializer, extra: Optional[Serializer] = None):
+        self.serializer = serializer
+
+    def run(self, v, **options):
+        options.tag(v)
+        super().tag(v)
+        return self.serializer.tag(v)
+
+
+def make(s: "Serializer", d: dict):
+    d.tag(1)
+    return s.tag(1)
+""",
+}
+
+
+def test_python_member_uses_bind_by_annotations_self_attributes_and_super():
+    graph = build_graph(TYPED_PY)
+    by = {d.qualified: d for d in graph.by_name["tag"]}
+    # `self.serializer` was assigned an annotated parameter; `s: "Serializer"` a forward
+    # reference; `**options` and `d: dict` are builtins; super() is Base
+    assert [(g.path, u.line) for g in graph.refs(by["Serializer.tag"]) for u in g.uses] == [
+        ("app/tags.py", 18),
+        ("app/tags.py", 23),
+    ]
+    assert _lines(graph, by["Base.tag"]) == [17]
+
+
+ALIASED = {
+    "pkg/__init__.py": b"",
+    "pkg/base.py": b"class Blueprint:\n    def has_static(self):\n        return True\n",
+    "pkg/blueprints.py": b"""from outside import Request as RequestBase
+from .base import Blueprint as BaseBlueprint
+
+
+class Blueprint(BaseBlueprint):
+    def check(self):
+        return self.has_static()
+
+
+class Request(RequestBase):
+    @property
+    def size(self):
+        return 1
+
+    @size.setter
+    def size(self, value):
+        pass
+
+    def grow(self):
+        return self.size
+""",
+}
+
+
+def test_python_aliased_imports_bind_the_original_and_class_bodies_see_their_names():
+    graph = build_graph(ALIASED)
+    base = graph.defs("Blueprint")
+    original = next(d for d in base if d.path == "pkg/base.py")
+    # on the import line and through the alias (a base class), the name is base.py's
+    assert graph.definition_at("pkg/blueprints.py", 2, 18) == original
+    assert graph.definition_at("pkg/blueprints.py", 5, 16) == original
+    assert graph.definition_at("pkg/blueprints.py", 7, 20) == graph.defs("has_static")[0]
+    # a class named like an outside import's original name is still the file's own class
+    size = graph.defs("Request.size")[0]
+    assert (size.line, graph.definition_at("pkg/blueprints.py", 20, 20)) == (12, size)
+    # `@size.setter` names the property in the class body; the setter is the same symbol
+    assert graph.definition_at("pkg/blueprints.py", 15, 5) == size
+    assert graph.definition_at("pkg/blueprints.py", 16, 8) == size
+
+
+GO_PACKAGE_VARS = {
+    "go.mod": b"module example.com/v\n",
+    "binding/binding.go": b"package binding\n\nvar (\n\tJSON = jsonBinding{}\n)\n\n"
+    b'type jsonBinding struct{}\n\nfunc (jsonBinding) Name() string { return "json" }\n',
+    "errors.go": b"""package v
+
+import (
+\t"example.com/v/binding"
+\ttoml "github.com/pelletier/go-toml/v2"
+)
+
+type msgs struct{}
+
+func (m msgs) JSON() int { return 1 }
+
+func (m msgs) Name() string { return "" }
+
+const param = 1
+
+var format = func(param msgs) int { return param.JSON() }
+
+func use() {
+\t_ = binding.JSON
+\t_ = binding.JSON.Name()
+\t_ = toml.Name()
+}
+""",
+}
+
+
+def test_go_var_blocks_package_members_and_function_literal_parameters():
+    graph = build_graph(GO_PACKAGE_VARS)
+    json_var = next(d for d in graph.by_name["JSON"] if d.kind == "variable")
+    assert (json_var.path, _lines(graph, json_var)) == ("binding/binding.go", [19, 20])
+    # binding.JSON is the package's variable, not a method named JSON elsewhere
+    assert _lines(graph, graph.defs("msgs.JSON")[0]) == [16]
+    # the literal's parameter shadows the constant; toml is a package from outside
+    assert _lines(graph, graph.defs("param")[0]) == []
+    assert [
+        (g.path, [u.line for u in g.uses]) for g in graph.refs(graph.defs("jsonBinding.Name")[0])
+    ] == [("errors.go", [20])]
+    assert _lines(graph, graph.defs("msgs.Name")[0]) == []
+
+
+GO_CLOSURES = {
+    "go.mod": b"module example.com/c\n",
+    "c.go": b"""package c
+
+type Router interface {
+\tGroup(fn func(r Router))
+}
+
+type Mux struct{}
+
+func (m *Mux) Group(fn func(r Router)) {}
+
+func NewMux() *Mux { return &Mux{} }
+
+const mGET = 1
+
+type entry struct{ mGET int }
+
+var table = map[int]entry{
+\tmGET: {mGET: 2},
+}
+
+func build() {
+\tr := NewMux()
+\tr.Group(func(r Router) {
+\t\tr.Group(nil)
+\t})
+}
+""",
+}
+
+
+def test_go_function_literals_scope_their_parameters_and_map_keys_are_values():
+    graph = build_graph(GO_CLOSURES)
+    # the outer r is a *Mux, the literal's parameter r a Router
+    assert _lines(graph, graph.defs("Mux.Group")[0]) == [23]
+    assert _lines(graph, graph.defs("Router.Group")[0]) == [24]
+    constant = next(d for d in graph.by_name["mGET"] if d.kind == "constant")
+    field = next(d for d in graph.by_name["mGET"] if d.kind == "field")
+    assert [(u.line, u.column) for g in graph.refs(constant) for u in g.uses] == [(18, 1)]
+    assert [(u.line, u.column) for g in graph.refs(field) for u in g.uses] == [(18, 8)]
+
+
+JS_MEMBERS = {
+    "lib/request.js": b"""var accepts = require('accepts');
+var req = {};
+module.exports = req;
+
+req.accepts = function () {
+  return accepts(this);
+};
+
+req.get = function get(name) {
+  return this.accepts(name);
+};
+""",
+    "lib/utils.js": b"exports.etag = function etag(body) { return body; };\n",
+    "lib/app.js": b"var etag = require('./utils').etag;\nvar utils = require('./utils');\n"
+    b"function send(b) { return utils.etag(b); }\n",
+    "flask/tag.py": b"class PassDict:\n    def to_json(self, v):\n        return v\n\n"
+    b"    tag = to_json\n",
+}
+
+
+def test_js_member_assignments_are_members_and_class_body_values_see_the_class():
+    graph = build_graph(JS_MEMBERS)
+    member = graph.defs("req.accepts")[0]
+    assert (member.kind, member.container) == ("method", "req")
+    # the bare `accepts(this)` is the required module, not the member being defined
+    assert graph.definition_at("lib/request.js", 6, 9).kind == "constant"
+    assert graph.definition_at("lib/request.js", 10, 14) == member
+    etag = next(d for d in graph.by_name["etag"] if d.container == "exports")
+    assert graph.definition_at("lib/app.js", 3, 32) == etag
+    assert graph.definition_at("flask/tag.py", 5, 10) == graph.defs("PassDict.to_json")[0]
+
+
+REIMPORTED = {
+    "req/__init__.py": b"",
+    "req/compat.py": b"import http.cookiejar as cookielib\n",
+    "req/jar.py": b"""from .compat import cookielib
+
+
+class Jar(cookielib.CookieJar):
+    def update(self, other):
+        self.__dict__.update(other)
+        return super().update(other)
+""",
+}
+
+
+def test_python_names_reimported_from_outside_and_dunder_attributes_bind_nothing():
+    graph = build_graph(REIMPORTED)
+    # the base class comes from outside through compat.py, and __dict__ is the object's:
+    # neither `update` call is Jar.update itself
+    assert graph.refs(graph.defs("Jar.update")[0]) == []
+
+
+OUTSIDE_CALLS = {
+    "app/info.py": b"class ScriptInfo:\n    def load_app(self):\n        return 1\n",
+    "app/cli.py": b"""import click
+
+
+def run(ctx: click.Context):
+    from .info import ScriptInfo
+
+    return ctx.ensure_object(ScriptInfo).load_app()
+""",
+}
+
+
+def test_python_a_call_on_an_outside_object_may_return_a_workspace_one_and_local_imports_bind():
+    graph = build_graph(OUTSIDE_CALLS)
+    assert _lines(graph, graph.defs("ScriptInfo.load_app")[0]) == [7]
+    assert _lines(graph, graph.defs("ScriptInfo")[0]) == [5, 7]

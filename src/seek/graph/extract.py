@@ -17,6 +17,7 @@ from seek.chunk.languages import grammar_for_path, load_language, parser_for
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.queries import locals_query, tags_query
+from seek.graph.types import TypeFacts, supported
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
 _EXTRA_NAME_KINDS = {
@@ -70,6 +71,9 @@ _MEMBER_CALLS = {
     "call",
     "method_index_expression",
 }
+# Definitions whose span holds a scope of local names: functions, and a Go or JS variable
+# whose initializer is a function literal (`var f = func(param T) {...}`).
+_SCOPES = ("function", "method", "variable", "constant")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 
@@ -142,8 +146,16 @@ def extract(path: str, source: bytes, grammar: str | None = None) -> FileFacts |
         kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
     bound = _locals(grammar, root, name_starts, spans, kinds)
+    typing = None
+    if supported(grammar):
+        typing = TypeFacts(grammar, bound)
+        qualified_at = {
+            name.start_byte: q for (_, name, _), (_, _, q) in zip(def_nodes, spans, strict=True)
+        }
+        typing.read(root, qualified_at, spans, kinds)
+        facts.types, facts.bases = typing.types, typing.bases
     facts.references = _references(
-        path, grammar, root, name_starts, call_starts, spans, receivers, bound
+        path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing
     )
     facts.imports = read_imports(path, grammar, root)
     return facts
@@ -204,7 +216,7 @@ def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
         if node.start_byte in name_starts:
             continue
         owner = _enclosing(spans, starts, node.start_byte)
-        if owner is not None and kinds.get(owner) in ("function", "method"):
+        if owner is not None and kinds.get(owner) in _SCOPES:
             out.setdefault(owner, set()).add(node.text.decode("utf-8", "replace"))
     for node in captures.get("global", []):  # Python `global x`: assignments reach the module
         owner = _enclosing(spans, starts, node.start_byte)
@@ -222,7 +234,7 @@ def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> b
 
 
 def _references(
-    path, grammar, root, name_starts, call_starts, spans, receivers, bound
+    path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
 ) -> list[Reference]:
     query = _name_query(grammar)
     if query is None:
@@ -237,17 +249,25 @@ def _references(
         name = node.text.decode("utf-8", "replace")
         if not name or name in ("self", "this", "_"):
             continue
-        member, qualifier = False, None
+        member, qualifier, owner = False, None, None
         parent = node.parent
+        enclosing = _enclosing(spans, starts, node.start_byte)
         if parent is not None and _is_member(parent, node):
             member = True
             qualifier = _owner_name(parent)
+            if typing is not None:
+                owner_node = _owner_node(parent)
+                owner = typing.owner(owner_node, enclosing) if owner_node is not None else None
             for start, end, receiver in receivers:
                 if qualifier == receiver and start <= node.start_byte < end:
                     qualifier = "self"  # documented on Reference.qualifier
         elif _is_literal_key(grammar, node):
             # `T{field: v}`: a field of T, whatever local shares its name
             member, qualifier = True, _literal_type(node)
+            composite = node.parent.parent.parent.parent
+            if typing is not None and composite is not None:
+                if composite.type == "composite_literal":
+                    owner = typing.type_of(composite.child_by_field_name("type"))
         target = parent if member else node
         outer = target.parent if target is not None else None
         call = (
@@ -255,7 +275,6 @@ def _references(
             or (member and parent.type in _MEMBER_CALLS)
             or (outer is not None and outer.child_by_field_name("function") == target)
         )
-        enclosing = _enclosing(spans, starts, node.start_byte)
         refs.append(
             Reference(
                 path=path,
@@ -267,6 +286,7 @@ def _references(
                 member=member,
                 qualifier=qualifier,
                 local=not member and _is_local(bound, enclosing, name),
+                owner=owner,
             )
         )
     return refs
@@ -285,11 +305,18 @@ def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
     if grammar != "go" or node.parent is None or node.parent.type != "literal_element":
         return False
     keyed = node.parent.parent
-    return (
-        keyed is not None
-        and keyed.type == "keyed_element"
-        and keyed.named_children[0] == node.parent
-    )
+    if keyed is None or keyed.type != "keyed_element" or keyed.named_children[0] != node.parent:
+        return False
+    # a map literal's keys are values (`map[string]T{mGET: ...}`), not fields; an elided
+    # inner literal is a map's when the nearest written type is a map's
+    literal = keyed.parent
+    while literal is not None and literal.type in ("literal_value", "literal_element"):
+        literal = literal.parent
+        if literal is not None and literal.type == "keyed_element":
+            literal = literal.parent  # the outer literal_value of `{k: {inner}}`
+    composite = literal if literal is not None and literal.type == "composite_literal" else None
+    written = composite.child_by_field_name("type") if composite is not None else None
+    return written is None or written.type != "map_type" or keyed.parent.parent != composite
 
 
 def _literal_type(node: tree_sitter.Node) -> str | None:
@@ -298,6 +325,14 @@ def _literal_type(node: tree_sitter.Node) -> str | None:
     if composite is None or composite.type != "composite_literal":
         return None
     return _first_of(composite.child_by_field_name("type"), "type_identifier")
+
+
+def _owner_node(parent: tree_sitter.Node) -> tree_sitter.Node | None:
+    for field in _OWNER_FIELDS:
+        owner = parent.child_by_field_name(field)
+        if owner is not None:
+            return owner
+    return None
 
 
 def _owner_name(parent: tree_sitter.Node) -> str | None:
@@ -329,6 +364,12 @@ def _own_container(grammar: str, node: tree_sitter.Node) -> str | None:
     if grammar == "go" and node.type == "method_declaration":
         receiver = node.child_by_field_name("receiver")
         return _first_of(receiver, "type_identifier")
+    if grammar in ("javascript", "typescript", "tsx") and node.type == "assignment_expression":
+        # `req.accepts = function () {}`: a member of req, not a name bound in the file
+        left = node.child_by_field_name("left")
+        owner = left.child_by_field_name("object") if left is not None else None
+        if left is not None and left.type == "member_expression" and owner is not None:
+            return "".join(owner.text.decode("utf-8", "replace").split())
     if grammar == "rust":
         parent = node.parent
         while parent is not None and parent.type not in ("impl_item", "trait_item", "source_file"):

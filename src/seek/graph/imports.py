@@ -46,8 +46,17 @@ def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
             stack.extend((c, level + 1) for c in reversed(node.named_children))
 
 
+@cache
+def _python_query() -> tree_sitter.Query:
+    return tree_sitter.Query(
+        load_language("python"), "[(import_statement) (import_from_statement)] @import"
+    )
+
+
 def _python(path, root):
-    for node in _walk(root, {"import_statement", "import_from_statement"}, depth=3):
+    # by query, at any depth: imports inside functions and try blocks bind names too
+    found = tree_sitter.QueryCursor(_python_query()).captures(root).get("import", [])
+    for node in sorted(found, key=lambda n: n.start_byte):
         line = node.start_point.row + 1
         if node.type == "import_statement":
             for child in node.named_children:
@@ -293,8 +302,14 @@ class Resolver:
         return []
 
     def _go(self, imp: Import) -> list[str]:
-        # the longest module path that prefixes the import: a nested go.mod wins
-        for folder, module in sorted(self.go_modules.items(), key=lambda m: -len(m[1])):
+        # the longest module path that prefixes the import; of equal ones, the module the
+        # importing file belongs to (its nearest go.mod), as the go command resolves it
+        def order(item: tuple[str, str]) -> tuple[int, int]:
+            folder, module = item
+            own = not folder or imp.path.startswith(folder + "/")
+            return -len(module), -(len(folder) + 1 if own else 0)
+
+        for folder, module in sorted(self.go_modules.items(), key=order):
             if imp.target == module or imp.target.startswith(module + "/"):
                 rest = imp.target[len(module) :].strip("/")
                 package = posixpath.join(folder, rest).strip("/") if folder else rest

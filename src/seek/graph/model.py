@@ -45,6 +45,7 @@ class Reference:
     # written `self`, so that `r.field` inside `func (r *T)` reads as a member of T
     qualifier: str | None = None
     local: bool = False  # a bare name its enclosing function binds (parameter, assignment)
+    owner: str | None = None  # the type expression of a member's owner (graph.types)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +69,6 @@ class FileFacts:
     definitions: list[Definition] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
+    # declared types (graph.types): definition -> type expression, type -> its bases
+    types: dict[str, str] = field(default_factory=dict)
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -43,6 +43,8 @@ SUPPLEMENTS: dict[str, str] = {
 """,
     "go": """
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list
+  (var_spec name: (identifier) @name) @definition.variable)))
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (field_declaration name: (field_identifier) @name) @definition.field
 (method_elem name: (field_identifier) @name) @definition.method
@@ -119,6 +121,8 @@ LOCAL_BINDERS: dict[str, str] = {
 (var_spec name: (identifier) @local)
 (const_spec name: (identifier) @local)
 (range_clause left: (expression_list (identifier) @local))
+(type_switch_statement alias: (expression_list (identifier) @local))
+(receive_statement left: (expression_list (identifier) @local))
 """,
     "javascript": """
 (formal_parameters (identifier) @local)
