@@ -392,27 +392,34 @@ export function viewActions(page, title) {
   }, title);
 }
 
-/** Clicks a view pane's title bar action by its label, once it shows. The click goes to
- * where the action is drawn: the toolbar redraws its buttons when a context key changes,
- * and a handle to the old button would be stale. */
+/** Clicks a view pane's title bar action by its label, once it shows. The toolbar redraws
+ * its buttons when a context key its menu names changes: a click whose button was replaced
+ * under it may be lost, so that is said rather than left to a later timeout. */
 export async function clickViewAction(page, title, label) {
-  const where = await waitFor(
-    () =>
-      page.evaluate(
+  const action = await waitFor(
+    async () => {
+      const handle = await page.evaluateHandle(
         (t, l) => {
           const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t.toLowerCase());
-          const action = [...(pane?.querySelectorAll(".pane-header .actions .action-label") ?? [])].find(
-            (a) => a.offsetParent !== null && (a.getAttribute("aria-label") ?? "").replace(/ \(.*\)$/, "") === l,
+          return (
+            [...(pane?.querySelectorAll(".pane-header .actions .action-label") ?? [])].find(
+              (a) => a.offsetParent !== null && (a.getAttribute("aria-label") ?? "").replace(/ \(.*\)$/, "") === l,
+            ) ?? null
           );
-          const box = action?.getBoundingClientRect();
-          return box && box.width > 0 ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : null;
         },
         title,
         label,
-      ),
+      );
+      return handle.asElement();
+    },
     { timeout: 30_000, what: `"${label}" on the ${title} view's title bar` },
   );
-  await page.mouse.click(where.x, where.y);
+  const box = await action.evaluate((a) => {
+    const r = a.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  });
+  await page.mouse.click(box.x, box.y);
+  if (!(await action.evaluate((a) => a.isConnected))) throw new Error(`the ${title} view's title bar was redrawn under the click on "${label}"`);
 }
 
 /** Collapses or expands a view pane by clicking its header ("Index", "Results"). */
