@@ -393,33 +393,36 @@ export function viewActions(page, title) {
 }
 
 /** Clicks a view pane's title bar action by its label, once it shows. The toolbar redraws
- * its buttons when a context key its menu names changes: a click whose button was replaced
- * under it may be lost, so that is said rather than left to a later timeout. */
+ * its buttons when a context key its menu names changes; a button replaced between the
+ * mouse's press and release gets no click (the browser sends it to what both share), so
+ * the page notes where the click went, and only a click that did not reach the button is
+ * made again: never twice, never lost. */
 export async function clickViewAction(page, title, label) {
-  const action = await waitFor(
-    async () => {
-      const handle = await page.evaluateHandle(
-        (t, l) => {
-          const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t.toLowerCase());
-          return (
-            [...(pane?.querySelectorAll(".pane-header .actions .action-label") ?? [])].find(
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const box = await waitFor(
+      () =>
+        page.evaluate(
+          (t, l) => {
+            const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t.toLowerCase());
+            const action = [...(pane?.querySelectorAll(".pane-header .actions .action-label") ?? [])].find(
               (a) => a.offsetParent !== null && (a.getAttribute("aria-label") ?? "").replace(/ \(.*\)$/, "") === l,
-            ) ?? null
-          );
-        },
-        title,
-        label,
-      );
-      return handle.asElement();
-    },
-    { timeout: 30_000, what: `"${label}" on the ${title} view's title bar` },
-  );
-  const box = await action.evaluate((a) => {
-    const r = a.getBoundingClientRect();
-    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
-  });
-  await page.mouse.click(box.x, box.y);
-  if (!(await action.evaluate((a) => a.isConnected))) throw new Error(`the ${title} view's title bar was redrawn under the click on "${label}"`);
+            );
+            if (!action) return null;
+            window.__seekClicked = null;
+            document.addEventListener("click", (e) => (window.__seekClicked = e.target.closest?.(".action-label")?.getAttribute("aria-label") ?? ""), { capture: true, once: true });
+            const r = action.getBoundingClientRect();
+            return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+          },
+          title,
+          label,
+        ),
+      { timeout: 30_000, what: `"${label}" on the ${title} view's title bar` },
+    );
+    await page.mouse.click(box.x, box.y);
+    const clicked = await page.evaluate(() => window.__seekClicked);
+    if (clicked !== null && clicked.replace(/ \(.*\)$/, "") === label) return;
+  }
+  throw new Error(`three clicks on "${label}" of the ${title} view's title bar did not reach it`);
 }
 
 /** Collapses or expands a view pane by clicking its header ("Index", "Results"). */
