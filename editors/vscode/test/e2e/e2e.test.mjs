@@ -135,7 +135,18 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
       // Room for the conversation: the other two views folded for the picture.
       await togglePane(page(), "Index");
       await togglePane(page(), "Results");
-      await waitFor(() => frame.evaluate(() => document.querySelector("#log").getBoundingClientRect().height > 300), { what: "the Ask view grown" });
+      await waitFor(
+        () =>
+          page().evaluate(() =>
+            ["index", "results"].every((t) => {
+              const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t);
+              const header = pane?.querySelector(".pane-header");
+              return pane && header && !pane.classList.contains("expanded") && pane.getBoundingClientRect().height <= header.getBoundingClientRect().height + 1;
+            }),
+          ),
+        { what: "the Index and Results views folded" },
+      );
+      await page().evaluate(() => document.activeElement?.blur()); // no focus ring in the picture
       await page().screenshot({ path: path.join(shots, "vscode-ask.png") });
       await togglePane(page(), "Index");
       await togglePane(page(), "Results");
