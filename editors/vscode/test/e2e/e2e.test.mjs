@@ -1,5 +1,5 @@
 // seek's extension in a real VS Code (code-server 4.100 in Chromium): the Index view, the
-// search quick pick, Ask, Find Related Code, a stopped server and a missing seek; Rebuild
+// search quick pick, Ask, Find Related Code and a stopped server; a missing seek; Rebuild
 // and Cancel on the Index view; an untrusted folder. Run by run-e2e.sh.
 import { after, afterEach, before, describe, test } from "node:test";
 import * as assert from "node:assert/strict";
@@ -203,26 +203,25 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     assert.ok(again.length >= 1 && again.every((pid) => !pids.includes(pid)), `a new seek process runs (${again} after ${pids})`);
   });
 
-  test("a missing seek is said with the command that installs it", async () => {
-    const { settingsFile } = env();
-    const original = fs.readFileSync(settingsFile, "utf8");
-    const settings = JSON.parse(original);
-    fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, "seek.path": "/nonexistent/seek" }, null, 2));
-    try {
-      // The window reloads with the setting (code-server does not watch the file here).
-      await runCommand(page(), "workbench.action.reloadWindow");
-      await waitStatus(page(), /seek: not installed/, "the status bar saying not installed");
-      const message = await waitFor(async () => (await notifications(page())).find((t) => t.includes("not installed")), {
-        what: "the notification about the missing program",
-      });
-      assert.match(message, /pipx install seek-code/);
-      const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
-      assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
-    } finally {
-      fs.writeFileSync(settingsFile, original);
-    }
-    await runCommand(page(), "workbench.action.reloadWindow");
-    await waitStatus(page(), /seek: 4 files/, "seek back once the setting is restored");
+});
+
+describe("a missing seek program", { timeout: 180_000 }, () => {
+  // Its own window, started with the setting: a settings file changed behind VS Code's
+  // back is seen late or not at all (a reloaded window may start from cached settings).
+  const env = editor({ userSettings: { "seek.path": "/nonexistent/seek" } });
+  const page = () => env().page;
+
+  test("is said with the command that installs it", async () => {
+    await waitStatus(page(), /seek: not installed/, "the status bar saying not installed", 120_000);
+    const message = await waitFor(async () => (await notifications(page())).find((t) => t.includes("not installed")), {
+      what: "the notification about the missing program",
+    });
+    assert.match(message, /pipx install seek-code/);
+    const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
+    assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
+    await runCommand(page(), "workbench.view.extension.seek");
+    const rows = await waitFor(() => viewRows(page(), "Index"), { what: "the Index view" });
+    assert.ok(rows.includes("seek is not installed"), rows.join(" / "));
   });
 });
 

@@ -198,7 +198,6 @@ export const COMMANDS = [
   "workbench.view.extension.seek",
   "workbench.action.closeAllEditors",
   "workbench.action.focusActiveEditorGroup",
-  "workbench.action.reloadWindow",
 ];
 const chordKey = (i) => `Key${String.fromCharCode(65 + i)}`; // KeyA, KeyB, ...
 
