@@ -15,12 +15,13 @@ import {
   editorContextMenu,
   editorFocused,
   editorState,
+  foldPane,
   fakeOllama,
   launch,
   notifications,
   runCommand,
+  showSeek,
   statusBarText,
-  togglePane,
   typeInQuickPick,
   viewActions,
   viewRows,
@@ -71,7 +72,7 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     // The status bar item appears once the extension host runs and seek answers.
     await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
     await runCommand(page(), "seek.update");
-    await runCommand(page(), "workbench.view.extension.seek");
+    await showSeek(page());
     const rows = await waitFor(
       async () => {
         const r = await viewRows(page(), "Index");
@@ -132,24 +133,14 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     assert.equal(chat.prompts.length, 1);
     assert.match(chat.prompts[0], /configure_retries/);
     if (shots) {
-      // Room for the conversation: the other two views folded for the picture.
-      await togglePane(page(), "Index");
-      await togglePane(page(), "Results");
-      await waitFor(
-        () =>
-          page().evaluate(() =>
-            ["index", "results"].every((t) => {
-              const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t);
-              const header = pane?.querySelector(".pane-header");
-              return pane && header && !pane.classList.contains("expanded") && pane.getBoundingClientRect().height <= header.getBoundingClientRect().height + 1;
-            }),
-          ),
-        { what: "the Index and Results views folded" },
-      );
+      // Room for the conversation: the other two views folded for the picture (top down,
+      // as each fold moves the headers below it; unfolded bottom up).
+      await foldPane(page(), "Index", true);
+      await foldPane(page(), "Results", true);
       await page().evaluate(() => document.activeElement?.blur()); // no focus ring in the picture
       await page().screenshot({ path: path.join(shots, "vscode-ask.png") });
-      await togglePane(page(), "Index");
-      await togglePane(page(), "Results");
+      await foldPane(page(), "Results", false);
+      await foldPane(page(), "Index", false);
     }
     // A follow-up continues the session: the chat model gets the first turn as history.
     await ask(frame, "and how long is the first wait?");
@@ -219,7 +210,7 @@ describe("a missing seek program", { timeout: 180_000 }, () => {
     assert.match(message, /pipx install seek-code/);
     const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
     assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
-    await runCommand(page(), "workbench.view.extension.seek");
+    await showSeek(page());
     const rows = await waitFor(() => viewRows(page(), "Index"), { what: "the Index view" });
     assert.ok(rows.includes("seek is not installed"), rows.join(" / "));
   });
@@ -241,7 +232,7 @@ describe("Rebuild and Cancel on the Index view", { timeout: 240_000 }, () => {
   test("Rebuild asks first; Cancel stops it and the index stays whole", async () => {
     const { chat } = env();
     await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
-    await runCommand(page(), "workbench.view.extension.seek");
+    await showSeek(page());
     await clickViewAction(page(), "Index", "Update Index");
     await waitFor(() => indexRows(/^Files 4$/), { timeout: 120_000, what: "Files 4 in the Index view" });
     assert.ok(chat.seen.some((r) => r === "POST /api/embed"), "the index was embedded by the configured server");
@@ -304,7 +295,7 @@ describe("an untrusted folder (Restricted Mode)", { timeout: 240_000 }, () => {
     await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
     await runCommand(page(), "seek.update");
     await waitStatus(page(), /seek: [1-9]\d* files/, "the folder indexed", 120_000);
-    await runCommand(page(), "workbench.view.extension.seek");
+    await showSeek(page());
     const rows = await waitFor(async () => {
       const r = await viewRows(page(), "Index");
       return r && r.some((t) => t.startsWith("Model ")) ? r : null;

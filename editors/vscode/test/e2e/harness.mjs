@@ -368,6 +368,21 @@ export async function runCommand(page, command) {
   for (const key of ["Shift", "Alt", "Control"]) await page.keyboard.up(key);
 }
 
+/** Opens seek's views in the side bar and waits for the keyboard focus to reach the Index
+ * view's list, where VS Code puts it once the view is drawn: a quick pick opened before
+ * that would lose the focus to it, and close. */
+export async function showSeek(page) {
+  await runCommand(page, "workbench.view.extension.seek");
+  await waitFor(
+    () =>
+      page.evaluate(() => {
+        const pane = document.activeElement?.closest(".pane");
+        return !!pane && pane.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === "index" && !!document.activeElement.closest(".pane-body");
+      }),
+    { what: "the Index view focused" },
+  );
+}
+
 /** The texts of the rows of a view pane, by its title ("Index", "Results"). */
 export function viewRows(page, title) {
   return page.evaluate((t) => {
@@ -424,14 +439,25 @@ export async function clickViewAction(page, title, label) {
   throw new Error(`three clicks on "${label}" of the ${title} view's title bar did not reach it`);
 }
 
-/** Collapses or expands a view pane by clicking its header ("Index", "Results"). */
-export async function togglePane(page, title) {
-  const headers = await page.$$(".pane-header");
-  for (const header of headers) {
-    const text = await header.evaluate((h) => h.querySelector(".title")?.textContent?.trim().toLowerCase());
-    if (text === title.toLowerCase()) return header.click();
-  }
-  throw new Error(`no view named ${title}`);
+/** Folds or unfolds a view pane by a click on its header ("Index", "Results") and waits
+ * until it is so: folded means drawn at its header's height (the fold is animated, and
+ * the headers below move while it goes). */
+export async function foldPane(page, title, folded) {
+  const state = () =>
+    page.evaluate((t) => {
+      const pane = [...document.querySelectorAll(".pane")].find((p) => p.querySelector(".pane-header .title")?.textContent?.trim().toLowerCase() === t.toLowerCase());
+      if (!pane) return null;
+      const header = pane.querySelector(".pane-header").getBoundingClientRect();
+      const expanded = pane.classList.contains("expanded");
+      return { expanded, settled: expanded || pane.getBoundingClientRect().height <= header.height + 1, x: header.x + header.width / 2, y: header.y + header.height / 2 };
+    }, title);
+  const now = await state();
+  if (!now) throw new Error(`no view named ${title}`);
+  if (now.expanded === folded) await page.mouse.click(now.x, now.y);
+  await waitFor(async () => {
+    const s = await state();
+    return s && s.expanded === !folded && s.settled;
+  }, { what: `the ${title} view ${folded ? "folded" : "unfolded"}` });
 }
 
 export function statusBarText(page) {
