@@ -18,6 +18,9 @@ export interface Api {
 }
 
 export function activate(context: vscode.ExtensionContext): Api {
+  // The Index view's title bar (Cancel shows while seek.indexing) is drawn once with the
+  // key defined, not redrawn when the first progress report defines it.
+  void vscode.commands.executeCommand("setContext", "seek.indexing", false);
   const log = vscode.window.createOutputChannel("seek");
   server = new Server(log);
   const controller = new Controller(server);

@@ -1,5 +1,6 @@
 // seek's extension in a real VS Code (code-server 4.100 in Chromium): the Index view, the
-// search quick pick, Ask, Find Related Code and a stopped server. Run by run-e2e.sh.
+// search quick pick, Ask, Find Related Code and a stopped server; a missing seek; Rebuild
+// and Cancel on the Index view; an untrusted folder. Run by run-e2e.sh.
 import { after, afterEach, before, describe, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -7,14 +8,22 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import {
   ANSWER,
+  ask,
   askFrame,
+  clickViewAction,
+  dialogButton,
   editorContextMenu,
+  editorFocused,
   editorState,
+  foldPane,
+  fakeOllama,
   launch,
+  notifications,
   runCommand,
+  showSeek,
   statusBarText,
-  togglePane,
   typeInQuickPick,
+  viewActions,
   viewRows,
   waitFor,
 } from "./harness.mjs";
@@ -24,37 +33,46 @@ const seek = process.env.SEEK_E2E_SEEK;
 const shots = process.env.SEEK_E2E_SCREENSHOTS; // a folder: the README's screenshots
 const failures = process.env.SEEK_E2E_FAILURES; // a folder: a screenshot of each failed test
 
-describe("seek in VS Code", { timeout: 300_000 }, () => {
+/** One editor for a describe block: started before its tests, stopped after them, a
+ * screenshot of each failed test kept. Returns a getter for the running editor. */
+function editor(options) {
   let env;
-
   before(async () => {
     assert.ok(vsix && fs.existsSync(vsix), "SEEK_E2E_VSIX names the packaged extension");
     assert.ok(seek && fs.existsSync(seek), "SEEK_E2E_SEEK names the seek program");
-    env = await launch({ vsix, seek });
+    env = await launch({ vsix, seek, ...options });
   });
-
   after(async () => {
     if (env) await env.stop();
   });
-
-  const page = () => env.page;
-
   afterEach(async (t) => {
     if (failures && env && t.passed === false) {
       fs.mkdirSync(failures, { recursive: true });
       const name = t.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60);
       await env.page.screenshot({ path: path.join(failures, `${name}.png`) }).catch(() => undefined);
+      fs.writeFileSync(path.join(failures, `${name}.code-server.log`), env.log.join(""));
     }
   });
+  return () => env;
+}
+
+/** The `seek ui` processes serving this workspace. */
+function seekProcesses(workspace) {
+  const found = spawnSync("pgrep", ["-f", `ui ${workspace} --no-open`], { encoding: "utf8" });
+  return found.stdout.split("\n").filter(Boolean).map(Number);
+}
+
+const waitStatus = (page, pattern, what, timeout = 90_000) => waitFor(async () => pattern.test(await statusBarText(page)), { timeout, what });
+
+describe("seek in VS Code", { timeout: 300_000 }, () => {
+  const env = editor({});
+  const page = () => env().page;
 
   test("the Index view shows the counts after Update Index", async () => {
     // The status bar item appears once the extension host runs and seek answers.
-    await waitFor(async () => /seek: (not indexed|\d+ files)/.test(await statusBarText(page())), {
-      timeout: 120_000,
-      what: "seek's status bar item",
-    });
-    await runCommand(page(), "seek: Update Index");
-    await runCommand(page(), "View: Show seek");
+    await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
+    await runCommand(page(), "seek.update");
+    await showSeek(page());
     const rows = await waitFor(
       async () => {
         const r = await viewRows(page(), "Index");
@@ -68,7 +86,7 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
   });
 
   test("a search opens the right file at the right lines", async () => {
-    await runCommand(page(), "seek: Search Code");
+    await runCommand(page(), "seek.search");
     await typeInQuickPick(page(), "Search the workspace", "retry with exponential backoff");
     const first = await waitFor(
       () => page().evaluate(() => document.querySelector(".quick-input-list .monaco-list-row")?.textContent ?? ""),
@@ -78,17 +96,17 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     const [, start, end] = /^src\/retry\.py:(\d+)-(\d+)/.exec(first) ?? assert.fail(`first result: ${first}`);
     assert.ok(Number(start) > 50 && Number(end) >= Number(start), first);
     assert.match(first, /score \d\.\d\d/);
-    // The focused result is previewed while the quick pick stays open.
+    // The focused result is previewed while the quick pick stays open (and keeps the focus).
     await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "retry.py previewed" });
-    assert.ok(await page().evaluate(() => !!document.querySelector(".quick-input-widget input")?.offsetParent), "the quick pick is still open");
+    assert.ok(await page().evaluate(() => document.activeElement === document.querySelector(".quick-input-widget input")), "the quick pick is still open and focused");
     if (shots) await page().screenshot({ path: path.join(shots, "vscode-search.png") });
     await page().keyboard.press("Enter");
     const state = await waitFor(async () => {
       const s = await editorState(page());
-      return s.tab === "retry.py" && s.cursor.startsWith(`Ln ${end},`) ? s : null;
-    }, { what: `retry.py open with lines ${start}-${end} selected` });
+      return s.tab === "retry.py" && s.focused && s.cursor.startsWith(`Ln ${end},`) ? s : null;
+    }, { what: `retry.py open and focused with lines ${start}-${end} selected` });
     const selected = Number(/\((\d+) selected\)/.exec(state.cursor)?.[1]);
-    const text = fs.readFileSync(path.join(env.workspace, "src/retry.py"), "utf8").split("\n");
+    const text = fs.readFileSync(path.join(env().workspace, "src/retry.py"), "utf8").split("\n");
     const expected = text.slice(Number(start) - 1, Number(end)).join("\n").length;
     assert.equal(selected, expected, `the selection is exactly lines ${start}-${end}`);
     const results = await viewRows(page(), "Results");
@@ -96,10 +114,10 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
   });
 
   test("Ask streams the answer from the chat server with its sources", async () => {
-    await runCommand(page(), "seek: Focus on Ask View");
+    const { chat } = env();
+    await runCommand(page(), "seek.ask.focus");
     const frame = await askFrame(page());
-    await frame.type("#question", "where are retries configured?");
-    await frame.$eval("#form", (f) => f.requestSubmit());
+    await ask(frame, "where are retries configured?");
     const answer = await waitFor(
       () => frame.evaluate(() => {
         const a = document.querySelector(".answer:not(.streaming)");
@@ -112,41 +130,44 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     assert.ok(sources.some((s) => s.startsWith("src/retry.py (lines ")), sources.join(", "));
     const contextLine = await frame.$eval(".context-line", (e) => e.textContent);
     assert.match(contextLine, /query: 'where are retries configured\?'/);
-    assert.equal(env.chat.prompts.length, 1);
-    assert.match(env.chat.prompts[0], /configure_retries/);
+    assert.equal(chat.prompts.length, 1);
+    assert.match(chat.prompts[0], /configure_retries/);
     if (shots) {
-      // Room for the conversation: the other two views folded for the picture.
-      await togglePane(page(), "Index");
-      await togglePane(page(), "Results");
-      await new Promise((r) => setTimeout(r, 500));
+      // Room for the conversation: the other two views folded for the picture (top down,
+      // as each fold moves the headers below it; unfolded bottom up).
+      await foldPane(page(), "Index", true);
+      await foldPane(page(), "Results", true);
+      await page().evaluate(() => document.activeElement?.blur()); // no focus ring in the picture
       await page().screenshot({ path: path.join(shots, "vscode-ask.png") });
-      await togglePane(page(), "Index");
-      await togglePane(page(), "Results");
+      await foldPane(page(), "Results", false);
+      await foldPane(page(), "Index", false);
     }
     // A follow-up continues the session: the chat model gets the first turn as history.
-    await frame.type("#question", "and how long is the first wait?");
-    await frame.$eval("#form", (f) => f.requestSubmit());
+    await ask(frame, "and how long is the first wait?");
     await waitFor(() => frame.evaluate(() => document.querySelectorAll(".answer:not(.streaming)").length === 2), {
       timeout: 90_000,
       what: "the follow-up's answer",
     });
-    const history = env.chat.requests[1].map((m) => m.content).join("\n");
+    const history = chat.requests[1].map((m) => m.content).join("\n");
     assert.match(history, /where are retries configured\?/);
     assert.ok(history.includes(ANSWER.join("")), "the first answer is in the history");
-    // Last, as it moves the focus to the editor: a source opens at its lines.
+    // A source opens at its lines.
+    await runCommand(page(), "workbench.action.closeAllEditors");
+    await waitFor(async () => (await editorState(page())).tab === "", { what: "no editor open" });
     await frame.$$eval(".source", (links) => links.find((l) => l.textContent.startsWith("src/retry.py"))?.click());
-    await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "the source opened" });
+    await editorFocused(page(), "retry.py");
   });
 
   test("Find Related Code from the editor's context menu lists the other file", async () => {
-    await runCommand(page(), "View: Close All Editors");
-    await runCommand(page(), "seek: Search Code");
+    await runCommand(page(), "workbench.action.closeAllEditors");
+    await waitFor(async () => (await editorState(page())).tab === "", { what: "no editor open" });
+    await runCommand(page(), "seek.search");
     await typeInQuickPick(page(), "Search the workspace", "exponential backoff retry");
     await waitFor(() => page().evaluate(() => /retry\.py/.test(document.querySelector(".quick-input-list .monaco-list-row")?.textContent ?? "")), {
       what: "retry.py in the quick pick",
     });
     await page().keyboard.press("Enter");
-    await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "retry.py open" });
+    await editorFocused(page(), "retry.py");
     await editorContextMenu(page(), "Find Related Code");
     const rows = await waitFor(
       async () => {
@@ -159,41 +180,144 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
   });
 
   test("a stopped server is reported, then recovered", async () => {
-    const found = spawnSync("pgrep", ["-f", `ui ${env.workspace} --no-open`], { encoding: "utf8" });
-    const pids = found.stdout.split("\n").filter(Boolean).map(Number);
+    const pids = seekProcesses(env().workspace);
     assert.ok(pids.length >= 1, "the extension's seek process is running");
     for (const pid of pids) process.kill(pid, "SIGKILL");
-    await waitFor(async () => /seek: stopped/.test(await statusBarText(page())), { what: "the status bar saying stopped" });
-    const message = await waitFor(
-      () => page().evaluate(() => [...document.querySelectorAll(".notification-list-item-message")].map((e) => e.textContent).find((t) => t.includes("seek")) ?? null),
-      { what: "a notification about the stopped server" },
-    );
+    await waitStatus(page(), /seek: stopped/, "the status bar saying stopped");
+    const message = await waitFor(async () => (await notifications(page())).find((t) => t.includes("seek")), {
+      what: "a notification about the stopped server",
+    });
     assert.match(message, /stopped/);
-    await runCommand(page(), "seek: Restart Server");
-    await waitFor(async () => /seek: 4 files/.test(await statusBarText(page())), { timeout: 90_000, what: "seek back with its 4 files" });
-    const again = spawnSync("pgrep", ["-f", `ui ${env.workspace} --no-open`], { encoding: "utf8" });
-    assert.ok(again.stdout.trim(), "a new seek process runs");
+    await runCommand(page(), "seek.restart");
+    await waitStatus(page(), /seek: 4 files/, "seek back with its 4 files");
+    const again = seekProcesses(env().workspace);
+    assert.ok(again.length >= 1 && again.every((pid) => !pids.includes(pid)), `a new seek process runs (${again} after ${pids})`);
   });
 
-  test("a missing seek is said with the command that installs it", async () => {
-    const original = fs.readFileSync(env.settingsFile, "utf8");
-    const settings = JSON.parse(original);
-    fs.writeFileSync(env.settingsFile, JSON.stringify({ ...settings, "seek.path": "/nonexistent/seek" }, null, 2));
-    try {
-      // The window reloads with the setting (code-server does not watch the file here).
-      await runCommand(page(), "Developer: Reload Window");
-      await waitFor(async () => /seek: not installed/.test(await statusBarText(page())), { timeout: 90_000, what: "the status bar saying not installed" });
-      const message = await waitFor(
-        () => page().evaluate(() => [...document.querySelectorAll(".notification-list-item-message")].map((e) => e.textContent).find((t) => t.includes("not installed")) ?? null),
-        { what: "the notification about the missing program" },
-      );
-      assert.match(message, /pipx install seek-code/);
-      const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
-      assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
-    } finally {
-      fs.writeFileSync(env.settingsFile, original);
-    }
-    await runCommand(page(), "Developer: Reload Window");
-    await waitFor(async () => /seek: 4 files/.test(await statusBarText(page())), { timeout: 90_000, what: "seek back once the setting is restored" });
+});
+
+describe("a missing seek program", { timeout: 180_000 }, () => {
+  // Its own window, started with the setting: a settings file changed behind VS Code's
+  // back is seen late or not at all (a reloaded window may start from cached settings).
+  const env = editor({ userSettings: { "seek.path": "/nonexistent/seek" } });
+  const page = () => env().page;
+
+  test("is said with the command that installs it", async () => {
+    await waitStatus(page(), /seek: not installed/, "the status bar saying not installed", 120_000);
+    const message = await waitFor(async () => (await notifications(page())).find((t) => t.includes("not installed")), {
+      what: "the notification about the missing program",
+    });
+    assert.match(message, /pipx install seek-code/);
+    const buttons = await page().evaluate(() => [...document.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map((b) => b.textContent));
+    assert.ok(buttons.includes("Install in Terminal") && buttons.includes("Copy Command"), buttons.join(", "));
+    await showSeek(page());
+    await waitFor(async () => (await viewRows(page(), "Index"))?.some((t) => t.startsWith("seek is not installed")), {
+      what: "the Index view saying seek is not installed",
+    });
+  });
+});
+
+describe("Rebuild and Cancel on the Index view", { timeout: 240_000 }, () => {
+  // Embeddings from the fake Ollama, whose answers the test holds back while it cancels;
+  // one file per embedding step, so the run looks at the cancel switch between requests.
+  const env = editor({
+    userSettings: ({ chat }) => ({ "seek.provider": "ollama", "seek.model": "fake-embed", "seek.baseUrl": chat.url }),
+    seekConfig: "flush_every_files = 1\n",
+  });
+  const page = () => env().page;
+  const indexRows = async (pattern) => {
+    const r = await viewRows(page(), "Index");
+    return r && r.some((t) => pattern.test(t)) ? r : null;
+  };
+
+  test("Rebuild asks first; Cancel stops it and the index stays whole", async () => {
+    const { chat } = env();
+    await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
+    await showSeek(page());
+    await clickViewAction(page(), "Index", "Update Index");
+    await waitFor(() => indexRows(/^Files 4$/), { timeout: 120_000, what: "Files 4 in the Index view" });
+    assert.ok(chat.seen.some((r) => r === "POST /api/embed"), "the index was embedded by the configured server");
+    await waitFor(async () => !(await viewActions(page(), "Index")).includes("Cancel Indexing"), { what: "no Cancel while nothing runs" });
+
+    chat.holdEmbeddings();
+    await clickViewAction(page(), "Index", "Rebuild Index");
+    await dialogButton(page(), "Rebuild");
+    await waitFor(() => chat.held() > 0, { what: "the rebuild's first embedding request" });
+    await waitFor(() => indexRows(/^Indexing /), { what: "the run in the Index view" });
+    await clickViewAction(page(), "Index", "Cancel Indexing");
+    await waitFor(() => indexRows(/^Indexing cancelling/), { what: "the Index view saying cancelling" });
+    chat.release();
+    const rows = await waitFor(() => indexRows(/^Last run cancelled$/), { what: "the Index view saying the run was cancelled" });
+    // A cancelled rebuild leaves the last complete index in place.
+    assert.ok(rows.includes("Files 4"), rows.join(" / "));
+    await waitStatus(page(), /seek: 4 files/, "the status bar with the 4 files");
+    await waitFor(async () => !(await viewActions(page(), "Index")).includes("Cancel Indexing"), { what: "Cancel gone once the run ended" });
+
+    // Rebuild again, to its end.
+    const before = chat.seen.length;
+    await clickViewAction(page(), "Index", "Rebuild Index");
+    await dialogButton(page(), "Rebuild");
+    await waitFor(() => chat.seen.length > before, { what: "the second rebuild's embedding requests" });
+    await waitFor(async () => {
+      const r = await viewRows(page(), "Index");
+      return r && !r.some((t) => /^(Indexing |Last run cancelled)/.test(t)) && r.includes("Files 4") ? r : null;
+    }, { timeout: 120_000, what: "the rebuild done with Files 4" });
+  });
+});
+
+describe("an untrusted folder (Restricted Mode)", { timeout: 240_000 }, () => {
+  // The user's settings name an embedding server and a chat server (the fake Ollama); the
+  // folder's own settings name another server (`folderServer`) and a program of its own.
+  let folderServer;
+  before(async () => {
+    folderServer = await fakeOllama();
+  });
+  after(() => folderServer?.close());
+  const env = editor({
+    trusted: false,
+    userSettings: ({ chat }) => ({ "seek.provider": "ollama", "seek.model": "fake-embed", "seek.baseUrl": chat.url }),
+    folderSettings: ({ workspace }) => ({
+      "seek.path": path.join(workspace, "evil-seek"),
+      "seek.provider": "ollama",
+      "seek.model": "fake-embed",
+      "seek.baseUrl": folderServer.url,
+      "seek.chat.provider": "ollama",
+      "seek.chat.url": folderServer.url,
+    }),
+    folderFiles: ({ workspace }) => ({
+      // Would leave a mark, then run seek: a folder's program must never be run untrusted.
+      "evil-seek": `#!/bin/sh\ntouch ${JSON.stringify(path.join(workspace, "evil-seek-ran"))}\nexec ${JSON.stringify(seek)} "$@"\n`,
+    }),
+  });
+  const page = () => env().page;
+
+  test("indexes and searches with the local model, asks nothing, sends nothing anywhere", async () => {
+    const { chat, workspace } = env();
+    await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
+    await runCommand(page(), "seek.update");
+    await waitStatus(page(), /seek: [1-9]\d* files/, "the folder indexed", 120_000);
+    await showSeek(page());
+    const rows = await waitFor(async () => {
+      const r = await viewRows(page(), "Index");
+      return r && r.some((t) => t.startsWith("Model ")) ? r : null;
+    }, { what: "the Index view" });
+    assert.ok(!rows.some((t) => t.includes("fake-embed")), `the built-in model, not the configured server's: ${rows.join(" / ")}`);
+
+    await runCommand(page(), "seek.search");
+    await typeInQuickPick(page(), "Search the workspace", "retry with exponential backoff");
+    await waitFor(() => page().evaluate(() => /^src\/retry\.py:/.test(document.querySelector(".quick-input-list .monaco-list-row")?.textContent ?? "")), {
+      what: "retry.py first in the quick pick",
+    });
+    await page().keyboard.press("Escape");
+
+    await runCommand(page(), "seek.ask.focus");
+    const frame = await askFrame(page());
+    await ask(frame, "where are retries configured?");
+    const error = await waitFor(() => frame.evaluate(() => document.querySelector(".error")?.textContent), { what: "the Ask view's answer" });
+    assert.match(error, /Ask is off in an untrusted folder/);
+
+    assert.deepEqual(chat.seen, [], "the user's embedding and chat server got nothing");
+    assert.deepEqual(folderServer.seen, [], "the folder's server got nothing");
+    assert.ok(!fs.existsSync(path.join(workspace, "evil-seek-ran")), "the folder's program was never run");
   });
 });
