@@ -139,8 +139,8 @@ def test_chat_endpoints(settings_for):
 
 
 def test_a_follow_up_focuses_on_the_previous_answers_files(workspace, settings_for, monkeypatch):
-    # README "seek ask": with --session, "the previous answer's files get their own search
-    # passes". The real search runs; this only records what it was asked.
+    # docs/commands.md, "seek ask": with --session, "the previous answer's files get their own
+    # search passes". The real search runs; this only records what it was asked.
     import seek.chat
 
     calls = []

@@ -272,7 +272,7 @@ def test_prose_chunks_start_at_paragraphs():
 
 
 def test_files_with_a_line_over_4000_characters_are_split_as_prose():
-    # README "What gets indexed": such files are split as prose, not parsed.
+    # docs/indexing.md: such files are split as prose, not parsed.
     base = sample("a.py")
     _, second = definition_rows(base)
     for line_chars, parsed in ((4000, True), (4001, False)):

@@ -1,4 +1,4 @@
-"""`seek serve`'s connection limits in-process (README "Security", Limits): request heads
+"""`seek serve`'s connection limits in-process (docs/security.md, Limits): request heads
 10 s, idle keep-alive 5 s, 1,000 open connections kept under the file-descriptor limit, and
 over the cap the connection that waited longest for its request head is closed; error logs
 are one line each and rate-limited. ``test_slow_clients.py`` drives the same limits through a
@@ -43,7 +43,7 @@ def body_pending(port: int) -> socket.socket:
 
 
 def test_the_documented_limits():
-    """README "Security": request heads 10 s, idle keep-alive 5 s, 1,000 open connections."""
+    """docs/security.md: request heads 10 s, idle keep-alive 5 s, 1,000 open connections."""
     assert connections.HEADER_TIMEOUT_S == 10
     assert connections.KEEP_ALIVE_S == 5
     assert connections.MAX_CONNECTIONS == 1_000
@@ -92,7 +92,7 @@ def warnings_of(caplog) -> list[str]:
 
 
 def test_over_the_cap_the_connection_that_waited_longest_is_closed(config, caplog, log_room):
-    """README "Security": over the cap, the connection that waited longest for its request
+    """docs/security.md: over the cap, the connection that waited longest for its request
     head is closed - counted from its last answer, not from when it connected."""
     caplog.set_level(logging.WARNING)
     with running(config, max_connections=5) as url:

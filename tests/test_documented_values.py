@@ -26,7 +26,7 @@ def defaults(tmp_path):
     return load_settings(env={}, user_config=tmp_path / "no-user-config.toml")
 
 
-# -- README "Settings" defaults that the README states in words ------------------------------
+# -- docs/settings.md defaults that the README states in words ------------------------------
 def test_defaults_match_the_readme(tmp_path):
     s = defaults(tmp_path)
     assert s.max_file_bytes == 512 * 1024  # "What gets indexed": 1 byte to 512 KiB
@@ -38,7 +38,7 @@ def test_defaults_match_the_readme(tmp_path):
 
 # -- "How search ranks" ---------------------------------------------------------------------
 def test_an_identifier_leans_on_keywords_and_a_sentence_is_balanced():
-    # README "How search ranks" 2: "0.3 vector / 0.7 keywords", "a sentence is balanced".
+    # docs/ranking.md 2: "0.3 vector / 0.7 keywords", "a sentence is balanced".
     assert query_kind.semantic_weight("getUser") == pytest.approx(0.3)
     assert query_kind.semantic_weight("Sinatra::Base") == pytest.approx(0.3)
     assert query_kind.semantic_weight("where are users loaded") == pytest.approx(0.5)
@@ -67,7 +67,7 @@ def test_search_fuses_with_the_rrf_k_setting(indexed, rrf_k):
 
 
 def test_a_chunk_scores_three_tenths_of_its_best_window_and_seven_of_the_mean(indexed):
-    # README "How search ranks" 1: "a chunk scores 0.3 x its best window + 0.7 x its
+    # docs/ranking.md 1: "a chunk scores 0.3 x its best window + 0.7 x its
     # windows' mean". A 1,000-character chunk has two or more 600-character windows.
     long_file = "\n".join(f"value_{i} = compute_{i}(argument_{i})" for i in range(30)) + "\n"
     root, settings, searcher = indexed({**SMALL_PROJECT, "src/long.py": long_file})
@@ -85,7 +85,7 @@ def test_a_chunk_scores_three_tenths_of_its_best_window_and_seven_of_the_mean(in
 
 
 def test_each_retriever_contributes_five_candidates_per_result(indexed):
-    # README "How search ranks" 1: "50 candidates each for -k 10" (5 x k once above the
+    # docs/ranking.md 1: "50 candidates each for -k 10" (5 x k once above the
     # retrieve_k floor of 20).
     files = {
         f"src/widget_{i:02d}.py": f"def widget_{i}():\n    return 'widget'\n" for i in range(70)
@@ -112,7 +112,7 @@ def test_follow_up_boundaries(question, follow_up):
     assert is_follow_up(question) is follow_up
 
 
-# -- task prefixes (README "Embedding with Ollama...", reference §3.5) ------------------------
+# -- task prefixes (docs/embedding.md, reference §3.5) ------------------------
 @pytest.mark.parametrize(
     ("model", "prefixes"),
     [
@@ -134,7 +134,7 @@ def test_e5_documents_are_embedded_with_their_passage_prefix(make_tree, settings
     assert embedder.texts and all(t.startswith("passage: ") for t in embedder.texts)
 
 
-# -- the size limit (README "What gets indexed": 1 byte to 512 KiB) ---------------------------
+# -- the size limit (docs/indexing.md: 1 byte to 512 KiB) ---------------------------
 def test_a_file_of_exactly_the_size_limit_is_indexed_by_the_scan_and_by_watch(make_tree, tmp_path):
     limit = defaults(tmp_path).max_file_bytes
     root = make_tree({"edge.py": "x" * limit, "over.py": "x" * (limit + 1)})
@@ -154,7 +154,7 @@ def test_watch_updates_keep_a_file_of_exactly_the_limit(make_tree, settings_for)
     assert report.embedded == 1 and report.removed == 0
 
 
-# -- freshness (README "HTTP API": the index is checked at most once a second) ----------------
+# -- freshness (docs/http-api.md: the index is checked at most once a second) ----------------
 def test_live_indexes_check_for_changes_at_most_once_a_second(make_tree, settings_for, monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: now[0]))

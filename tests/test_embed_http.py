@@ -38,7 +38,7 @@ def test_happy_path_batches_of_16(provider):
     with serve() as (url, b):
         vectors = make(provider, url).embed(TEXTS)
     assert vectors.shape == (40, 8)
-    assert vectors.dtype == np.float32  # README "Library": embed(texts) -> float32 array
+    assert vectors.dtype == np.float32  # docs/library.md: embed(texts) -> float32 array
     assert np.allclose(vectors[7], vector_for("text number 7", 8))  # openai order restored
     lists = [r["body"]["input"] for r in b.requests]
     assert sorted(len(x) for x in lists) == [8, 16, 16]

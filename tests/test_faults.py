@@ -1,4 +1,4 @@
-"""The fault campaign (issue 31; README "Reliability"): the index folder cannot be written -
+"""The fault campaign (issue 31; docs/reliability.md): the index folder cannot be written -
 no space, read-only, quota, permission, I/O error - at each write step of a run (the lock,
 its note, the manifest's write, sync and rename, LanceDB's deletes, adds and compaction),
 injected as the OS or LanceDB reports them. Each case checks: the run stops with one

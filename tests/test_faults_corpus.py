@@ -1,4 +1,4 @@
-"""The fault campaign for a corpus in a local folder (issue 31; README "Reliability"): the
+"""The fault campaign for a corpus in a local folder (issue 31; docs/reliability.md): the
 corpus folder cannot be written - no space, read-only, quota, permission, I/O error - at
 each write step of ``seek corpus index`` (a repository's lock, its manifest's write, sync
 and rename, LanceDB's deletes, commits and index refresh, the last manifest save), injected

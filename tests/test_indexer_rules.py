@@ -1,6 +1,6 @@
-"""The indexer's documented rules, case by case (README "seek index", "What gets indexed",
-"Where the index lives"; reference-workspace-index §4-§5), with the deterministic embedder
-and a real LanceDB."""
+"""The indexer's documented rules, case by case (docs/commands.md, "seek index";
+docs/indexing.md, "What gets indexed", "Where the index lives"; reference-workspace-index
+§4-§5), with the deterministic embedder and a real LanceDB."""
 
 import os
 
@@ -224,7 +224,7 @@ def test_while_rows_are_written_the_lock_names_the_command_and_the_run_is_open(
 
 
 def test_unchanged_files_are_not_even_read(make_tree, settings_for, monkeypatch):
-    # README "seek index": only files whose size or modification time changed are read.
+    # docs/commands.md, "seek index": only files whose size or modification time changed are read.
     import seek.index.stages
 
     root = make_tree(FILES)

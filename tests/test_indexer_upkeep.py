@@ -1,4 +1,4 @@
-"""The tables a rebuild leaves behind (README, "How it works": a rebuild fills a new table
+"""The tables a rebuild leaves behind (docs/indexing.md: a rebuild fills a new table
 beside the index and switches to it when complete; the indexer's docstring: a cancelled
 rebuild keeps the old index in place and its half-built table is dropped by the next run).
 Written for the mutation run of ``indexer.py`` (issue 19); checked through the public
@@ -82,7 +82,7 @@ def test_a_finished_rebuild_switches_tables_and_keeps_the_old_one_for_readers(
 
 
 def test_a_single_file_update_reports_how_long_it_took(make_tree, settings_for):
-    """The index report's ``seconds`` (README, "JSON output") for watch's single-file runs."""
+    """The index report's ``seconds`` (docs/commands.md) for watch's single-file runs."""
     root = make_tree(SMALL_PROJECT)
     settings = settings_for(root)
     index_workspace(root, settings, embedder=HashEmbedder())
@@ -104,7 +104,7 @@ def test_a_single_file_update_reports_how_long_it_took(make_tree, settings_for):
     ],
 )
 def test_every_chunk_setting_change_rebuilds(make_tree, settings_for, setting, value, reason):
-    """README, "Configuration": changing the chunk settings makes the next `seek index`
+    """docs/settings.md: changing the chunk settings makes the next `seek index`
     rebuild the index; each of the five counts (from the defaults `seek config` lists)."""
     root = make_tree(SMALL_PROJECT)
     index_workspace(root, settings_for(root), embedder=HashEmbedder())
@@ -115,7 +115,7 @@ def test_every_chunk_setting_change_rebuilds(make_tree, settings_for, setting, v
 
 
 def test_index_reports_name_the_workspace_the_index_the_mode_and_the_time(make_tree, settings_for):
-    """The index report's fields (README, "JSON output": `workspace`, `index`, `mode`,
+    """The index report's fields (docs/commands.md: `workspace`, `index`, `mode`,
     `rebuild_reason`, `seconds`): a first index is an update with nothing to rebuild; a
     requested rebuild and a change of vector size are rebuilds that say why."""
     root = make_tree(SMALL_PROJECT)
@@ -150,7 +150,7 @@ def test_two_rebuilds_in_a_row_keep_both_retired_tables_for_readers(make_tree, s
 
 
 def test_files_left_out_by_the_scan_are_counted_by_reason(make_tree, settings_for):
-    """README, "What gets indexed": the `ignored_globs` setting leaves files out, and every
+    """docs/indexing.md: the `ignored_globs` setting leaves files out, and every
     file left out is counted by reason (what `seek status` shows); an ignored folder once."""
     root = make_tree(
         {
@@ -173,7 +173,7 @@ def test_files_left_out_by_the_scan_are_counted_by_reason(make_tree, settings_fo
 def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together(
     make_tree, settings_for, monkeypatch, caplog
 ):
-    """README, "What gets indexed": every file left out is counted by reason and `seek status`
+    """docs/indexing.md: every file left out is counted by reason and `seek status`
     names unreadable files. A folder the scan cannot list and files that fail when read are
     one count, named as examples like every other reason (as many as the scan keeps)."""
     files = {f"src/locked{i}.py": f"def locked{i}():\n    pass\n" for i in range(6)}
@@ -212,7 +212,7 @@ def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together
 
 
 def test_the_index_records_when_it_was_updated(make_tree, settings_for):
-    """`updated_at` (README, "JSON output": ms since the epoch) is the end of the last run."""
+    """`updated_at` (docs/commands.md: ms since the epoch) is the end of the last run."""
     root = make_tree(SMALL_PROJECT)
     settings = settings_for(root)
     before = time.time() * 1000

@@ -237,7 +237,7 @@ def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
 
 
 def test_a_malformed_line_in_an_ignore_file_is_warned_about_naming_that_file(make_tree, caplog):
-    # README "What gets indexed": a malformed pattern matches nothing, "with one warning naming
+    # docs/indexing.md: a malformed pattern matches nothing, "with one warning naming
     # its file and line"; the other lines of the file still apply.
     root = make_tree({"pkg/.gitignore": "*.log\n[z-a]\n", "pkg/a.py": "x", "pkg/b.log": "x"})
     with caplog.at_level("WARNING"):
@@ -247,7 +247,7 @@ def test_a_malformed_line_in_an_ignore_file_is_warned_about_naming_that_file(mak
 
 
 def test_a_malformed_line_is_warned_about_once_per_file_and_line(caplog):
-    # README "What gets indexed": "one warning naming its file and line"; servers re-read the
+    # docs/indexing.md: "one warning naming its file and line"; servers re-read the
     # rules on every update, so the same line read again stays quiet.
     with caplog.at_level("WARNING"):
         for _ in range(3):
@@ -341,7 +341,7 @@ def test_scanned_files_carry_their_size_and_modification_time(make_tree):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_fifos_and_sockets_are_counted_not_opened_and_the_rest_scanned(make_tree, monkeypatch):
-    # README "What gets indexed": `not_a_file` (FIFOs, sockets, devices: never opened).
+    # docs/indexing.md: `not_a_file` (FIFOs, sockets, devices: never opened).
     root = make_tree({"b.py": "x", "z.py": "x", "pkg/d.py": "x"})
     os.mkfifo(root / "a_pipe.py")
     server = socket.socket(socket.AF_UNIX)
@@ -404,7 +404,7 @@ def test_submodule_paths_from_gitmodules(make_tree):
 
 
 def test_an_ignored_folder_counts_once_and_is_not_entered(make_tree):
-    # README "What gets indexed": "An ignored folder counts once."
+    # docs/indexing.md: "An ignored folder counts once."
     root = make_tree(
         {
             ".gitignore": "build/\n",
@@ -421,7 +421,7 @@ def test_an_ignored_folder_counts_once_and_is_not_entered(make_tree):
 
 
 def test_a_malformed_ignored_globs_pattern_is_warned_about_as_the_setting(make_tree, caplog):
-    # README "What gets indexed": the warning names where the pattern came from; for the
+    # docs/indexing.md: the warning names where the pattern came from; for the
     # `ignored_globs` setting that is the setting's name.
     root = make_tree({"a.py": "x", "b.log.py": "x"})
     with caplog.at_level("WARNING"):

@@ -52,7 +52,7 @@ def served_through_an_embedding_server(root, seek_home):
 
 
 def test_the_request_time_limit_is_thirty_seconds_as_documented():
-    assert request_checks.REQUEST_TIMEOUT_S == 30  # README "HTTP API": requests to 30 s
+    assert request_checks.REQUEST_TIMEOUT_S == 30  # docs/http-api.md: requests to 30 s
 
 
 def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, monkeypatch):
@@ -65,7 +65,7 @@ def test_a_request_over_the_time_limit_is_answered_504(make_tree, seek_home, mon
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=30)
         elapsed = time.monotonic() - started
     assert answer.status_code == 504
-    assert answer.json()["error"]["code"] == "timeout"  # README "HTTP API"
+    assert answer.json()["error"]["code"] == "timeout"  # docs/http-api.md
     assert error_of(answer) == "the request took longer than 0.5 s"
     assert elapsed < 2.5  # answered at the limit, not when the work finished
 
@@ -83,7 +83,7 @@ def test_the_time_limit_has_no_grace(make_tree, seek_home, monkeypatch):
 
 def test_an_unexpected_failure_is_500_without_a_traceback(make_tree, seek_home, monkeypatch,
                                                           caplog):  # fmt: skip
-    """README "HTTP API": `internal` (500, never with a traceback); the server logs one line
+    """docs/http-api.md: `internal` (500, never with a traceback); the server logs one line
     naming the request and the failure."""
     from seek.serving import connections
     from seek.workspace import Workspaces
@@ -106,7 +106,7 @@ def test_an_unexpected_failure_is_500_without_a_traceback(make_tree, seek_home, 
 
 
 def test_the_index_route_indexes_the_workspace_its_path_names(make_tree, seek_home):
-    # README "HTTP API": `POST /v1/index` `{"path"?}` runs on the workspace that path names.
+    # docs/http-api.md: `POST /v1/index` `{"path"?}` runs on the workspace that path names.
     first = make_tree(SMALL_PROJECT, name="first")
     second = make_tree({"lib/only_here.py": "def only_here():\n    return 1\n"}, name="second")
     config = ServeConfig(workspaces=(first, second), overrides={"home": str(seek_home)})
@@ -125,7 +125,7 @@ def test_a_served_workspace_that_vanished_is_404(make_tree, seek_home):
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
     assert answer.status_code == 404
     assert "does not exist" in error_of(answer)
-    assert answer.json()["error"]["code"] == "no_workspace"  # README "HTTP API"
+    assert answer.json()["error"]["code"] == "no_workspace"  # docs/http-api.md
 
 
 def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, seek_home):
@@ -137,7 +137,7 @@ def test_an_index_being_written_by_another_process_is_409_naming_it(make_tree, s
             answer = httpx.post(f"{url}/v1/index", json={}, timeout=60)
     assert answer.status_code == 409
     assert f"pid {os.getpid()} (seek index (elsewhere))" in error_of(answer)
-    assert answer.json()["error"]["code"] == "locked"  # README "HTTP API"
+    assert answer.json()["error"]["code"] == "locked"  # docs/http-api.md
 
 
 def test_a_seek_error_is_422_with_its_message_not_a_traceback(make_tree, seek_home):
@@ -146,7 +146,7 @@ def test_a_seek_error_is_422_with_its_message_not_a_traceback(make_tree, seek_ho
     with running(ServeConfig(workspaces=(root,), overrides=overrides)) as url:
         answer = httpx.post(f"{url}/v1/search", json={"query": "HttpClient"}, timeout=60)
     assert answer.status_code == 422
-    assert answer.json()["error"]["code"] == "seek_error"  # README "HTTP API"
+    assert answer.json()["error"]["code"] == "seek_error"  # docs/http-api.md
     message = error_of(answer)
     assert "no-such-provider" in message and "Traceback" not in answer.text
 
@@ -202,7 +202,7 @@ def test_seek_serve_with_seek_token_requires_it_on_every_request(make_tree, seek
 
 # -- `seek status` names the writer ----------------------------------------------------------
 def test_status_names_the_process_writing_the_index(make_tree, settings_for, seek_home):
-    # README "seek status": "who is writing it".
+    # docs/commands.md, "seek status": "who is writing it".
     root = make_tree(SMALL_PROJECT)
     settings = settings_for()
     index_workspace(root, settings, embedder=HashEmbedder())
@@ -221,7 +221,7 @@ def test_status_names_the_process_writing_the_index(make_tree, settings_for, see
 
 # -- the team timeout ---------------------------------------------------------------------------
 def test_a_slow_team_server_is_given_up_after_team_timeout_s(settings_for):
-    # README "Team context": each search asks the team server with an 8 s timeout
+    # docs/team.md: each search asks the team server with an 8 s timeout
     # (team_timeout_s); a failure is a note, never an error. The server here answers well,
     # but only after 3 s: with a 0.5 s timeout there must be no hits and a note.
     class Slow(BaseHTTPRequestHandler):
@@ -245,7 +245,7 @@ def test_a_slow_team_server_is_given_up_after_team_timeout_s(settings_for):
 
 
 def test_the_served_workspaces_own_settings_apply(make_tree, seek_home):
-    # A workspace's .seek.toml counts for every endpoint (README "Settings").
+    # A workspace's .seek.toml counts for every endpoint (docs/settings.md).
     root = make_tree({**SMALL_PROJECT, ".seek.toml": "chunk_max_chars = 500\n"})
     with running(ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})) as url:
         assert httpx.post(f"{url}/v1/index", json={}, timeout=60).status_code == 200
@@ -278,7 +278,7 @@ def test_serve_config_keeps_what_it_was_given(make_tree, monkeypatch):
 
 # -- an index run longer than the request limit, and team searches that do not loop ------------
 def test_an_index_run_over_the_time_limit_is_202_and_goes_on(make_tree, seek_home, monkeypatch):
-    # README "HTTP API": `POST /v1/index` answers 202 when its run outlasts the request
+    # docs/http-api.md: `POST /v1/index` answers 202 when its run outlasts the request
     # limit; it goes on, and `/v1/status` shows when it is done.
     root = make_tree(SMALL_PROJECT)
     with served_through_an_embedding_server(root, seek_home) as (url, behaviour):
@@ -299,7 +299,7 @@ def test_an_index_run_over_the_time_limit_is_202_and_goes_on(make_tree, seek_hom
 
 
 def test_a_team_search_does_not_ask_the_servers_own_team(make_tree, seek_home):
-    # README "Team context": a team search carries `X-Seek-Team: 1`; a server answering it
+    # docs/team.md: a team search carries `X-Seek-Team: 1`; a server answering it
     # does not ask its own team server in turn (no loops). Its own users' searches do.
     asked = []
 
@@ -328,7 +328,7 @@ def test_a_team_search_does_not_ask_the_servers_own_team(make_tree, seek_home):
 
 
 def test_serve_hosts_and_origins_come_from_the_users_settings(make_tree, monkeypatch, tmp_path):
-    """README "Security": a name in `serve_hosts` is accepted in `Host`, beyond loopback the
+    """docs/security.md: a name in `serve_hosts` is accepted in `Host`, beyond loopback the
     machine's host name too; `serve_origins` get CORS. Both from the user's settings."""
     root = make_tree(SMALL_PROJECT)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -345,7 +345,7 @@ def test_serve_hosts_and_origins_come_from_the_users_settings(make_tree, monkeyp
 
 
 def test_each_endpoint_reads_its_fields_with_their_limits(make_tree, seek_home, monkeypatch):
-    """README "HTTP API" and "Security": `k` 1-50 (10 by default), `budget` from 0, questions
+    """docs/http-api.md and "Security": `k` 1-50 (10 by default), `budget` from 0, questions
     and queries to 2,000 characters, bodies to 64 KiB, JSON objects only; each answer with its
     code. One server of its own (the handlers are made with the app)."""
     root = make_tree(
@@ -401,7 +401,7 @@ def test_each_endpoint_reads_its_fields_with_their_limits(make_tree, seek_home, 
 
 
 def test_a_body_that_does_not_arrive_in_time_is_408(make_tree, seek_home, monkeypatch):
-    """README "Security": bodies are read within 10 s (here 0.5 s), else 408; and never past
+    """docs/security.md: bodies are read within 10 s (here 0.5 s), else 408; and never past
     the request's own limit (here 0.3 s with 10 s for the body)."""
     root = make_tree(SMALL_PROJECT)
     config = ServeConfig(workspaces=(root,), overrides={"home": str(seek_home)})

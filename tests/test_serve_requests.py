@@ -1,4 +1,4 @@
-"""`seek serve` request checking, one real server for the whole table (README "HTTP API":
+"""`seek serve` request checking, one real server for the whole table (docs/http-api.md:
 bodies to 64 KiB, queries to 2,000 characters, `k` 1-50, errors as
 ``{"error": {"code", "message"}}`` with status 400/403/413, never a traceback)."""
 
@@ -48,7 +48,7 @@ def test_bad_requests_are_400_with_a_message(served, route, body, fragment):
     answer = httpx.post(f"{url}/v1/{route}", json=body, timeout=30)
     assert answer.status_code == 400, answer.text
     assert fragment in answer.json()["error"]["message"]
-    # README "HTTP API": the code for programs
+    # docs/http-api.md: the code for programs
     assert answer.json()["error"]["code"] == (
         "too_long" if "limited" in fragment else "bad_request"
     )
@@ -128,7 +128,7 @@ def test_loopback_addresses(host, loopback):
 
 
 def test_focus_changes_what_is_found(served):
-    """README "HTTP API": `focus` files get passes of their own (here the retry module, which
+    """docs/http-api.md: `focus` files get passes of their own (here the retry module, which
     the query alone does not reach)."""
     url, _ = served
 
@@ -175,7 +175,7 @@ def test_odd_text_is_refused_naming_the_field(served, body, message):
 
 
 def test_a_body_declared_too_large_is_refused_before_it_is_read(served):
-    """64 KiB bodies (README "Security"): a declared length over it is answered at once, not
+    """64 KiB bodies (docs/security.md): a declared length over it is answered at once, not
     after the client has been waited for."""
     url, _ = served
     port = int(url.rsplit(":", 1)[1])

@@ -214,7 +214,7 @@ def test_a_workspace_file_cannot_widen_who_may_reach_seek(make_tree, seek_home, 
     assert load_settings(root, env={}, user_config=user).serve_hosts == ("seek.team.example",)
 
 
-# -- the request guard's rules one by one (README "Security"; seek.serving.guard) ----------
+# -- the request guard's rules one by one (docs/security.md; seek.serving.guard) ----------
 
 
 def test_host_names_and_ports_are_read_as_a_host_header_writes_them():

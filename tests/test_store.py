@@ -217,7 +217,7 @@ def test_index_folders_are_named_after_the_workspace_and_its_path(tmp_path):
 
 
 def test_the_index_home_is_the_os_cache_folder_without_a_home_setting(tmp_path, monkeypatch):
-    """README "Where the index lives": ``$SEEK_HOME`` or the OS cache folder (``~/.cache/seek``
+    """docs/indexing.md: ``$SEEK_HOME`` or the OS cache folder (``~/.cache/seek``
     on Linux)."""
     from seek.settings import load_settings
     from seek.store.location import seek_home

@@ -353,7 +353,7 @@ def test_a_local_store_names_its_folder_in_messages(tmp_path):
 
 
 def test_a_second_writer_is_refused_at_once_and_told_who_writes(tmp_path):
-    """README "Where the index lives": only one process writes an index at a time (a second
+    """docs/indexing.md: only one process writes an index at a time (a second
     one is told who holds it); by default it does not wait."""
     from seek.errors import IndexLockedError
 

@@ -1,4 +1,4 @@
-"""Workspace trust (issue 27 finding 1; seek.md §3; README "Security"): a workspace's own
+"""Workspace trust (issue 27 finding 1; seek.md §3; docs/security.md): a workspace's own
 settings file sets only allowlisted settings until the user trusts its exact content."""
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ def test_a_rebuild_with_another_model_stops_updates_with_a_message(watching, set
 
 
 def test_a_new_event_restarts_the_debounce_timer(make_tree, settings_for):
-    # README "seek watch": a file is updated 1.5 s after its LAST change (reference §5.6: the
-    # timer is restarted by each save). Timers never fire early, so the path may only come
+    # docs/commands.md, "seek watch": a file is updated 1.5 s after its LAST change (reference
+    # §5.6: the timer is restarted by each save). Timers never fire early, so the path may only come
     # out a whole debounce after the second event, however loaded the machine is.
     root = make_tree({"a.py": "x = 1\n"})
     watcher = Watcher(root, settings_for(), embedder=HashEmbedder(), debounce_s=1.0)
@@ -131,7 +131,7 @@ def test_a_new_event_restarts_the_debounce_timer(make_tree, settings_for):
 
 
 def test_single_file_updates_take_the_writer_lock(make_tree, settings_for):
-    # README "Where the index lives": only one process writes an index at a time.
+    # docs/indexing.md: only one process writes an index at a time.
     root = make_tree({"a.py": "def a():\n    pass\n"})
     settings = settings_for()
     index_workspace(root, settings, embedder=HashEmbedder())

@@ -1,4 +1,4 @@
-"""When the index folder cannot be written (issue 31; README "Reliability"): the one place
+"""When the index folder cannot be written (issue 31; docs/reliability.md): the one place
 that tells a write fault (no space, read-only, quota, permission, I/O error) from any other
 failure, and names it.
 

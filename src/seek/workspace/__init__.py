@@ -227,7 +227,7 @@ class Workspaces:
         return status
 
     def status_json(self, root: Path) -> dict[str, Any]:
-        """:meth:`status` as every front-end prints it (README "JSON", status)."""
+        """:meth:`status` as every front-end prints it (docs/commands.md, status)."""
         return self.status(root).to_json()
 
     def writer(self, root: Path) -> dict[str, Any] | None:

@@ -1,14 +1,14 @@
 """What building the code graph costs next to a cold `seek index` of the same folder
 (issue 28: wiring the graph into the index may add at most +25 % time and +10 % peak RSS).
 
-    .venv/bin/python -m bench.graph_cost BENCH_DIR [--repos flask,chi,...]
+    .venv/bin/python -m bench.graph.cost BENCH_DIR [--repos flask,chi,...]
         [--out bench/results/graph_cost.json]
 
-Per repository, two fresh child processes on the folder bench.graph_oracle uses:
+Per repository, two fresh child processes on the folder bench.graph.oracle uses:
 
-* ``python -m bench.index_speed --worker seek FOLDER``: a cold index (model load excluded),
+* ``python -m bench.speed.index_speed --worker seek FOLDER``: a cold index (model load excluded),
   its wall and CPU seconds and peak RSS (bench/README.md, "Indexing speed");
-* ``python -m bench.graph_cost --worker FOLDER``: reads the files (not timed), then times
+* ``python -m bench.graph.cost --worker FOLDER``: reads the files (not timed), then times
   `build_graph` plus one `CodeGraph.inbound()` (every use bound once, what a stored graph
   would precompute) and reports the peak RSS and its rise over the process before the build.
 
@@ -27,7 +27,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.data import REPO_ROOT, REPOS_JSON
+from bench.common import REPO_ROOT, REPOS_JSON
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_cost.json"
 
@@ -42,7 +42,7 @@ def _cpu_s() -> float:
 
 
 def graph_worker(folder: str) -> dict:
-    from bench.graph_oracle import workspace_files
+    from bench.graph.oracle import workspace_files
     from seek.graph import build_graph
 
     files = workspace_files(Path(folder))
@@ -85,10 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.repos.split(","):
         spec = specs[name]
         folder = args.bench_dir / name
-        if spec["language"] != "go":  # Go: the module root, as bench.graph_oracle
+        if spec["language"] != "go":  # Go: the module root, as bench.graph.oracle
             folder = folder / (spec.get("benchmark_root") or "")
-        index = _child(["bench.index_speed", "--worker", "seek", str(folder)])
-        graph = _child(["bench.graph_cost", "--worker", str(folder)])
+        index = _child(["bench.speed.index_speed", "--worker", "seek", str(folder)])
+        graph = _child(["bench.graph.cost", "--worker", str(folder)])
         row = {
             "repo": name,
             "index_cold_s": round(index["cold_s"], 2),
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m bench.graph_cost " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m bench.graph.cost " + " ".join(sys.argv[1:] if argv is None else argv),
         "repos": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,20 +1,20 @@
 """The code graph against precise oracles (issue 28, deliver 3).
 
-    .venv/bin/python -m bench.graph_oracle BENCH_DIR [--repos flask,chi,...] [--sample 200]
+    .venv/bin/python -m bench.graph.oracle BENCH_DIR [--repos flask,chi,...] [--sample 200]
         [--seed 0] [--oracle-bin DIR] [--out bench/results/graph_oracle.json]
         [--cache DIR] [--misses FILE]
 
-For each repository (folder BENCH_DIR/<name>/<benchmark_root>, as bench.index_speed), the
+For each repository (folder BENCH_DIR/<name>/<benchmark_root>, as bench.speed.index_speed), the
 graph is built with `seek.graph.build_graph` and an oracle indexes the same folder:
 
 * Python: scip-python (npm `@sourcegraph/scip-python`, pyright inside);
 * JavaScript / TypeScript: scip-typescript (npm `@sourcegraph/scip-typescript`,
   `--infer-tsconfig`);
-* Go: bench/graph_oracle_go, go/types over the module (the checker gopls is built on;
+* Go: bench/graph/oracle_go, go/types over the module (the checker gopls is built on;
   Debian's gopls 0.5 ran here but took 8-70 s per query, see bench/README.md).
 
 `--oracle-bin` is the folder holding `scip-python`, `scip-typescript` (an npm
-`node_modules/.bin`) and `graph_oracle_go` (built with `go build` in bench/graph_oracle_go).
+`node_modules/.bin`) and `graph_oracle_go` (built with `go build` in bench/graph/oracle_go).
 
 Sampling: definitions of the graph that the oracle also has as a definition at the same
 name position (others are skipped: the oracle cannot resolve them), drawn with a fixed
@@ -49,7 +49,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.data import REPO_ROOT, REPOS_JSON
+from bench.common import REPO_ROOT, REPOS_JSON
 from seek.chunk.languages import grammar_for_path
 from seek.graph import build_graph
 
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(row)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m bench.graph_oracle "
+        "command": "python -m bench.graph.oracle "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "sample": args.sample,
         "seed": args.seed,

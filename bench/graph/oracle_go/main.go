@@ -1,6 +1,6 @@
 // Command graph_oracle_go prints, as JSON lines, every identifier of a Go module that the
 // type checker resolves to an object declared inside the module: one line per object with
-// its declaration site and its uses.  It is the Go oracle of bench/graph_oracle.py
+// its declaration site and its uses.  It is the Go oracle of bench/graph/oracle.py
 // (go/types is the checker gopls answers references with; Debian's gopls took 8-70 s per
 // query here, this takes seconds per repository).  Standard library only; packages from
 // outside the module are left unresolved, so their objects never appear.
