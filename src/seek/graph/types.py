@@ -340,17 +340,19 @@ class TypeFacts:
         if kind in ("call_expression", "call"):
             return self._call_head(node, where, depth)
         if kind in ("selector_expression", "attribute"):
-            owner = node.child_by_field_name("operand") or node.child_by_field_name("object")
-            field = node.child_by_field_name("field") or node.child_by_field_name("attribute")
+            owner, field = _owner_and_field(node)
             if owner is None or field is None:
                 return None
-            if owner.type in ("identifier", "package_identifier") and self._module_like(
-                where, owner
-            ):
+            if self._names_module(where, owner):
                 return f"${_text(owner)}.{_text(field)}"
-            head = self.value_of(owner, where, depth + 1)
-            return self._step(head, _text(field))
+            return self._step(self.value_of(owner, where, depth + 1), _text(field))
         return None
+
+    def _names_module(self, where, owner) -> bool:
+        """``owner`` (of ``owner.field``) is a name that stands for a module or package."""
+        return owner.type in ("identifier", "package_identifier") and self._module_like(
+            where, owner
+        )
 
     def _call_head(self, node, where, depth: int = 0) -> str | None:
         function = node.child_by_field_name("function")
@@ -371,20 +373,12 @@ class TypeFacts:
                 return None  # calling a local: unknown
             return f"{name}()"
         if function.type in ("selector_expression", "attribute"):
-            owner = function.child_by_field_name("operand") or function.child_by_field_name(
-                "object"
-            )
-            field = function.child_by_field_name("field") or function.child_by_field_name(
-                "attribute"
-            )
+            owner, field = _owner_and_field(function)
             if owner is None or field is None:
                 return None
-            if owner.type in ("identifier", "package_identifier") and self._module_like(
-                where, owner
-            ):
+            if self._names_module(where, owner):
                 return f"{_text(owner)}.{_text(field)}()"
-            head = self.value_of(owner, where, depth + 1)
-            return self._step(head, _text(field) + "()")
+            return self._step(self.value_of(owner, where, depth + 1), _text(field) + "()")
         return None
 
     def _step(self, head: str | None, step: str) -> str | None:
@@ -427,3 +421,10 @@ class TypeFacts:
                 return None
             return f"${name}"
         return self.value_of(node, enclosing)
+
+
+def _owner_and_field(node):
+    """(object, member) of a Go selector or a Python attribute (``owner.field``)."""
+    owner = node.child_by_field_name("operand") or node.child_by_field_name("object")
+    field = node.child_by_field_name("field") or node.child_by_field_name("attribute")
+    return owner, field
