@@ -78,10 +78,10 @@ def test_a_chunk_scores_three_tenths_of_its_best_window_and_seven_of_the_mean(in
     for path, chunk, vector in zip(data["path"], data["chunk"], data["vectors"], strict=True):
         by_chunk.setdefault((path, chunk), []).append(float(vector @ q / np.linalg.norm(vector)))
     assert max(len(s) for s in by_chunk.values()) >= 2  # the blend matters somewhere
-    similarities = searcher.chunk_similarities(q)
+    similarities = searcher.index.chunk_similarities(q)
     for key, sims in by_chunk.items():
         expected = 0.3 * max(sims) + 0.7 * (sum(sims) / len(sims))
-        assert similarities[searcher.chunk_of_key[key]] == pytest.approx(expected, abs=1e-5)
+        assert similarities[searcher.index.chunk_of_key[key]] == pytest.approx(expected, abs=1e-5)
 
 
 def test_each_retriever_contributes_five_candidates_per_result(indexed):
@@ -92,7 +92,9 @@ def test_each_retriever_contributes_five_candidates_per_result(indexed):
     }
     _, _, searcher = indexed(files)
     for k, expected in ((10, 50), (6, 30), (2, 20)):
-        pool, _, _ = searcher.candidates("widget", 200, k=k, mode="bm25", disabled=ALL_SIGNALS_OFF)
+        pool, _, _ = searcher.pipeline.candidates(
+            "widget", 200, k=k, mode="bm25", disabled=ALL_SIGNALS_OFF
+        )
         assert len(pool) == expected, k
 
 

@@ -179,7 +179,7 @@ def test_search_scores_are_probabilities_with_the_ranker(indexed, settings_for):
 def test_the_ranker_can_be_switched_off(indexed, settings_for):
     root, embedder = indexed
     off = Searcher.open(root, settings_for(ranker_model="off"), embedder=embedder)
-    assert off.ranker() == (None, "")
+    assert off.pipeline.ranker() == (None, "")
     result = off.search("Router", k=4)
     assert "ranker_ms" not in result.timings_ms
     on = Searcher.open(root, settings_for(), embedder=embedder)

@@ -93,7 +93,7 @@ def test_related_finds_the_near_duplicate_first(workspace, settings_for):
     searcher = Searcher.open(workspace, settings)
     line = INVOICE.splitlines().index("    subtotal = 0.0") + 1
     source = chunk_at(searcher, "src/billing/invoice.py", line)
-    assert "total_with_tax" in searcher.contents[source]
+    assert "total_with_tax" in searcher.index.contents[source]
     result = related(searcher, "src/billing/invoice.py", line, k=5)
     assert result.hits[0].path == "src/shop/cart.py"
     assert all(h.path != "src/billing/invoice.py" for h in result.hits)  # own file left out

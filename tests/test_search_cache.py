@@ -57,7 +57,7 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     assert cached.from_cache
     # memory-mapped, not read into memory (the module's promise; mutation testing found
     # ``np.load(..., mmap_mode="r")`` -> ``mmap_mode=None`` unseen)
-    assert isinstance(cached.vectors, np.memmap)
+    assert isinstance(cached.index.vectors, np.memmap)
     for folder in index_dir.glob(PREFIX + "*"):  # the same index read from the table
         for f in folder.iterdir():
             f.unlink()
@@ -65,8 +65,10 @@ def test_index_run_writes_the_cache_and_search_reads_it(make_tree, settings_for)
     from_table = Searcher.open(root, settings, HashEmbedder())
     assert not from_table.from_cache
     assert answers(cached) == answers(from_table)
-    assert np.array_equal(cached.vectors, from_table.vectors)
-    assert cached.chunk_of_key == from_table.chunk_of_key  # each chunk's number in its file
+    assert np.array_equal(cached.index.vectors, from_table.index.vectors)
+    assert (
+        cached.index.chunk_of_key == from_table.index.chunk_of_key
+    )  # each chunk's number in its file
     assert caches(index_dir) == [PREFIX + key]  # the searcher wrote it back
 
 
@@ -86,8 +88,8 @@ def test_a_change_gets_a_new_cache(make_tree, settings_for):
     assert new != old and len(new) == 1
     searcher = Searcher.open(root, settings, HashEmbedder())
     assert searcher.from_cache
-    assert any("configure_backoff" in c for c in searcher.contents)
-    assert not any("configure_retries" in c for c in searcher.contents)
+    assert any("configure_backoff" in c for c in searcher.index.contents)
+    assert not any("configure_retries" in c for c in searcher.index.contents)
 
 
 def test_a_touched_file_keeps_the_cache(make_tree, settings_for):

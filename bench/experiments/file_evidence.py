@@ -88,46 +88,50 @@ def evidence(searcher, text: str, files, pool, retrieval) -> np.ndarray:
     embedder = searcher._embedding.get()
     best_of: dict[str, int] = {}
     for chunk_id, _ in pool:
-        best_of.setdefault(searcher.paths[chunk_id], chunk_id)
+        best_of.setdefault(searcher.index.paths[chunk_id], chunk_id)
     # Rocchio: the question moved toward its 5 nearest chunks (here, not only the fused best).
     if sims is not None and q is not None:
         top = np.argsort(-sims)[:PRF_CHUNKS]
         centroid = np.zeros_like(q)
         for c in top.tolist():
             rows = slice(
-                int(searcher.chunk_first_row[c]),
-                int(searcher.chunk_first_row[c]) + int(searcher.chunk_rows[c]),
+                int(searcher.index.chunk_first_row[c]),
+                int(searcher.index.chunk_first_row[c]) + int(searcher.index.chunk_rows[c]),
             )
-            centroid += searcher.vectors[rows].mean(axis=0)
+            centroid += searcher.index.vectors[rows].mean(axis=0)
         moved = q + PRF_WEIGHT * centroid / PRF_CHUNKS
         moved = moved / max(float(np.linalg.norm(moved)), 1e-12)
-        prf = searcher.chunk_similarities(moved.astype(np.float32))
+        prf = searcher.index.chunk_similarities(moved.astype(np.float32))
     else:
         prf = None
     best = [chunk_id for chunk_id, _ in pool[:RM3_FEEDBACK]]
-    expanded = expanded_words(keyword_query(text), searcher.contents, best, searcher.bm25)
-    rm3 = dict(searcher.keyword_scored(expanded, 10 * len(pool)))
+    expanded = expanded_words(
+        keyword_query(text), searcher.index.contents, best, searcher.index.bm25
+    )
+    rm3 = dict(searcher.keywords.scored(expanded, 10 * len(pool)))
     best_rm3 = max(rm3.values(), default=0.0) or 1.0
     prf_best = []
     rows = []
     pairs = []
     for path in files:
-        ids = searcher.chunks_of_path[path]
+        ids = searcher.index.chunks_of_path[path]
         best = int(ids[int(np.argmax(sims[ids]))]) if sims is not None else int(ids[0])
-        content = searcher.contents[best]
+        content = searcher.index.contents[best]
         _, _, code = comment_lines(content)
         pairs.append((searcher.document_prefix + path + "\n" + content, code))
         comments = total = 0
         for i in ids.tolist():
-            c, t, _ = comment_lines(searcher.contents[i])
+            c, t, _ = comment_lines(searcher.index.contents[i])
             comments, total = comments + c, total + t
         prf_best.append(float(prf[ids].max()) if prf is not None else 0.0)
-        code = [i for i in ids.tolist() if doc_share(searcher.contents[i]) < CODE_CHUNK_MAX_DOC]
+        code = [
+            i for i in ids.tolist() if doc_share(searcher.index.contents[i]) < CODE_CHUNK_MAX_DOC
+        ]
         impl = float(sims[code].max()) if code and sims is not None else 0.0
         rows.append(
             [
                 doc_share(content),
-                doc_share(searcher.contents[best_of[path]]),
+                doc_share(searcher.index.contents[best_of[path]]),
                 comments / total if total else 0.0,
                 0.0,
                 prf_best[-1],
@@ -174,8 +178,8 @@ def collect(bench_dir: Path, home: Path, work: Path) -> None:
                 if not same:
                     continue
                 text = query.query.strip()
-                pool, retrieval, _ = s.candidates(text, POOL, k=K)
-                files = list(files_in_pool(pool, s.paths))
+                pool, retrieval, _ = s.pipeline.candidates(text, POOL, k=K)
+                files = list(files_in_pool(pool, s.index.paths))
                 if files != list(same[0]["files"]):
                     raise SystemExit(f"files differ from the pickle: {name} {query.query!r}")
                 for d in same:

@@ -48,14 +48,14 @@ def aggregates(searcher, text: str, files, pool, retrieval) -> np.ndarray:
     best_bm25 = max(retrieval.keyword_scores.values(), default=0.0) or 1.0
     rows = []
     for path in files:
-        ids = searcher.chunks_of_path[path]
+        ids = searcher.index.chunks_of_path[path]
         ranked = np.sort(sims[ids])[::-1] if sims is not None else np.zeros(len(ids))
         in_bm25 = [
             retrieval.keyword_scores[int(i)] for i in ids if int(i) in retrieval.keyword_scores
         ]
         defined: set[str] = set()
         for i in ids.tolist():
-            defined |= stage.chunk_parts(searcher.contents[i])[0]
+            defined |= stage.chunk_parts(searcher.index.contents[i])[0]
         rows.append(
             [
                 float(ranked[:2].mean()),
@@ -85,17 +85,22 @@ def collect(bench_dir: Path, home: Path, work: Path) -> None:
             log(f"{name}/{repo.name}")
             index_workspace(repo.folder, settings)
             s = Searcher.open(repo.folder, settings)
-            ranker, _ = s.ranker()
+            ranker, _ = s.pipeline.ranker()
             for query in repo.queries:
                 text = query.query.strip()
-                pool, retrieval, _ = s.candidates(text, POOL, k=K)
+                pool, retrieval, _ = s.pipeline.candidates(text, POOL, k=K)
                 if not pool or ranker is None:
                     continue
-                files, rows = features(text, pool, retrieval, s.corpus)
+                files, rows = features(text, pool, retrieval, s.index.corpus)
                 p_file = ranker.probabilities(rows)
-                p_file = demote_older(text, files, p_file, s.corpus.older())
-                chosen = stage.candidates(pool, files, p_file, s.corpus, retrieval.similarities)
-                hits = [Hit(s.paths[i], s.starts[i] + 1, s.ends[i] + 1) for i, _ in chosen]
+                p_file = demote_older(text, files, p_file, s.index.corpus.older())
+                chosen = stage.candidates(
+                    pool, files, p_file, s.index.corpus, retrieval.similarities
+                )
+                hits = [
+                    Hit(s.index.paths[i], s.index.starts[i] + 1, s.index.ends[i] + 1)
+                    for i, _ in chosen
+                ]
                 spans = [t for t in query.targets if t.has_span]
                 out.append(
                     {
@@ -106,7 +111,7 @@ def collect(bench_dir: Path, home: Path, work: Path) -> None:
                         "rows": rows,
                         "p_file": p_file,
                         "chosen": chosen,
-                        "x": stage.features(text, chosen, pool, retrieval, s.corpus),
+                        "x": stage.features(text, chosen, pool, retrieval, s.index.corpus),
                         "hits": hits,
                         "labels": np.array([any(covers(h, t) for t in spans) for h in hits]),
                         "teach": np.array(

@@ -192,7 +192,7 @@ def sweep(searcher: Any, root: Path, settings: Any, queries: Sequence[Query]) ->
 
     from seek.retrieve.context import build_context
 
-    chunker = searcher.chunker()
+    chunker = searcher.pipeline.chunker()
     if chunker is None:
         return []
     saved = chunker.context_rest_weight

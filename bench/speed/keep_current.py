@@ -76,7 +76,7 @@ def save_latency(files: int, saves: int, home: Path) -> dict[str, float]:
             target.write_text(f"def {token}(request):\n    return request\n")
             started = time.perf_counter()
             while True:
-                hits = Searcher.open(root, settings).keyword_candidates(token, 1)
+                hits = Searcher.open(root, settings).keywords.candidates(token, 1)
                 if hits:
                     break
                 time.sleep(0.05)

@@ -50,20 +50,22 @@ def main(argv: list[str] | None = None) -> int:
         for path in sorted((SHARED / "annotations").glob("*.json"))
         for q in json.loads(path.read_text())
     ][: args.questions]
-    in_memory = lambda words: searcher.bm25.top(words, args.k)  # noqa: E731
+    in_memory = lambda words: searcher.index.bm25.top(words, args.k)  # noqa: E731
     lancedb = lambda words: searcher.table.keyword_scores(words, args.k)  # noqa: E731
     lancedb(questions[0])  # open the table and its index first
     same_ids = same_scores = 0
     for words in questions:
         ours, theirs = in_memory(words), lancedb(words)
-        same_ids += [i for i, _ in ours] == [searcher.chunk_of_key[(p, c)] for p, c, _ in theirs]
+        same_ids += [i for i, _ in ours] == [
+            searcher.index.chunk_of_key[(p, c)] for p, c, _ in theirs
+        ]
         pairs = zip([s for _, s in ours], [s for _, _, s in theirs], strict=False)
         same_scores += len(ours) == len(theirs) and all(
             abs(a - b) <= 1e-5 * max(1.0, abs(b)) for a, b in pairs
         )
     memory_p50, memory_p95 = _latency(in_memory, questions)
     lance_p50, lance_p95 = _latency(lancedb, questions)
-    print(f"{len(searcher.paths)} chunks, {len(questions)} questions, top {args.k}")
+    print(f"{len(searcher.index.paths)} chunks, {len(questions)} questions, top {args.k}")
     print(f"in memory  p50 {memory_p50:.3f} ms  p95 {memory_p95:.3f} ms")
     print(f"LanceDB    p50 {lance_p50:.3f} ms  p95 {lance_p95:.3f} ms")
     print(f"same chunks in the same order: {same_ids}; same scores rank by rank: {same_scores}")

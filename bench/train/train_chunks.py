@@ -74,15 +74,15 @@ def collect(checkouts: Path, home: Path, sets: list[BenchSet]) -> list[dict[str,
             log(f"{bench_set.name}/{repo.name}: {len(repo.queries)} questions")
             index_workspace(repo.folder, settings)
             searcher = Searcher.open(repo.folder, settings)
-            ranker, _ = searcher.ranker()
-            corpus = searcher.corpus
+            ranker, _ = searcher.pipeline.ranker()
+            corpus = searcher.index.corpus
 
             def hit(i: int, s: Any = searcher) -> Hit:
                 return Hit(s.paths[i], s.starts[i] + 1, s.ends[i] + 1)
 
             for query in repo.queries:
                 text = query.query.strip()
-                pool, retrieval, _ = searcher.candidates(text, POOL, k=K)
+                pool, retrieval, _ = searcher.pipeline.candidates(text, POOL, k=K)
                 if not pool or ranker is None:
                     continue
                 files, rows = features(text, pool, retrieval, corpus)
@@ -95,7 +95,9 @@ def collect(checkouts: Path, home: Path, sets: list[BenchSet]) -> list[dict[str,
                 teach = np.array(
                     [any(covers(h, t, use_spans=False) for t in spans) for h in hits], dtype=bool
                 )
-                baseline = [hit(i) for i, _ in ranked_pool(pool, files, p_file, searcher.paths)]
+                baseline = [
+                    hit(i) for i, _ in ranked_pool(pool, files, p_file, searcher.index.paths)
+                ]
                 out.append(
                     {
                         "set": bench_set.name,

@@ -63,8 +63,8 @@ def collect(checkouts: Path, home: Path) -> dict[str, Any]:
         index_workspace(repo.folder, settings)
         searcher = Searcher.open(repo.folder, settings)
         for query in repo.queries:
-            pool, retrieval, _ = searcher.candidates(query.query.strip(), POOL, k=K)
-            files, matrix = features(query.query.strip(), pool, retrieval, searcher.corpus)
+            pool, retrieval, _ = searcher.pipeline.candidates(query.query.strip(), POOL, k=K)
+            files, matrix = features(query.query.strip(), pool, retrieval, searcher.index.corpus)
             for path, row in zip(files, matrix, strict=True):
                 rows.append(row)
                 labels.append(
@@ -73,7 +73,11 @@ def collect(checkouts: Path, home: Path) -> dict[str, Any]:
                 query_ids.append(len(queries))
                 repo_ids.append(repo_number)
             hits = [
-                Hit(searcher.paths[i], searcher.starts[i] + 1, searcher.ends[i] + 1)
+                Hit(
+                    searcher.index.paths[i],
+                    searcher.index.starts[i] + 1,
+                    searcher.index.ends[i] + 1,
+                )
                 for i, _ in pool
             ]
             queries.append(

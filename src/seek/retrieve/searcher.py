@@ -26,7 +26,6 @@ from seek.retrieve.retrievers import (
     QueryEmbedding,
     TableKeywords,
     damaged,
-    vector_candidates,
 )
 from seek.retrieve.search_cache import (
     SearchData,
@@ -46,23 +45,6 @@ KEYWORDS_IN_MEMORY_MAX_CHUNKS = KEYWORD_INDEX_MIN_CHUNKS - 1
 """Up to this many chunks (250,000) the keyword pass runs in memory on the search cache's
 postings, and the table has no full-text index; above, it runs on LanceDB's full-text index
 (see docs/research/bench-rounds.md, "Keyword search in memory")."""
-
-
-class _Of:
-    """One of a part's names, read through the searcher: the names front-ends, tests and
-    benchmarks read on a searcher stay where they were when the index and the pipeline
-    became two objects."""
-
-    def __init__(self, part: str, name: str = "") -> None:
-        self.part, self.name = part, name
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = self.name or name
-
-    def __get__(self, searcher: Any, owner: type | None = None) -> Any:
-        if searcher is None:  # asked of the class
-            return self
-        return getattr(getattr(searcher, self.part), self.name)
 
 
 class Searcher:
@@ -140,28 +122,6 @@ class Searcher:
         vectors = len(index.vectors) > 0
         query_vector = QueryEmbedding(self._embedding, self.query_prefix, vectors)
         return SearchPipeline(index, self.settings, self._embedding, query_vector, keywords)
-
-    # What a searcher offered before the split, read from the part that holds it now.
-    paths = _Of("index")
-    starts = _Of("index")
-    ends = _Of("index")
-    contents = _Of("index")
-    chunks_of_path = _Of("index")
-    chunk_first_row = _Of("index")
-    chunk_rows = _Of("index")
-    vectors = _Of("index")
-    bm25 = _Of("index")
-    chunk_of_key = _Of("index")
-    corpus = _Of("index")
-    chunk_similarities = _Of("index")
-    hit = _Of("index")
-    candidates = _Of("pipeline")
-    ranker = _Of("pipeline")
-    chunker = _Of("pipeline")
-    query_vector = _Of("pipeline")
-    keyword_scored = _Of("keywords", "scored")
-    keyword_candidates = _Of("keywords", "candidates")
-    vector_candidates = staticmethod(vector_candidates)
 
     @property
     def keywords(self) -> Keywords:
