@@ -118,16 +118,16 @@ class Workspaces:
             searcher, notes = self.searcher(root, settings, update=update)
             return ask(searcher).with_notes_first(notes)
         except DamagedIndexError:
-            if not update:
+            if not update:  # nothing may be written: only read the index again
                 notes = []
+                if self.live is not None:
+                    self.live.forget(root)
             elif self.live is not None:  # under the server's lock, retry times and faults
                 notes = self.live.repair(root, settings)
             else:
                 from seek.index.indexer import refresh_before_search
 
                 notes = refresh_before_search(root, settings, repair=True)
-            if self.live is not None and not update:
-                self.live.forget(root)
             searcher, more = self.searcher(root, settings, update=False)
             return ask(searcher).with_notes_first(notes + more)
 

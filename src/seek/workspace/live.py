@@ -127,20 +127,17 @@ class LiveIndexes:
         the damage and rebuilds), whatever the freshness clock says; notes for the result."""
         self.forget(root)
         with self._lock(root):
-            fault = self._faults.get(root)
-            if fault is not None and time.monotonic() < fault.retry_at:
-                return [stale_note(fault.error)]  # no write is tried before the retry time
-            notes = self._update(root, settings, repair=True)
-            self._checked[root] = time.monotonic()
-            return notes
+            return self._refresh(root, settings, repair=True)
 
-    def _refresh(self, root: Path, settings: Settings) -> list[str]:
+    def _refresh(self, root: Path, settings: Settings, *, repair: bool = False) -> list[str]:
+        """Update ``root``'s index when the freshness clock allows (a repair: always), never
+        before a failed update's retry time."""
         fault = self._faults.get(root)
         if fault is not None and time.monotonic() < fault.retry_at:
             return [stale_note(fault.error)]  # no write is tried before the retry time
-        if time.monotonic() - self._checked.get(root, float("-inf")) < FRESHNESS_S:
+        if not repair and time.monotonic() - self._checked.get(root, float("-inf")) < FRESHNESS_S:
             return [stale_note(fault.error)] if fault is not None else []
-        notes = self._update(root, settings)
+        notes = self._update(root, settings, repair=repair)
         self._checked[root] = time.monotonic()
         return notes
 
