@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from functools import cache
+from operator import itemgetter
 
 import tree_sitter
 
@@ -75,6 +76,7 @@ _MEMBER_CALLS = {
 # whose initializer is a function literal (`var f = func(param T) {...}`).
 _SCOPES = ("function", "method", "variable", "constant")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
+_NOT_USES = frozenset(("self", "this", "_"))
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 
 
@@ -239,29 +241,42 @@ def _references(
     query = _name_query(grammar)
     if query is None:
         return []
-    nodes = tree_sitter.QueryCursor(query).captures(root).get("id", [])
-    nodes.sort(key=lambda n: n.start_byte)
-    starts = [s[0] for s in spans]
+    # One start_byte read per node (each Node attribute read builds a Python object), sorted
+    # stably as before; the enclosing definition comes from a sweep over the sorted spans
+    # instead of a bisect per node.
+    keyed = [(n.start_byte, n) for n in tree_sitter.QueryCursor(query).captures(root).get("id", [])]
+    keyed.sort(key=itemgetter(0))
+    go = grammar == "go"
+    has_function_field = _has_field(grammar, "function")
     refs: list[Reference] = []
-    for node in nodes:
-        if node.start_byte in name_starts or node.child_count:
+    append = refs.append
+    open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
+    next_span, span_count = 0, len(spans)
+    for start, node in keyed:
+        if start in name_starts or node.child_count:
             continue
         name = node.text.decode("utf-8", "replace")
-        if not name or name in ("self", "this", "_"):
+        if not name or name in _NOT_USES:
             continue
+        while next_span < span_count and spans[next_span][0] <= start:
+            open_spans.append((spans[next_span][1], spans[next_span][2]))
+            next_span += 1
+        while open_spans and open_spans[-1][0] <= start:
+            open_spans.pop()
+        enclosing = open_spans[-1][1] if open_spans else None
         member, qualifier, owner = False, None, None
         parent = node.parent
-        enclosing = _enclosing(spans, starts, node.start_byte)
-        if parent is not None and _is_member(parent, node):
+        parent_type = parent.type if parent is not None else None
+        if parent_type in _MEMBER_NODES and _is_member(parent, node):
             member = True
             qualifier = _owner_name(parent)
             if typing is not None:
                 owner_node = _owner_node(parent)
                 owner = typing.owner(owner_node, enclosing) if owner_node is not None else None
-            for start, end, receiver in receivers:
-                if qualifier == receiver and start <= node.start_byte < end:
+            for span_start, span_end, receiver in receivers:
+                if qualifier == receiver and span_start <= start < span_end:
                     qualifier = "self"  # documented on Reference.qualifier
-        elif _is_literal_key(grammar, node):
+        elif go and parent_type == "literal_element" and _is_literal_key(grammar, node):
             # `T{field: v}`: a field of T, whatever local shares its name
             member, qualifier = True, _literal_type(node)
             composite = node.parent.parent.parent.parent
@@ -269,27 +284,33 @@ def _references(
                 if composite.type == "composite_literal":
                     owner = typing.type_of(composite.child_by_field_name("type"))
         target = parent if member else node
-        outer = target.parent if target is not None else None
-        call = (
-            node.start_byte in call_starts
-            or (member and parent.type in _MEMBER_CALLS)
-            or (outer is not None and outer.child_by_field_name("function") == target)
-        )
-        refs.append(
+        call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
+        if not call and has_function_field:
+            outer = target.parent if target is not None else None
+            call = outer is not None and outer.child_by_field_name("function") == target
+        point = node.start_point
+        append(
             Reference(
                 path=path,
                 name=name,
-                line=node.start_point.row + 1,
-                column=node.start_point.column,
+                line=point.row + 1,
+                column=point.column,
                 enclosing=enclosing,
                 call=call,
                 member=member,
                 qualifier=qualifier,
-                local=not member and _is_local(bound, enclosing, name),
+                local=False if member or not bound else _is_local(bound, enclosing, name),
                 owner=owner,
             )
         )
     return refs
+
+
+@cache
+def _has_field(grammar: str, field: str) -> bool:
+    """Whether any node of the grammar has the field (else no lookup of it can succeed)."""
+    language = load_language(grammar)
+    return language is not None and language.field_id_for_name(field) is not None
 
 
 def _is_member(parent: tree_sitter.Node, node: tree_sitter.Node) -> bool:
