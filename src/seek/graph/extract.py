@@ -267,12 +267,12 @@ def _references(
         member, qualifier, owner = False, None, None
         parent = node.parent
         parent_type = parent.type if parent is not None else None
-        if parent_type in _MEMBER_NODES and _is_member(parent, node):
-            member = True
-            qualifier = _owner_name(parent)
+        if parent_type in _MEMBER_NODES:
+            member, owner_node = _member_owner(grammar, parent, node)
+        if member:
+            qualifier = _owner_name(owner_node)
             if typing is not None:
-                owner_node = _owner_node(parent)
-                owner = typing.owner(owner_node, enclosing) if owner_node is not None else None
+                owner = typing.owner(owner_node, enclosing)
             for span_start, span_end, receiver in receivers:
                 if qualifier == receiver and span_start <= start < span_end:
                     qualifier = "self"  # documented on Reference.qualifier
@@ -313,13 +313,31 @@ def _has_field(grammar: str, field: str) -> bool:
     return language is not None and language.field_id_for_name(field) is not None
 
 
-def _is_member(parent: tree_sitter.Node, node: tree_sitter.Node) -> bool:
-    if parent.type not in _MEMBER_NODES:
-        return False
-    for field in _MEMBER_FIELDS:
+@cache
+def _fields(grammar: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The member and owner fields the grammar has, in their order: a lookup of a field the
+    grammar lacks always finds nothing, so it is not made."""
+    return (
+        tuple(f for f in _MEMBER_FIELDS if _has_field(grammar, f)),
+        tuple(f for f in _OWNER_FIELDS if _has_field(grammar, f)),
+    )
+
+
+def _member_owner(grammar: str, parent: tree_sitter.Node, node: tree_sitter.Node):
+    """(is ``node`` the member name of ``parent``, the owner's node) for a member-node parent:
+    the member is the node under a member field, and it counts only when an owner exists."""
+    member_fields, owner_fields = _fields(grammar)
+    owner = None
+    for field in owner_fields:
+        owner = parent.child_by_field_name(field)
+        if owner is not None:
+            break
+    if owner is None:
+        return False, None
+    for field in member_fields:
         if parent.child_by_field_name(field) == node:
-            return any(parent.child_by_field_name(f) is not None for f in _OWNER_FIELDS)
-    return False
+            return True, owner
+    return False, None
 
 
 def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
@@ -348,21 +366,10 @@ def _literal_type(node: tree_sitter.Node) -> str | None:
     return _first_of(composite.child_by_field_name("type"), "type_identifier")
 
 
-def _owner_node(parent: tree_sitter.Node) -> tree_sitter.Node | None:
-    for field in _OWNER_FIELDS:
-        owner = parent.child_by_field_name(field)
-        if owner is not None:
-            return owner
-    return None
-
-
-def _owner_name(parent: tree_sitter.Node) -> str | None:
-    for field in _OWNER_FIELDS:
-        owner = parent.child_by_field_name(field)
-        if owner is not None:
-            if owner.child_count == 0 and owner.is_named:
-                return owner.text.decode("utf-8", "replace")
-            return None
+def _owner_name(owner: tree_sitter.Node) -> str | None:
+    """The owner's name when it is a plain name (`os` in `os.path`), else None."""
+    if owner.child_count == 0 and owner.is_named:
+        return owner.text.decode("utf-8", "replace")
     return None
 
 
