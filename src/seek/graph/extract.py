@@ -294,10 +294,11 @@ def _references(
             if typing is not None and composite is not None:
                 if composite.type == "composite_literal":
                     owner = typing.type_of(composite.child_by_field_name("type"))
-        target = parent if member else node
         call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
         if not call and function_field is not None:
-            outer = target.parent if target is not None else None
+            # is the use (or its `owner.member` node) the callee of a call?  node.parent is
+            # a walk down from the root, so the parent already read is reused
+            target, outer = (parent, parent.parent) if member else (node, parent)
             call = outer is not None and outer.child_by_field_id(function_field) == target
         point = node.start_point
         # positional: a frozen dataclass takes keywords a third slower, 100k times a repo
