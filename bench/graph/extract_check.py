@@ -38,7 +38,10 @@ def extract_all(folder: Path, pass_tree: bool = False) -> tuple[dict, float]:
             parser = parser_for(grammar) if grammar else None
             trees[path] = parser.parse(source) if parser is not None else None
     started = time.process_time()
-    facts = {path: extract(path, source, tree=trees.get(path)) for path, source in files}
+    if pass_tree:
+        facts = {path: extract(path, source, tree=trees[path]) for path, source in files}
+    else:  # no tree= keyword: the code before it was added must run this too
+        facts = {path: extract(path, source) for path, source in files}
     return facts, time.process_time() - started
 
 
