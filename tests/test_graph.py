@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seek.chunk.languages import GRAMMARS
+from seek.chunk.languages import GRAMMARS, parser_for
+from seek.chunk.syntax import syntax_breaks
 from seek.graph import build_graph, extract
 from seek.graph.rank import pagerank
 
@@ -690,3 +691,43 @@ def test_python_a_call_on_an_outside_object_may_return_a_workspace_one_and_local
     graph = build_graph(OUTSIDE_CALLS)
     assert _lines(graph, graph.defs("ScriptInfo.load_app")[0]) == [7]
     assert _lines(graph, graph.defs("ScriptInfo")[0]) == [5, 7]
+
+
+@pytest.mark.parametrize("grammar", sorted(set(GRAMMARS) - {"css"}))
+def test_extract_reads_the_tree_the_chunker_parsed(grammar):
+    # an indexer may hand extract() the tree it parsed for syntax breaks (no second parse)
+    path, source, _ = SAMPLES[grammar]
+    tree = parser_for(grammar).parse(source)
+    assert syntax_breaks(tree, source, max_chars=1500)
+    assert extract(path, source, grammar, tree=tree) == extract(path, source)
+
+
+def test_a_use_is_enclosed_by_its_innermost_definition_across_nesting_and_siblings():
+    source = b"""def outer():
+    a = 1
+    def inner():
+        return b
+    return c
+
+
+class K:
+    def m(self):
+        return d
+
+    print(e)
+
+
+print(h)
+"""
+    facts = extract("m.py", source)
+    enclosing = {r.name: r.enclosing for r in facts.references}
+    assert enclosing == {
+        "a": "outer",
+        "b": "outer.inner",
+        "c": "outer",
+        "d": "K.m",
+        "e": "K",
+        "h": None,
+        "print": None,  # the last of its uses
+    }
+    assert [r.name for r in facts.references if r.local] == ["a"]
