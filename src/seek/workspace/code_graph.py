@@ -251,10 +251,19 @@ class Lookup:
         kept, truncated = _limited(rows, limit)
         return GraphResult(tool, query, kept, tuple(self.notes), truncated=truncated, **kw)
 
-    def at(self, path: str, line: int) -> Definition | None:
-        """The definition named or used on that line, else the one whose span holds it."""
+    def at(self, path: str, line: int, uses: bool = False) -> Definition | None:
+        """The definition named on that line, else (``uses``) the one a use on it means,
+        else the innermost one whose span holds it: `refs` at a call site asks about the
+        callee, as an editor's "find references" does; `callers`/`callees` ask about the
+        function the line is in."""
         assert self.graph is not None
-        found = self.graph.definition_at(path, line) or self.graph.enclosing(path, line)
+        graph = self.graph
+        named = [d for d in graph.outline(path) if d.line == line]
+        found = (
+            (named[0] if named else None)
+            or (graph.definition_at(path, line) if uses else None)
+            or graph.enclosing(path, line)
+        )
         if found is None:
             self.notes.append(f"No definition at {path}:{line}.")
         return found
@@ -273,7 +282,7 @@ def refs(lookup: Lookup, target: str, limit: int) -> GraphResult:
     if graph is not None:
         location = parse_location(target)
         if location is not None:
-            definition = lookup.at(*location)
+            definition = lookup.at(*location, uses=True)
             groups = graph.refs(definition) if definition is not None else []
         else:
             groups = graph.refs(check_name(target))
