@@ -363,7 +363,7 @@ class Indexer(EmbedSteps):
                 data = read_regular_file(self.root / rel)
             except OSError:
                 continue  # gone or unreadable: the run removes or reports it
-            facts = file_facts(rel, data)
+            facts = file_facts(rel, data, self.root)
             if facts is not None:
                 rows.append((rel, facts))
         self.graph.replace_files([], rows)

@@ -97,7 +97,7 @@ def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: File
     prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
                         had_rows=old is not None and old.chunks > 0)  # fmt: skip
     if chunks and spec.graph:
-        prepared.graph = file_facts(rel, data)
+        prepared.graph = file_facts(rel, data, root)
     for number, chunk in enumerate(chunks):
         windows = embedding_windows(chunk.content, chunking.window, chunking.window_overlap)
         # Only part 0 is searched by keyword, so the other windows of a chunk leave the
