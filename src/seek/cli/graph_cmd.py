@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 from seek.cli import Context, cli
 from seek.cli.output import FORMATS, editor_path, workspace_file
 from seek.cli.search_cmd import workspace_and_prefixes
-from seek.untrusted import printable, printable_text
+from seek.untrusted import printable
 from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_ROWS, GraphResult
 
 
@@ -158,44 +157,17 @@ def show(result: GraphResult, fmt: str, as_json: bool, root: Path) -> None:
     if as_json or fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    for note in result.notes:
-        click.echo(f"note: {printable(note)}", err=True)
-    if fmt == "jsonl":
+    if fmt == "text":
+        click.echo(result.to_text(notes=False))
+    elif fmt == "jsonl":
         for row in result.rows:
             click.echo(json.dumps(row))
-    elif fmt == "vimgrep":
+    else:
         for row in result.rows:
             where = printable(editor_path(root, row["path"]))
             text = row.get("text", row.get("signature", ""))
             click.echo(f"{where}:{row['line']}:{row['column']}:{printable(text)}")
-    elif not result.rows:
-        click.echo("Nothing found.")
-    elif result.tool == "map":
-        click.echo(printable_text(result.text), nl=False)
-    elif result.tool == "refs":
-        _show_uses(result.rows)
-    else:
-        for row in result.rows:
-            click.echo(_definition_line(row))
-            if row["signature"]:
-                click.echo(f"      {printable(row['signature'])}")
+    for note in result.notes:
+        click.echo(f"note: {printable(note)}", err=True)
     if result.truncated:
         click.echo(f"note: only the first {len(result.rows)} rows (see --limit)", err=True)
-
-
-def _definition_line(row: dict[str, Any]) -> str:
-    name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
-    where = f"{row['path']}:{row['line']}-{row['end_line']}"
-    return f"{printable(where)}  {row['kind']}  {printable(name)}"
-
-
-def _show_uses(rows: list[dict[str, Any]]) -> None:
-    group = None
-    for row in rows:
-        key = (row["path"], row["container"])
-        if key != group:
-            group = key
-            inside = row["container"] or "(file level)"
-            click.echo(f"{printable(row['path'])}  {printable(inside)}")
-        kind = " call" if row["kind"] == "call" else ""
-        click.echo(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seek.errors import SeekError
-from seek.untrusted import MAX_PATH_CHARS, check_query
+from seek.untrusted import MAX_PATH_CHARS, check_query, printable, printable_text
 
 if TYPE_CHECKING:
     from seek.graph import CodeGraph, Definition, Reference
@@ -70,6 +70,39 @@ class GraphResult:
         if self.tool == "map":
             data["map"] = self.text
         return data
+
+    def to_text(self, notes: bool = True) -> str:
+        """What a person or an agent reads (``seek def`` etc., the MCP tools): definitions as
+        ``path:line-end_line  kind  Container.name`` with their signature line; uses grouped
+        by file and enclosing definition, ``line:column  text`` each; the map as rendered.
+        Names and lines from the workspace are escaped (:mod:`seek.untrusted`); ``notes``:
+        end with the notes (the CLI prints them to stderr instead)."""
+        out: list[str] = []
+        if not self.rows:
+            out.append("Nothing found.")
+        elif self.tool == "map":
+            out.append(printable_text(self.text.rstrip("\n")))
+        elif self.tool == "refs":
+            group = None
+            for row in self.rows:
+                if (row["path"], row["container"]) != group:
+                    group = (row["path"], row["container"])
+                    inside = row["container"] or "(file level)"
+                    out.append(f"{printable(row['path'])}  {printable(inside)}")
+                kind = " call" if row["kind"] == "call" else ""
+                out.append(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
+        else:
+            for row in self.rows:
+                name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
+                where = f"{row['path']}:{row['line']}-{row['end_line']}"
+                out.append(f"{printable(where)}  {row['kind']}  {printable(name)}")
+                if row["signature"]:
+                    out.append(f"      {printable(row['signature'])}")
+        if notes and self.truncated:
+            out.append(f"note: only the first {len(self.rows)} rows (ask for more with a limit)")
+        if notes:
+            out.extend(f"note: {printable(note)}" for note in self.notes)
+        return "\n".join(out)
 
 
 # -- input -------------------------------------------------------------------------------
