@@ -22,6 +22,7 @@ from embed_server import serve
 from seek.index.indexer import index_workspace
 from seek.settings import load_settings
 from seek.store import ChunkTable, index_dir_for, load_manifest
+from seek.store.graph_table import GraphTable, graph_table_name
 
 pytestmark = pytest.mark.slow
 
@@ -65,6 +66,12 @@ def next_run(home, root, url):
         user_config=home / "no-user-config.toml",
     )  # fmt: skip
     return index_workspace(root, settings)
+
+
+def graph_rows(home, root):
+    """The code graph's stored rows (issue 28): one per source file, replaced with its chunks."""
+    folder = index_dir(home, root)
+    return sorted(GraphTable(folder, graph_table_name(load_manifest(folder).table)).load_all())
 
 
 def embedded_paths(requests):
@@ -143,3 +150,4 @@ def test_kills_mid_run_are_repaired_without_re_embedding_what_was_saved(make_tre
         clean_home = tmp_path / "clean"
         next_run(clean_home, root, url)
     assert rows(home, root) == rows(clean_home, root)
+    assert graph_rows(home, root) == graph_rows(clean_home, root)

@@ -18,6 +18,7 @@ from seek.errors import EmbeddingError
 from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.scan.walk import EXAMPLES_PER_REASON
 from seek.store import ChunkTable, index_dir_for, load_manifest, save_manifest
+from seek.store.graph_table import GRAPH_SUFFIX, graph_table_name
 
 
 class CancelAfterFirstBatch(HashEmbedder):
@@ -33,7 +34,12 @@ class CancelAfterFirstBatch(HashEmbedder):
 
 
 def tables(root, settings):
-    return sorted(ChunkTable(index_dir_for(root, settings)).table_names())
+    """The chunk tables; each may have its code-graph table, and no graph table outlives its
+    chunk table (issue 28)."""
+    names = ChunkTable(index_dir_for(root, settings)).table_names()
+    chunks = sorted(n for n in names if not n.endswith(GRAPH_SUFFIX))
+    assert {n for n in names if n.endswith(GRAPH_SUFFIX)} <= {graph_table_name(n) for n in chunks}
+    return chunks
 
 
 def test_a_cancelled_rebuilds_half_built_table_is_dropped_by_the_next_run(make_tree, settings_for):

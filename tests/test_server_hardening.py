@@ -193,6 +193,7 @@ def test_unknown_routes_and_methods_are_json_errors(config):
         "/v1/index",
         "/v1/related",
         "/v1/status",
+        *("/v1/def", "/v1/refs", "/v1/callers", "/v1/callees", "/v1/outline", "/v1/map"),
     }
 
 

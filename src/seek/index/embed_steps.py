@@ -28,6 +28,7 @@ from seek.index.written import WrittenRows
 from seek.scan import ScannedFile
 from seek.settings import Settings
 from seek.store import ChunkTable, Manifest
+from seek.store.graph_table import GraphTable
 from seek.store.memory import release_free_memory
 from seek.untrusted import printable
 
@@ -62,6 +63,7 @@ class EmbedSteps:
     embedder: Embedder | None
     spec: FileSpec
     table: ChunkTable
+    graph: GraphTable
     progress: Callable[[Progress], None]
     cancel: Event
     _unwritten: Pending
@@ -148,6 +150,8 @@ class EmbedSteps:
         for number, start, end, part, content, keywords in prepared.rows:
             pending.rows.append_row(rel, number, start, end, part, content, keywords)
         pending.texts.extend(prepared.texts)
+        if prepared.graph is not None:
+            pending.graph.append((rel, prepared.graph))
 
     def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
         """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""
@@ -179,6 +183,9 @@ class EmbedSteps:
         if pending.vectors:
             rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
+        # The graph rows of the same files, also before their stamps (a killed run's are
+        # removed or replaced by the next run, as its chunk rows are).
+        self.graph.replace_files(pending.had_rows, pending.graph)
         if self._written is not None and len(rows):  # a table this run created
             self._written.add(rows)
         # A write's Arrow copy and LanceDB's buffers are freed into heaps that the next

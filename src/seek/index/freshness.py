@@ -19,6 +19,7 @@ from seek.retrieve.search_cache import has_cache
 from seek.scan import scan_workspace
 from seek.settings import Settings
 from seek.store import index_dir_for, is_locked, load_manifest
+from seek.store.graph_table import graph_exists
 
 
 def is_current(root: Path, settings: Settings) -> bool:
@@ -31,6 +32,8 @@ def is_current(root: Path, settings: Settings) -> bool:
         return False
     if rebuild_reason(manifest, model_id_for(settings), chunking_spec(settings)):
         return False
+    if manifest.has_index and not graph_exists(index_dir, manifest.table):
+        return False  # an index stored before the code graph: the run adds it
     scan = scan_workspace(
         root,
         max_file_bytes=settings.max_file_bytes,

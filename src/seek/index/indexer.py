@@ -42,13 +42,14 @@ from seek.errors import (
     IndexUnwritableError,
 )
 from seek.index.embed_steps import DimensionsChanged, EmbedSteps
+from seek.index.graph_rows import file_facts
 from seek.index.pending import Pending
 from seek.index.progress_file import ProgressFile
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.room import check_room, estimate_bytes
 from seek.index.root import resolve_workspace
 from seek.index.rules import chunking_spec, damage_reason, is_stale, rebuild_reason
-from seek.index.stages import FileSpec
+from seek.index.stages import FileSpec, read_regular_file
 from seek.index.written import WrittenRows
 from seek.retrieve.search_cache import refresh_search_cache
 from seek.scan import ScannedFile, scan_workspace
@@ -61,6 +62,7 @@ from seek.store import (
     needs_keyword_index,
 )
 from seek.store.faults import as_unwritable
+from seek.store.graph_table import GraphTable, graph_table_name
 from seek.store.manifest import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
@@ -92,7 +94,9 @@ class Indexer(EmbedSteps):
         self.model_id = embedder.model_id if embedder is not None else model_id_for(settings)
         self.chunking = chunking_spec(settings)
         self.doc_prefix = task_prefixes(settings.model or self.model_id)[0]
-        self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, self.doc_prefix)
+        self.spec = FileSpec(
+            self.chunking, settings.binary_sniff_bytes, self.doc_prefix, graph=True
+        )
         self.progress = progress or (lambda event: None)
         self.cancel = cancel or Event()
         self.store = LocalIndexStore(self.index_dir)
@@ -108,6 +112,16 @@ class Indexer(EmbedSteps):
         self._unwritten_since = 0.0
         self._written: WrittenRows | None = None
         """The rows written to a table this run created (None otherwise), for its cache."""
+        self._graph: GraphTable | None = None
+
+    @property
+    def graph(self) -> GraphTable:
+        """The code graph's table that goes with the chunk table this run writes
+        (:mod:`seek.store.graph_table`): written, removed and compacted with it."""
+        name = graph_table_name(self.table.name)
+        if self._graph is None or self._graph.name != name:
+            self._graph = GraphTable(self.index_dir, name)
+        return self._graph
 
     # -- the run ----------------------------------------------------------------
     def run(self, mode: str) -> IndexReport:
@@ -161,6 +175,7 @@ class Indexer(EmbedSteps):
             self.table.ensure_keyword_index()
         if not self.fresh_table:
             self.table.compact()
+            self.graph.compact()
 
     def _collect_tables(self, manifest: Manifest) -> None:
         """Drop tables no reader can need: a killed rebuild's, and retired ones past the grace
@@ -171,6 +186,7 @@ class Indexer(EmbedSteps):
             name for name, since in manifest.retired.items()
             if now - since < RETIRED_GRACE_S * 1000
         }  # fmt: skip
+        keep |= {graph_table_name(name) for name in keep}
         for name in self.store.table(manifest.table).table_names():
             if name not in keep:
                 self.store.table(name).drop()
@@ -220,6 +236,8 @@ class Indexer(EmbedSteps):
         report.unchanged = len(scan.files) - len(stale)
         report.removed = len(removed)
 
+        if not self.fresh_table:
+            self._backfill_graph(manifest)
         if removed or stale or manifest.run_open:
             # Before the first row: a disk too small is refused now, not found full halfway.
             needed = estimate_bytes(self.index_dir, previous or manifest, stale, manifest)
@@ -233,6 +251,8 @@ class Indexer(EmbedSteps):
             self._embed_stale(manifest, stale, report)
             self.progress(Progress("finishing"))
             self._close_run(manifest)
+        if manifest.has_index and not self.graph.exists():
+            self.graph.create_empty()  # no source files: an empty graph, not a missing one
 
         read_skips = Counter(s.skip for s in manifest.files.values() if s.skip)
         skipped = Counter(scan.skipped)
@@ -295,6 +315,7 @@ class Indexer(EmbedSteps):
                     continue
                 removed.update(p for p in manifest.files if p == rel or p.startswith(rel + "/"))
             report.removed = len(removed)
+            self._backfill_graph(manifest)
             if removed or stale:
                 check_room(self.index_dir, estimate_bytes(self.index_dir, manifest, stale))
                 self._open_run(manifest)
@@ -315,15 +336,39 @@ class Indexer(EmbedSteps):
         if orphans:
             log.info("removing rows of %d files left by an interrupted run", len(orphans))
             self.table.delete_files(orphans)
+        graph_orphans = sorted(self.graph.stored_paths() - manifest.files.keys() - set(removed))
+        self.graph.delete_files(graph_orphans)
 
     def _remove(self, manifest: Manifest, removed: list[str]) -> None:
         if not removed:
             return
         with_rows = [p for p in removed if manifest.files[p].chunks]
         self.table.delete_files(with_rows)
+        self.graph.delete_files(with_rows)
         for path in removed:
             del manifest.files[path]
         self._save(manifest)
+
+    def _backfill_graph(self, manifest: Manifest) -> None:
+        """An index stored before the code graph was gets it from the files as they are now,
+        in one write (a run killed before it leaves no table, and the next run starts
+        over); a file that changed since its stamp is written again by the run anyway."""
+        if not manifest.has_index or self.graph.exists():
+            return
+        rows = []
+        for rel, stamp in manifest.files.items():
+            if not stamp.chunks:
+                continue
+            try:
+                data = read_regular_file(self.root / rel)
+            except OSError:
+                continue  # gone or unreadable: the run removes or reports it
+            facts = file_facts(rel, data, self.root)
+            if facts is not None:
+                rows.append((rel, facts))
+        self.graph.replace_files([], rows)
+        if not rows:
+            self.graph.create_empty()
 
 
 def refresh_before_search(root: Path, settings: Settings, *, repair: bool = False) -> list[str]:

@@ -28,6 +28,8 @@ class Pending:
     """What is embedded for each row: ``<task prefix><path>\n<window>``."""
     vectors: list[np.ndarray] = field(default_factory=list)
     """The rows' vectors, one matrix per embedded step, in row order."""
+    graph: list[tuple[str, str]] = field(default_factory=list)
+    """(path, encoded code-graph facts) of the files that have them, written with the rows."""
 
     def __len__(self) -> int:
         return len(self.stamps) + len(self.refreshed)
@@ -39,3 +41,4 @@ class Pending:
         self.had_rows.extend(step.had_rows)
         self.rows.extend(step.rows)
         self.vectors.extend(step.vectors)
+        self.graph.extend(step.graph)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seek.chunk import chunk_file, embedding_windows
+from seek.index.graph_rows import file_facts
 from seek.scan.walk import BINARY, NO_CHUNKS, ScannedFile
 from seek.store.manifest import ChunkingSpec, Stamp
 from seek.text import keyword_column
@@ -31,6 +32,9 @@ class FileSpec:
     binary_sniff_bytes: int
     doc_prefix: str
     """The embedding model's document prefix (``search_document: ``), put before each text."""
+    graph: bool = False
+    """Extract each source file's code-graph facts too (the workspace index stores them;
+    the corpus does not yet)."""
 
 
 @dataclass(slots=True)
@@ -49,6 +53,8 @@ class Prepared:
     """(chunk, start_line, end_line, part, content, keywords) per window."""
     texts: list[str] = field(default_factory=list)
     """What is embedded for each row: ``<document prefix><path>\\n<window>``."""
+    graph: str | None = None
+    """The file's code-graph facts, encoded (:mod:`seek.index.graph_rows`); None: none."""
 
 
 def is_binary(data: bytes, sniff_bytes: int) -> bool:
@@ -90,6 +96,8 @@ def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: File
             skip = NO_CHUNKS
     prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
                         had_rows=old is not None and old.chunks > 0)  # fmt: skip
+    if chunks and spec.graph:
+        prepared.graph = file_facts(rel, data, root)
     for number, chunk in enumerate(chunks):
         windows = embedding_windows(chunk.content, chunking.window, chunking.window_overlap)
         # Only part 0 is searched by keyword, so the other windows of a chunk leave the

@@ -29,6 +29,7 @@ from pydantic import Field
 
 from seek._version import __version__
 from seek.errors import SeekError
+from seek.mcp.graph_tools import register_graph_tools
 from seek.retrieve.types import SearchResult
 from seek.settings import load_settings
 from seek.settings.trust import describe_line
@@ -248,6 +249,9 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
             lines.append(f"stale: {info.stale}")
         return printable_text("\n".join(lines))  # folder and file names are the workspace's
 
+    register_graph_tools(
+        server, workspaces, declared_roots
+    )  # defs, refs, callers, callees, outline, map
     return server
 
 

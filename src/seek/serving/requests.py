@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from pathlib import PurePosixPath
 from typing import Any
 
 import anyio
@@ -88,6 +89,20 @@ def integer(data: dict[str, Any], field: str, default: int | None, low: int, hig
     if type(value) is not int or not low <= value <= high:
         raise ApiError(400, "bad_request", f"{field} must be an integer from {low} to {high}")
     return value
+
+
+def relative_file(data: dict[str, Any], field: str) -> str:
+    """The body's ``field``: a workspace-relative ``/`` path that cannot climb out of the
+    workspace (not absolute, no ``..``; ``\\`` read as ``/``)."""
+    value = data.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise ApiError(400, "bad_request", f"{field} must be a non-empty workspace-relative path")
+    if len(value) > MAX_PATH_CHARS:
+        raise ApiError(400, "too_long", f"paths are limited to {MAX_PATH_CHARS} characters")
+    name = PurePosixPath(check_text(value, field).strip().replace("\\", "/"))
+    if name.is_absolute() or ".." in name.parts or name.as_posix() in ("", "."):
+        raise ApiError(400, "bad_request", f"{field} must be workspace-relative, without '..'")
+    return name.as_posix()
 
 
 def focus_paths(data: dict[str, Any]) -> tuple[str, ...]:

@@ -55,6 +55,7 @@ from seek.untrusted import (
     MAX_K,
     MAX_PATH_CHARS,
 )
+from seek.web.graph import graph_routes
 from seek.web.openapi import openapi_document
 from seek.web.related import related_route
 from seek.workspace import Workspaces
@@ -172,6 +173,7 @@ def create_app(config: ServeConfig) -> RequestGuard:
         Route("/v1/index", handler(index), methods=["POST"]),
         Route("/v1/openapi.json", handler(openapi), methods=["GET"]),
         related_route(service, handler),
+        *graph_routes(service, handler),  # def, refs, callers, callees, outline, map
     ]
     public: frozenset[str] = frozenset()
     if config.ui:  # the page shares the API's checks: workspaces, body limits, errors

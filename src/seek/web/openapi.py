@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from seek.untrusted import MAX_BUDGET_CHARS, MAX_FOCUS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 JSON = "application/json"
 
@@ -61,6 +62,9 @@ def _post(summary: str, schema: str, required: list[str]) -> dict[str, Any]:
 def openapi_document() -> dict[str, Any]:
     path = {"type": "string", "maxLength": MAX_PATH_CHARS}
     text = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+    name = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS}
+    line = {"type": "integer", "minimum": 1}
+    limit = {"type": "integer", "minimum": 1, "maximum": MAX_ROWS}
     return {
         "openapi": "3.0.3",
         "info": {"title": "seek serve", "version": "1"},
@@ -71,6 +75,16 @@ def openapi_document() -> dict[str, Any]:
             "/v1/related": _post(
                 "The code most like the chunk at a file's line", "RelatedRequest", ["file", "line"]
             ),
+            "/v1/def": _post("Where a name is defined", "DefRequest", ["name"]),
+            "/v1/refs": _post("Uses of a name or of the definition at a line", "RefsRequest", []),
+            "/v1/callers": _post(
+                "What calls the function at a line", "LineRequest", ["file", "line"]
+            ),
+            "/v1/callees": _post(
+                "What the function at a line calls", "LineRequest", ["file", "line"]
+            ),
+            "/v1/outline": _post("A file's definitions", "OutlineRequest", ["file"]),
+            "/v1/map": _post("The most central definitions, within a budget", "MapRequest", []),
             "/v1/status": {
                 "get": {
                     "summary": "What the index holds",
@@ -116,6 +130,39 @@ def openapi_document() -> dict[str, Any]:
                         "line": {"type": "integer", "minimum": 1},
                         "path": path,
                         "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
+                    },
+                },
+                "DefRequest": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {"name": name, "path": path, "limit": limit},
+                },
+                "RefsRequest": {
+                    "type": "object",
+                    "properties": {
+                        "name": name,
+                        "file": path,
+                        "line": line,
+                        "path": path,
+                        "limit": limit,
+                    },
+                },  # fmt: skip
+                "LineRequest": {
+                    "type": "object",
+                    "required": ["file", "line"],
+                    "properties": {"file": path, "line": line, "path": path, "limit": limit},
+                },
+                "OutlineRequest": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": path, "path": path, "limit": limit},
+                },
+                "MapRequest": {
+                    "type": "object",
+                    "properties": {
+                        "question": {"type": "string", "maxLength": MAX_QUERY_CHARS},
+                        "budget": {"type": "integer", "minimum": 1, "maximum": MAX_MAP_TOKENS},
+                        "path": path,
                     },
                 },
                 "IndexRequest": {

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from seek.index.watch import Watcher
     from seek.retrieve import Searcher
     from seek.retrieve.context import ContextResult
+    from seek.workspace.code_graph import GraphCache, GraphResult, Lookup
 
 __all__ = [
     "Workspaces", "context", "index", "related", "resolve_workspace", "search", "status",
@@ -81,6 +82,7 @@ class Workspaces:
             self.live = None
         self._guard = threading.Lock()
         self._runs: dict[Path, threading.Lock] = {}
+        self._graphs: GraphCache | None = None  # a server's code graphs (made when first asked)
 
     def settings(self, root: Path | None) -> Settings:
         if self.fixed is not None:
@@ -211,6 +213,67 @@ class Workspaces:
         self, root: Path, question: str, settings: Settings, focus: tuple[str, ...] = ()
     ) -> SearchResult:
         return self.search(root, question, settings.rerank_top, focus, settings=settings)
+
+    # -- the code graph (seek.md §2 `seek def/refs/...`; seek.workspace.code_graph) --------
+    def _lookup(self, root: Path) -> Lookup:
+        """The graph stored with ``root``'s index, brought up to date as a search's would be."""
+        from seek.workspace.code_graph import GraphCache, Lookup, graph_for
+
+        settings = self.settings(root)
+        if self.live is not None:
+            notes = self.live.refresh(root, settings)
+            with self._guard:
+                self._graphs = self._graphs or GraphCache()
+            return Lookup(root, graph_for(root, settings, self._graphs, notes), notes)
+        from seek.index.indexer import refresh_before_search
+
+        notes = refresh_before_search(root, settings)
+        return Lookup(root, graph_for(root, settings, None, notes), notes)
+
+    def defs(self, root: Path, name: str, limit: int | None = None) -> GraphResult:
+        """Definition sites of ``name`` (or ``Container.name``), best first."""
+        from seek.workspace import code_graph as cg
+
+        name, limit = cg.check_name(name), cg.check_limit(limit)
+        return cg.defs(self._lookup(root), name, limit)
+
+    def refs(self, root: Path, target: str, limit: int | None = None) -> GraphResult:
+        """Uses of NAME, or of the definition at PATH:LINE, grouped by enclosing definition."""
+        from seek.workspace import code_graph as cg
+
+        target, limit = check_query(target, "the name"), cg.check_limit(limit)
+        if cg.parse_location(target) is None:
+            cg.check_name(target)
+        return cg.refs(self._lookup(root), target.strip(), limit)
+
+    def callers(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
+        """Definitions that call the definition at (or around) ``path:line``."""
+        from seek.workspace import code_graph as cg
+
+        path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
+        return cg.callers(self._lookup(root), path, line, limit)
+
+    def callees(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
+        """What the definition at (or around) ``path:line`` calls."""
+        from seek.workspace import code_graph as cg
+
+        path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
+        return cg.callees(self._lookup(root), path, line, limit)
+
+    def outline(self, root: Path, path: str, limit: int | None = None) -> GraphResult:
+        """A file's definitions with their spans and signatures, in file order."""
+        from seek.workspace import code_graph as cg
+
+        path = cg.check_path(path)
+        return cg.outline(self._lookup(root), path, cg.check_limit(limit or cg.MAX_ROWS))
+
+    def map(self, root: Path, question: str = "", budget: int | None = None) -> GraphResult:
+        """The repository's most central definitions as signatures within ``budget`` tokens,
+        personalised toward ``question`` when given."""
+        from seek.workspace import code_graph as cg
+
+        question, budget = check_query(question, "the question"), cg.check_budget(budget)
+        return cg.repo_map(self._lookup(root), question.strip(), budget)
 
     # -- status and index runs -------------------------------------------------------------
 

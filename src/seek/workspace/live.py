@@ -114,6 +114,15 @@ class LiveIndexes:
                 self._tokens[root] = token
         return cached[1], notes
 
+    def refresh(self, root: Path, settings: Settings) -> list[str]:
+        """Bring ``root``'s index up to date (at most once per ``FRESHNESS_S``, not before
+        the retry time after a failure) without loading a searcher: the graph tools read
+        the graph table only; notes for the caller's result."""
+        if root in self._updating:
+            return [UPDATING_NOTE]
+        with self._lock(root):
+            return self._refresh(root, settings)
+
     def forget(self, root: Path) -> None:
         """Drop ``root``'s loaded searcher (it found the index damaged): the next call reads
         the index again."""

@@ -1,0 +1,115 @@
+"""What storing the code graph with the index costs a cold `seek index` (issue 28: at most
++25 % time and +10 % peak RSS), measured in the same run, interleaved.
+
+    .venv/bin/python -m bench.graph_index_cost BENCH_DIR [--repos requests,gin,express,flask]
+        [--runs 1] [--out bench/results/graph_index_cost.json]
+
+Per repository and run, two fresh child processes of ``bench.index_speed``'s seek worker
+(model load and store import excluded; cold index into a fresh home, then a no-change
+run): ``graph``, as shipped, and ``nograph``, the same with the per-file graph extraction
+switched off (``seek.index.stages.file_facts`` returns nothing, so no facts are read or
+written). Their order alternates by repository and run, so drift in the machine's load
+does not favour one arm. Ratios are graph / nograph of the cold wall time, cold CPU time and
+peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.data import REPO_ROOT, builtin_model_dir
+from bench.index_speed import child_env, prewarm, read_benchmark_roots, repo_folder, run_child
+
+DEFAULT_REPOS = ("requests", "gin", "express", "flask")
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_index_cost.json"
+ARMS = ("graph", "nograph")
+
+
+def worker(arm: str, folder: str) -> dict:
+    if arm == "nograph":
+        import seek.index.stages
+
+        seek.index.stages.file_facts = lambda *args: None  # the one switch: no extraction
+    from bench.index_speed import seek_worker
+
+    return seek_worker(folder)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench_dir", help="folder with one checkout per benchmark repo")
+    parser.add_argument("--repos", default=",".join(DEFAULT_REPOS))
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--worker", choices=ARMS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.bench_dir)))
+        return 0
+    roots = read_benchmark_roots()
+    env = child_env(builtin_model_dir())
+    rows = []
+    for number, name in enumerate(args.repos.split(",")):
+        folder = repo_folder(Path(args.bench_dir), name, roots)
+        prewarm(folder)
+        samples: dict[str, list[dict]] = {arm: [] for arm in ARMS}
+        for run in range(args.runs):
+            order = ARMS if (number + run) % 2 == 0 else ARMS[::-1]
+            for arm in order:
+                command = [sys.executable, "-m", "bench.graph_index_cost", "--worker", arm]
+                sample = run_child([*command, str(folder)], env, timeout=1800)
+                sample["loadavg_1m"] = os.getloadavg()[0]
+                samples[arm].append(sample)
+                print(
+                    f"{name} {arm}: cold {sample['cold_s']:.2f} s ({sample['cold_cpu_s']:.2f} s "
+                    f"CPU), {sample['files']} files, {sample['chunks']} chunks, "
+                    f"{sample['peak_rss_mb']:.0f} MB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        row = {"repo": name}
+        for arm in ARMS:
+            row[arm] = {
+                "cold_s": statistics.median(s["cold_s"] for s in samples[arm]),
+                "cold_cpu_s": statistics.median(s["cold_cpu_s"] for s in samples[arm]),
+                "peak_rss_mb": max(s["peak_rss_mb"] for s in samples[arm]),
+                "files": samples[arm][-1]["files"],
+                "chunks": samples[arm][-1]["chunks"],
+                "loadavg_1m": [s["loadavg_1m"] for s in samples[arm]],
+            }
+        for key in ("cold_s", "cold_cpu_s", "peak_rss_mb"):
+            row[f"{key}_ratio"] = row["graph"][key] / row["nograph"][key]
+        rows.append(row)
+    summary = {
+        f"{key}_ratio_median": statistics.median(r[f"{key}_ratio"] for r in rows)
+        for key in ("cold_s", "cold_cpu_s", "peak_rss_mb")
+    }
+    result = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "runs": args.runs,
+        "rows": rows,
+        "summary": summary,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    head = "| repo | files | cold s (graph / none) | ratio | CPU ratio | peak MB (graph / none) |"
+    print(head + " ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        g, n = r["graph"], r["nograph"]
+        print(
+            f"| {r['repo']} | {g['files']} | {g['cold_s']:.2f} / {n['cold_s']:.2f} | "
+            f"{r['cold_s_ratio']:.3f} | {r['cold_cpu_s_ratio']:.3f} | "
+            f"{g['peak_rss_mb']:.0f} / {n['peak_rss_mb']:.0f} | {r['peak_rss_mb_ratio']:.3f} |"
+        )
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""The code graph's table: one row per source file with its definitions, references and
+imports (issue 28 deliver 1; seek.md §2 `seek def/refs/...`), stored beside the chunk table.
+
+Rows: ``path`` (workspace-relative, ``/``), ``facts`` (the file's facts, encoded by
+:mod:`seek.index.graph_rows`; the store does not read them). The table of chunk table ``t``
+is ``t_graph`` (:func:`graph_table_name`): a rebuild's new chunk table gets a new graph table
+with it, the manifest's switch makes both current at once, and a retired chunk table's graph
+goes with it. The writer replaces a file's graph row with its chunk rows, before the stamp
+is saved, so the stamp protocol (rows before stamps, ``runOpen``) keeps the graph as
+crash-safe as the chunks (:mod:`seek.index.indexer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seek.store.threads import reads_lance, writes_lance
+
+# The table code (numpy, asyncio) loads on first use: the freshness check before every
+# search asks only whether the graph table exists (:func:`graph_exists`).
+if TYPE_CHECKING:
+    from seek.store import lance
+
+GRAPH_SUFFIX = "_graph"
+
+
+def graph_table_name(chunk_table: str) -> str:
+    """The graph table that goes with chunk table ``chunk_table``."""
+    return chunk_table + GRAPH_SUFFIX
+
+
+def graph_exists(index_dir: Path, chunk_table: str) -> bool:
+    """Whether the graph table of ``chunk_table`` was created (it may hold no rows)."""
+    return (index_dir / "lancedb" / f"{graph_table_name(chunk_table)}.lance").is_dir()
+
+
+class GraphTable:
+    """Lazily opened graph table ``name`` in ``<index_dir>/lancedb``."""
+
+    def __init__(self, index_dir: Path, name: str) -> None:
+        self.db_dir = index_dir / "lancedb"
+        self.name = name
+        self._db: lance.Connection | lance.PackageConnection | None = None
+        self._table: lance.Table | lance.PackageTable | None = None
+
+    def _connect(self) -> lance.Connection | lance.PackageConnection:
+        if self._db is None:
+            from seek.store import lance
+            from seek.store.table import INDEX_CACHE_BYTES, METADATA_CACHE_BYTES
+
+            self.db_dir.mkdir(parents=True, exist_ok=True)
+            self._db = lance.connect(self.db_dir, INDEX_CACHE_BYTES, METADATA_CACHE_BYTES)
+        return self._db
+
+    def exists(self) -> bool:
+        return (self.db_dir / f"{self.name}.lance").is_dir()
+
+    def _open(self) -> lance.Table | lance.PackageTable | None:
+        if self._table is None and self.exists():
+            self._table = self._connect().open_table(self.name)
+        return self._table
+
+    @staticmethod
+    def _arrow(paths: Sequence[str], facts: Sequence[str]) -> Any:
+        import pyarrow as pa
+
+        return pa.table(
+            {"path": pa.array(paths, pa.string()), "facts": pa.array(facts, pa.string())}
+        )
+
+    @writes_lance
+    def create_empty(self) -> None:
+        """Create the table with no rows, so that an index whose files have no graph (no
+        source code) is told from one built before the graph was stored."""
+        if not self.exists():
+            self._table = self._connect().create_table(self.name, self._arrow([], []))
+
+    @writes_lance
+    def delete_files(self, paths: Sequence[str]) -> None:
+        from seek.store.table import SQL_IN_BATCH, paths_filter
+
+        table = self._open()
+        if table is None or not paths:
+            return
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
+
+    @writes_lance
+    def replace_files(self, paths: Sequence[str], rows: Sequence[tuple[str, str]]) -> None:
+        """Delete the rows of ``paths`` and add ``rows`` ((path, encoded facts) pairs)."""
+        self.delete_files(paths)
+        if not rows:
+            return
+        data = self._arrow([r[0] for r in rows], [r[1] for r in rows])
+        table = self._open()
+        if table is None:
+            self._table = self._connect().create_table(self.name, data)
+        else:
+            table.add(data)
+
+    @writes_lance
+    def compact(self) -> None:
+        from seek.store.table import OLD_VERSIONS_KEPT
+
+        table = self._open()
+        if table is not None:
+            table.optimize(OLD_VERSIONS_KEPT)
+
+    @writes_lance
+    def drop(self) -> None:
+        if self.exists():
+            self._connect().drop_table(self.name)
+        self._table = None
+
+    @reads_lance
+    def stored_paths(self) -> set[str]:
+        table = self._open()
+        if table is None or not table.count_rows():
+            return set()
+        return set(table.scan(["path"]).column("path").to_pylist())
+
+    @reads_lance
+    def load_all(self) -> list[tuple[str, str]]:
+        """Every (path, encoded facts) row; empty when the table does not exist."""
+        table = self._open()
+        if table is None or not table.count_rows():
+            return []
+        data = table.scan(["path", "facts"])
+        paths, facts = data.column("path").to_pylist(), data.column("facts").to_pylist()
+        return list(zip(paths, facts, strict=True))

@@ -1,0 +1,81 @@
+"""The code graph over HTTP (seek.md §2; issue 28 deliver 2): ``POST /v1/def``,
+``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline`` and ``/v1/map``, the
+facade's :class:`seek.workspace.code_graph.GraphResult` as JSON plus ``workspace``.
+
+Bodies (every one may name the workspace with ``path`` and cap its rows with ``limit``):
+``def`` ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
+``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
+"budget"?}`` (tokens). Checked with the servers' shared rules
+(:mod:`seek.serving.requests`): ``file`` is workspace-relative and cannot climb out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from seek.errors import ApiError
+from seek.serving.requests import check_text, integer, json_body, relative_file, run
+from seek.untrusted import MAX_QUERY_CHARS
+from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
+
+MAX_LINE = 10_000_000
+TOOLS = ("def", "refs", "callers", "callees", "outline", "map")
+
+
+def _name(data: dict[str, Any]) -> str:
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ApiError(400, "bad_request", "name must be a non-empty string")
+    if len(name) > MAX_NAME_CHARS:
+        raise ApiError(400, "too_long", f"names are limited to {MAX_NAME_CHARS} characters")
+    return check_text(name, "name").strip()
+
+
+def _question(data: dict[str, Any]) -> str:
+    question = data.get("question", "")
+    if not isinstance(question, str):
+        raise ApiError(400, "bad_request", "question must be a string")
+    if len(question) > MAX_QUERY_CHARS:
+        raise ApiError(400, "too_long", f"questions are limited to {MAX_QUERY_CHARS} characters")
+    return check_text(question, "question")
+
+
+def graph_routes(service: Any, handler: Any) -> list[Route]:
+    """The routes for :class:`seek.web.api.Service` ``service``, wrapped by the API's
+    ``handler`` (JSON errors, never a traceback)."""
+    facade = service.workspaces
+
+    def endpoint(tool: str):
+        async def answer(request: Request, deadline: float) -> dict[str, Any]:
+            data = await json_body(request, deadline)
+            limit = integer(data, "limit", None, 1, MAX_ROWS)
+            if tool == "def":
+                call, args = facade.defs, (_name(data), limit)
+            elif tool == "refs" and "file" not in data:
+                call, args = facade.refs, (_name(data), limit)
+            elif tool == "refs":
+                file, line = relative_file(data, "file"), integer(data, "line", 0, 1, MAX_LINE)
+                call, args = facade.refs, (f"{file}:{line}", limit)
+            elif tool in ("callers", "callees"):
+                file, line = relative_file(data, "file"), integer(data, "line", 0, 1, MAX_LINE)
+                call, args = getattr(facade, tool), (file, line, limit)
+            elif tool == "outline":
+                call, args = facade.outline, (relative_file(data, "file"), limit)
+            else:
+                budget = integer(data, "budget", DEFAULT_MAP_TOKENS, 1, MAX_MAP_TOKENS)
+                call, args = facade.map, (_question(data), budget)
+            root = service.root(data.get("path"))
+
+            def find() -> dict[str, Any]:
+                found = call(root, *args).to_json()
+                found["workspace"] = root.name
+                return found
+
+            return await run(deadline, find)
+
+        return answer
+
+    return [Route(f"/v1/{tool}", handler(endpoint(tool)), methods=["POST"]) for tool in TOOLS]

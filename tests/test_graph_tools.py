@@ -1,0 +1,332 @@
+"""The code-graph tools (issue 28 deliver 2) through the library facade, the CLI, MCP and
+HTTP, on a small real project (Python, TypeScript/JavaScript, Go) with real tree-sitter
+and LanceDB."""
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import httpx
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from seek_server import running
+
+from seek.errors import SeekError
+from seek.serving.config import ServeConfig
+from seek.workspace import Workspaces
+
+PROJECT = {
+    "py/shop/__init__.py": "from .cart import Cart\n",
+    "py/shop/cart.py": (
+        "from .prices import price_of\n\n\n"
+        "class Cart:\n"
+        '    """A basket of items."""\n\n'
+        "    def __init__(self):\n        self.items = []\n\n"
+        "    def total(self):\n        return sum(price_of(i) for i in self.items)\n\n"
+        "    def count(self):\n        return len(self.items)\n"
+    ),
+    "py/shop/prices.py": "TAX = 2\n\n\ndef price_of(item):\n    return item.cost * TAX\n",
+    "py/main.py": (
+        "from shop import Cart\nfrom shop.prices import price_of\n\n\n"
+        "def checkout():\n    cart = Cart()\n    return cart.total()\n\n\n"
+        "def quote(item):\n    # price_of in a comment is not a use\n    return price_of(item)\n"
+    ),
+    "web/src/format.ts": (
+        "export function formatPrice(cents: number): string {\n"
+        "  return (cents / 100).toFixed(2);\n}\n"
+    ),
+    "web/src/view.js": (
+        "import { formatPrice } from './format';\n\n"
+        "export function render(item) {\n  return formatPrice(item.cents);\n}\n"
+    ),
+    "go/go.mod": "module example.com/shop\n\ngo 1.22\n",
+    "go/store/store.go": (
+        "package store\n\n// Open opens the store.\nfunc Open(path string) *Store {\n"
+        "\treturn &Store{path: path}\n}\n\ntype Store struct {\n\tpath string\n}\n"
+    ),
+    "go/main.go": (
+        'package main\n\nimport "example.com/shop/store"\n\n'
+        'func main() {\n\ts := store.Open("db")\n\t_ = s\n}\n'
+    ),
+}
+
+
+@pytest.fixture
+def project(make_tree):
+    return make_tree(PROJECT)
+
+
+@pytest.fixture
+def library(settings_for, hash_provider):
+    return Workspaces(live=False, settings=settings_for(provider=hash_provider))
+
+
+def sites(result):
+    return [(r["path"], r["line"]) for r in result.rows]
+
+
+# -- the library -------------------------------------------------------------------------
+
+
+def test_defs_refs_callers_callees_outline_and_map_through_the_facade(project, library):
+    found = library.defs(project, "price_of")
+    assert sites(found) == [("py/shop/prices.py", 4)]
+    row = found.rows[0]
+    assert (row["end_line"], row["kind"], row["name"], row["container"]) == (
+        5, "function", "price_of", None
+    )  # fmt: skip
+    assert row["signature"] == "def price_of(item):"
+    assert sites(library.defs(project, "Cart.total")) == [("py/shop/cart.py", 10)]
+    assert sites(library.defs(project, "formatPrice")) == [("web/src/format.ts", 1)]
+    assert sites(library.defs(project, "Open")) == [("go/store/store.go", 4)]
+
+    # uses grouped by the definition they are in; the comment is not a use
+    uses = library.refs(project, "price_of")
+    assert [(r["path"], r["line"], r["container"], r["kind"]) for r in uses.rows] == [
+        ("py/main.py", 2, None, "use"),
+        ("py/main.py", 12, "quote", "call"),
+        ("py/shop/cart.py", 1, None, "use"),
+        ("py/shop/cart.py", 11, "Cart.total", "call"),
+    ]
+    assert uses.rows[1]["text"] == "return price_of(item)"
+    # PATH:LINE of a use asks about what is used there
+    assert library.refs(project, "py/main.py:12").rows == uses.rows
+
+    callers = library.callers(project, "py/shop/prices.py", 5)  # a line inside price_of
+    assert sorted(r["name"] for r in callers.rows) == ["quote", "total"]
+    callees = library.callees(project, "py/main.py", 6)  # inside checkout
+    assert sorted((r["name"], r["path"]) for r in callees.rows) == [
+        ("Cart", "py/shop/cart.py"), ("total", "py/shop/cart.py"),
+    ]  # fmt: skip
+    assert [r["name"] for r in library.callers(project, "go/store/store.go", 4).rows] == ["main"]
+    assert [r["name"] for r in library.callers(project, "web/src/format.ts", 1).rows] == ["render"]
+
+    outline = library.outline(project, "py/shop/cart.py")
+    assert [(r["line"], r["kind"], r["container"], r["name"]) for r in outline.rows] == [
+        (4, "class", None, "Cart"),
+        (7, "method", "Cart", "__init__"),
+        (10, "method", "Cart", "total"),
+        (13, "method", "Cart", "count"),
+    ]
+    assert outline.rows[0]["doc"] == "A basket of items."
+
+    overview = library.map(project, budget=60)
+    assert overview.text and len(overview.text) <= 60 * 4
+    assert set(sites(overview)) <= {(d["path"], d["line"]) for d in _all_defs(library, project)}
+    assert f"{overview.rows[0]['line']}: {overview.rows[0]['signature']}" in overview.text
+    near = library.map(project, "how is money formatted for display? format", budget=20)
+    assert near.rows[0]["name"] == "formatPrice"
+
+
+def _all_defs(library, root):
+    rows = []
+    for path in PROJECT:
+        rows += library.outline(root, path).rows
+    return rows
+
+
+def test_answers_as_json_and_text_name_their_sites(project, library):
+    data = library.refs(project, "formatPrice").to_json()
+    assert data["tool"] == "refs" and data["notes"] == [] and data["truncated"] is False
+    assert {"path", "line", "column", "kind", "name", "container", "text"} <= set(data["rows"][0])
+    assert json.loads(json.dumps(data)) == data
+    text = library.refs(project, "formatPrice").to_text()
+    assert text.splitlines()[:3] == [
+        "web/src/view.js  (file level)",
+        "  1:10  import { formatPrice } from './format';",
+        "web/src/view.js  render",
+    ]
+    limited = library.refs(project, "price_of", limit=1)
+    assert len(limited.rows) == 1 and limited.truncated
+    assert "note: only the first 1 rows" in limited.to_text()
+
+
+def test_text_from_the_workspace_is_escaped(make_tree, library):
+    root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
+    text = library.defs(root, "f").to_text()
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;owned\\x07" in text
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda w, r: w.defs(r, ""), "empty"),
+        (lambda w, r: w.defs(r, "x" * 501), "longer than"),
+        (lambda w, r: w.defs(r, "a\x00b"), "NUL"),
+        (lambda w, r: w.defs(r, "ok", limit=0), "limit"),
+        (lambda w, r: w.outline(r, "../secret.py"), "workspace-relative"),
+        (lambda w, r: w.outline(r, "/etc/passwd"), "workspace-relative"),
+        (lambda w, r: w.callers(r, "py/main.py", 0), "line"),
+        (lambda w, r: w.callees(r, "py/main.py", True), "line"),
+        (lambda w, r: w.refs(r, "../../x.py:3"), "workspace-relative"),
+        (lambda w, r: w.map(r, budget=0), "budget"),
+        (lambda w, r: w.map(r, "\ud800"), "Unicode"),
+    ],
+)
+def test_bad_input_is_one_clear_error(project, library, call, message):
+    with pytest.raises(SeekError, match=message):
+        call(library, project)
+
+
+def test_a_server_keeps_the_graph_until_the_index_changes(
+    project, settings_for, hash_provider, monkeypatch
+):
+    monkeypatch.setattr("seek.workspace.live.FRESHNESS_S", 0.0)
+    server = Workspaces(live=True, settings=settings_for(provider=hash_provider))
+    assert sites(server.defs(project, "price_of")) == [("py/shop/prices.py", 4)]
+    loaded = []
+    monkeypatch.setattr(
+        "seek.workspace.code_graph.load_graph",
+        _counting(loaded, __import__("seek.workspace.code_graph").workspace.code_graph.load_graph),
+    )
+    server.callers(project, "py/shop/prices.py", 4)
+    server.outline(project, "py/main.py")
+    assert loaded == []  # the graph of the unchanged index is reused
+    (project / "py/shop/prices.py").write_text(
+        "TAX = 2\n\n\n\n# moved\ndef price_of(item):\n    return item.cost * TAX\n"
+    )
+    assert sites(server.defs(project, "price_of")) == [("py/shop/prices.py", 6)]
+    assert len(loaded) == 1
+
+
+def _counting(calls, function):
+    def counted(*args):
+        calls.append(args)
+        return function(*args)
+
+    return counted
+
+
+# -- the command line --------------------------------------------------------------------
+
+
+def seek(home, cwd, *args):
+    env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
+    return subprocess.run(
+        [sys.executable, "-m", "seek", *args], capture_output=True, text=True, env=env,
+        cwd=cwd, timeout=300, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_cli_prints_text_json_and_vimgrep(project, seek_home):
+    out = seek(seek_home, project, "def", "price_of")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "py/shop/prices.py:4-5  function  price_of",
+        "      def price_of(item):",
+    ]
+    out = seek(seek_home, project, "refs", "price_of", "--json")
+    data = json.loads(out.stdout)
+    assert [(r["path"], r["line"]) for r in data["rows"]][1] == ("py/main.py", 12)
+    out = seek(seek_home, project / "py", "callers", "shop/prices.py:4", "--format", "vimgrep")
+    assert sorted(out.stdout.splitlines()) == [
+        "main.py:10:5:def quote(item):",
+        "shop/cart.py:10:9:def total(self):",
+    ]
+    out = seek(seek_home, project, "callees", "py/main.py:6", "--format", "jsonl")
+    assert {json.loads(line)["name"] for line in out.stdout.splitlines()} == {"Cart", "total"}
+    out = seek(seek_home, project, "outline", "py/shop/cart.py", "-n", "2")
+    assert out.stdout.splitlines()[0] == "py/shop/cart.py:4-14  class  Cart"
+    assert "only the first 2 rows" in out.stderr
+    out = seek(seek_home, project, "map", "format", "--budget", "30")
+    assert out.stdout.startswith("web/src/format.ts:\n  1: export function formatPrice")
+    out = seek(seek_home, project, "callers", "py/main.py:zero")
+    assert out.returncode == 2 and "expected PATH:LINE" in out.stderr
+
+
+# -- MCP ---------------------------------------------------------------------------------
+
+
+async def mcp_calls(workspace, seek_home, calls):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "seek", "mcp"], cwd=str(workspace),
+        env={**os.environ, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home)},
+    )  # fmt: skip
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            results = [await session.list_tools()]
+            for name, arguments in calls:
+                results.append(await session.call_tool(name, arguments))
+    return results
+
+
+def text_of(result):
+    return "\n".join(part.text for part in result.content)
+
+
+@pytest.mark.slow
+def test_mcp_tools_say_when_to_use_them_and_answer(project, seek_home):
+    tools, defs, refs, callers, outline, overview, outside, bad = anyio.run(
+        mcp_calls, project, seek_home, [
+            ("defs", {"name": "Open"}),
+            ("refs", {"target": "price_of"}),
+            ("callers", {"path": str(project / "py/shop/prices.py"), "line": 4}),
+            ("outline", {"path": "py/shop/prices.py"}),
+            ("map", {"question": "store", "budget": 40}),
+            ("outline", {"path": "../../etc/passwd"}),
+            ("callers", {"path": "py/main.py", "line": 0}),
+        ],
+    )  # fmt: skip
+    described = {t.name: t.description for t in tools.tools}
+    for name in ("defs", "refs", "callers", "callees", "outline", "map"):
+        assert name in described
+    assert "instead of grep" in described["defs"] and "instead of grep" in described["refs"]
+    assert text_of(defs).splitlines()[0] == "go/store/store.go:4-6  function  Open"
+    assert "py/main.py  quote\n  12:12 call  return price_of(item)" in text_of(refs)
+    assert {line.split("  ")[-1] for line in text_of(callers).splitlines()[::2]} == {
+        "quote", "Cart.total"
+    }  # fmt: skip
+    assert text_of(outline).splitlines()[0] == "py/shop/prices.py:1-1  constant  TAX"
+    assert text_of(overview).startswith("go/")
+    assert outside.is_error and "workspace-relative" in text_of(outside)
+    assert bad.is_error
+
+
+# -- HTTP --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_http_routes_answer_as_json(project, seek_home):
+    config = ServeConfig(workspaces=(project,), overrides={"home": str(seek_home)})
+    with running(config) as url:
+
+        def post(route, body):
+            return httpx.post(f"{url}/v1/{route}", json=body, timeout=120)
+
+        found = post("def", {"name": "formatPrice"})
+        assert found.status_code == 200, found.text
+        assert found.json()["workspace"] == "ws"
+        assert [(r["path"], r["line"]) for r in found.json()["rows"]] == [("web/src/format.ts", 1)]
+        uses = post("refs", {"file": "py/shop/prices.py", "line": 4}).json()
+        assert [(r["path"], r["line"]) for r in uses["rows"]][1] == ("py/main.py", 12)
+        assert post("refs", {"name": "price_of"}).json()["rows"] == uses["rows"]
+        callers = post("callers", {"file": "go/store/store.go", "line": 5}).json()
+        assert [r["name"] for r in callers["rows"]] == ["main"]
+        callees = post("callees", {"file": "web/src/view.js", "line": 4}).json()
+        assert [r["name"] for r in callees["rows"]] == ["formatPrice"]
+        outline = post("outline", {"file": "py/main.py", "limit": 1}).json()
+        assert [r["name"] for r in outline["rows"]] == ["checkout"] and outline["truncated"]
+        overview = post("map", {"budget": 50}).json()
+        assert overview["map"] and overview["rows"]
+        for route, body in [
+            ("def", {}),
+            ("def", {"name": 3}),
+            ("outline", {"file": "../x.py"}),
+            ("outline", {"file": "/etc/passwd"}),
+            ("callers", {"file": "py/main.py", "line": 0}),
+            ("callers", {"file": "py/main.py"}),
+            ("map", {"budget": 0}),
+            ("refs", {"name": "x", "limit": 100_000}),
+        ]:
+            answer = post(route, body)
+            assert answer.status_code == 400, (route, body, answer.text)
+            assert set(answer.json()) == {"error"}
+        paths = httpx.get(f"{url}/v1/openapi.json").json()["paths"]
+        assert {"/v1/def", "/v1/refs", "/v1/callers", "/v1/callees", "/v1/outline", "/v1/map"} <= (
+            set(paths)
+        )
