@@ -28,7 +28,9 @@ of seek's ``defs NAME`` and ``refs NAME`` tools (MCP defaults: 20 and 50 rows; t
 tool prints it) and of ``grep -rnw NAME``: characters of output, reference precision and
 recall against the oracle at line granularity (declaration lines left out, as the oracle
 harness does), and whether the first line answered is the definition.  ``refs PATH:LINE``
-(the definition's site, what an agent asks after ``defs``) is measured too.
+(the definition's site, what an agent asks after ``defs``) is measured too, at the tool's
+default limit and with no row limit.  These are the tools as shipped (the graph stored with
+the index), where ``bench.graph.oracle`` measures ``seek.graph.build_graph`` in memory.
 
 Writes the JSON (``--out``) and prints the markdown tables (bench/README.md, "Tokens an
 agent spends").
@@ -160,13 +162,15 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
 
 
 def summarise_questions(rows: Sequence[dict], cap: int) -> dict:
-    """Per set and pooled: covered share and characters per question for every arm (a
-    question not covered counts what it spent, at most the cap), and each arm's ratio to the
-    baseline."""
+    """Per set, pooled (``all``) and per repository (``set/repo``): covered share and
+    characters per question for every arm (a question not covered counts what it spent, at
+    most the cap), and each arm's ratio to the baseline."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         groups[row["set"]].append(row)
         groups["all"].append(row)
+    for row in rows:  # after the sets, so the table's rows come first
+        groups[f"{row['set']}/{row['repo']}"].append(row)
     out = {}
     for group, members in groups.items():
         entry: dict[str, Any] = {"questions": len(members)}
@@ -196,17 +200,19 @@ def summarise_questions(rows: Sequence[dict], cap: int) -> dict:
 def questions_table(summary: dict, cap: int) -> str:
     head = (
         "| set | questions | arm | covered | median chars (tokens) | mean chars (tokens) "
-        "| mean vs baseline |"
+        "| mean vs baseline | median chars, covered only |"
     )
-    lines = [head, "|---|--:|---|--:|--:|--:|--:|"]
-    for group, entry in summary.items():
+    lines = [head, "|---|--:|---|--:|--:|--:|--:|--:|"]
+    groups = [g for g in summary if g != "all" and "/" not in g] + ["all"]  # repos: JSON only
+    for group in groups:
+        entry = summary[group]
         for arm in ARMS:
             a = entry[arm]
             med, mean = a["chars"]["median"], a["chars"]["mean"]
             lines.append(
                 f"| {group} | {entry['questions']} | {arm} | {a['covered']:.2f} "
                 f"| {med:,} ({med // CHARS_PER_TOKEN:,}) | {mean:,} ({mean // CHARS_PER_TOKEN:,}) "
-                f"| {a['ratio_to_baseline']['mean']:.2f}x |"
+                f"| {a['ratio_to_baseline']['mean']:.2f}x | {a['covered_chars_median']:,.0f} |"
             )
     lines.append(f"\nNot covered within {cap:,} characters: counted at what it spent (<= cap).")
     return "\n".join(lines)
@@ -266,6 +272,7 @@ def _ask(method, *args):
 def score_lookups(name: str, folder: Path, oracle: dict, sample: int, seed: int, home: Path):
     from seek import index_workspace
     from seek.workspace import Workspaces
+    from seek.workspace.code_graph import MAX_ROWS
 
     chosen, def_lines = oracle_sample(folder, oracle, sample, seed)
     settings = bench_settings(home)
@@ -283,7 +290,9 @@ def score_lookups(name: str, folder: Path, oracle: dict, sample: int, seed: int,
             return any((path, n, column) in sites for n in range(line, end_line + 1))
 
         t["questions"] += 1
+        started = time.perf_counter()
         rows, chars = _ask(ws.defs, folder, d.name, DEF_LIMIT)
+        t["defs_s"] += time.perf_counter() - started
         t["def_chars"] += chars
         t["def_top1"] += bool(rows) and is_def(
             rows[0]["path"], rows[0]["line"], rows[0]["end_line"], rows[0]["column"] - 1
@@ -299,8 +308,17 @@ def score_lookups(name: str, folder: Path, oracle: dict, sample: int, seed: int,
         t["truth"] += len(truth)
         t["grep"] += len(grep_set)
         t["grep_tp"] += len(grep_set & truth)
-        for key, target in (("refs", d.name), ("refs_at", f"{d.path}:{d.line}")):
-            rows, chars = _ask(ws.refs, folder, target, REFS_LIMIT)
+        site = f"{d.path}:{d.line}"
+        for key, target, limit in (
+            ("refs", d.name, REFS_LIMIT),
+            ("refs_at", site, REFS_LIMIT),
+            ("refs_at_all", site, MAX_ROWS),  # no row limit: what the limit costs in recall
+        ):
+            started = time.perf_counter()
+            rows, chars = _ask(ws.refs, folder, target, limit)
+            seconds = time.perf_counter() - started
+            t[f"{key}_s"] += seconds
+            t[f"{key}_max_s"] = max(t[f"{key}_max_s"], seconds)
             ours = {(r["path"], r["line"]) for r in rows} - decl
             t[f"{key}_chars"] += chars
             t[key] += len(ours)
@@ -316,28 +334,37 @@ def score_lookups(name: str, folder: Path, oracle: dict, sample: int, seed: int,
         "refs_recall": div(t["refs_tp"], t["truth"]),
         "refs_at_precision": div(t["refs_at_tp"], t["refs_at"]),
         "refs_at_recall": div(t["refs_at_tp"], t["truth"]),
+        "refs_at_all_precision": div(t["refs_at_all_tp"], t["refs_at_all"]),
+        "refs_at_all_recall": div(t["refs_at_all_tp"], t["truth"]),
         "grep_precision": div(t["grep_tp"], t["grep"]),
         "grep_recall": div(t["grep_tp"], t["truth"]),
         "chars_per_question": {
             "defs": div(t["def_chars"], t["questions"]),
             "refs": div(t["refs_chars"], t["questions"]),
             "refs_at": div(t["refs_at_chars"], t["questions"]),
+            "refs_at_all": div(t["refs_at_all_chars"], t["questions"]),
             "grep": div(t["grep_chars"], t["questions"]),
         },
-        "counts": {k: int(v) for k, v in t.items()},
+        "ms_per_call": {
+            "defs": div(1000 * t["defs_s"], t["questions"]),
+            "refs": div(1000 * t["refs_s"], t["questions"]),
+            "refs_at": div(1000 * t["refs_at_s"], t["questions"]),
+            "refs_max": round(1000 * t["refs_max_s"]),
+        },
+        "counts": {k: round(v, 3) if k.endswith("_s") else int(v) for k, v in t.items()},
     }
 
 
 def total_lookups(rows: Sequence[dict]) -> dict:
     """The repositories' counts summed (micro averages)."""
-    t: dict[str, int] = defaultdict(int)
+    t: dict[str, float] = defaultdict(float)
     for row in rows:
         for k, v in row["counts"].items():
-            t[k] += v
+            t[k] = max(t[k], v) if k.endswith("_max_s") else t[k] + v
     div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
     return {
         "repo": "all (micro)",
-        "questions": t["questions"],
+        "questions": int(t["questions"]),
         "def_top1": div(t["def_top1"], t["questions"]),
         "def_found": div(t["def_found"], t["questions"]),
         "grep_first_line_is_def": div(t["grep_top1"], t["questions"]),
@@ -345,15 +372,24 @@ def total_lookups(rows: Sequence[dict]) -> dict:
         "refs_recall": div(t["refs_tp"], t["truth"]),
         "refs_at_precision": div(t["refs_at_tp"], t["refs_at"]),
         "refs_at_recall": div(t["refs_at_tp"], t["truth"]),
+        "refs_at_all_precision": div(t["refs_at_all_tp"], t["refs_at_all"]),
+        "refs_at_all_recall": div(t["refs_at_all_tp"], t["truth"]),
         "grep_precision": div(t["grep_tp"], t["grep"]),
         "grep_recall": div(t["grep_tp"], t["truth"]),
         "chars_per_question": {
             "defs": div(t["def_chars"], t["questions"]),
             "refs": div(t["refs_chars"], t["questions"]),
             "refs_at": div(t["refs_at_chars"], t["questions"]),
+            "refs_at_all": div(t["refs_at_all_chars"], t["questions"]),
             "grep": div(t["grep_chars"], t["questions"]),
         },
-        "counts": dict(t),
+        "ms_per_call": {
+            "defs": div(1000 * t["defs_s"], t["questions"]),
+            "refs": div(1000 * t["refs_s"], t["questions"]),
+            "refs_at": div(1000 * t["refs_at_s"], t["questions"]),
+            "refs_max": round(1000 * t["refs_max_s"]),
+        },
+        "counts": {k: round(v, 3) if k.endswith("_s") else int(v) for k, v in t.items()},
     }
 
 
@@ -364,8 +400,8 @@ def _f(value: float | None, spec: str = ".2f") -> str:
 def lookups_table(rows: Sequence[dict]) -> str:
     lines = [
         "| repository | n | defs top-1 | grep line 1 is def | refs P / R | refs PATH:LINE P / R "
-        "| grep -rnw P / R | chars: defs / refs / grep |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| (no row limit) | grep -rnw P / R | chars: defs / refs / grep |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         c = r["chars_per_question"]
@@ -374,6 +410,7 @@ def lookups_table(rows: Sequence[dict]) -> str:
             f"| {_f(r['grep_first_line_is_def'])} "
             f"| {_f(r['refs_precision'])} / {_f(r['refs_recall'])} "
             f"| {_f(r['refs_at_precision'])} / {_f(r['refs_at_recall'])} "
+            f"| {_f(r['refs_at_all_precision'])} / {_f(r['refs_at_all_recall'])} "
             f"| {_f(r['grep_precision'])} / {_f(r['grep_recall'])} "
             f"| {_f(c['defs'], ',.0f')} / {_f(c['refs'], ',.0f')} / {_f(c['grep'], ',.0f')} |"
         )
