@@ -400,7 +400,7 @@ def _f(value: float | None, spec: str = ".2f") -> str:
 def lookups_table(rows: Sequence[dict]) -> str:
     lines = [
         "| repository | n | defs top-1 | grep line 1 is def | refs P / R | refs PATH:LINE P / R "
-        "| (no row limit) | grep -rnw P / R | chars: defs / refs / grep |",
+        "| (no row limit) | grep -rnw P / R | chars: defs / refs / refs PATH:LINE / grep |",
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
@@ -412,7 +412,8 @@ def lookups_table(rows: Sequence[dict]) -> str:
             f"| {_f(r['refs_at_precision'])} / {_f(r['refs_at_recall'])} "
             f"| {_f(r['refs_at_all_precision'])} / {_f(r['refs_at_all_recall'])} "
             f"| {_f(r['grep_precision'])} / {_f(r['grep_recall'])} "
-            f"| {_f(c['defs'], ',.0f')} / {_f(c['refs'], ',.0f')} / {_f(c['grep'], ',.0f')} |"
+            f"| {_f(c['defs'], ',.0f')} / {_f(c['refs'], ',.0f')} / {_f(c['refs_at'], ',.0f')} "
+            f"/ {_f(c['grep'], ',.0f')} |"
         )
     return "\n".join(lines)
 
