@@ -84,3 +84,54 @@ def test_grep_then_read_files_by_words_matched_counting_the_listing_and_the_file
     # an answer grep never finds is not covered, and costs the listing only
     missed = grep_and_read(folder, [Target("readme.txt")], ["cache"], "counts")
     assert not missed.covered and missed.calls == 3
+
+
+def test_the_seek_arms_count_what_the_mcp_tools_print_then_what_is_read(
+    make_tree, settings_for, hash_provider
+) -> None:
+    """seek's arms over a real index (hash embedder): the search listing costs the MCP
+    ``search`` text and covers nothing; reading the hits then covers; context's blocks cover
+    with its first call, costing the MCP ``context`` text."""
+    from bench.graph.tokens import seek_context, seek_search
+    from seek import index_workspace
+    from seek.mcp import format_hits
+    from seek.untrusted import printable_text
+    from seek.workspace import Workspaces
+
+    root = make_tree(
+        {
+            "retry.py": "def configure_retries(policy):\n    return RetryPolicy(policy)\n",
+            "router.py": "class Router:\n    def add_route(self, path):\n        pass\n",
+        }
+    )
+    settings = settings_for(root, provider=hash_provider)
+    index_workspace(root, settings)
+    spaces = Workspaces(settings=settings, live=False)
+    question = "configure_retries policy"
+    files = Files(root)
+
+    found = spaces.search(root, question, 10)
+    first = found.hits[0]
+    target = [Target(first.path, first.start_line, first.end_line)]
+    search = Replay(target)
+    seek_search(spaces, root, question, search, files)
+    listing = len(format_hits(found))
+    read = files.lines(first.path, first.start_line, first.end_line)[0]
+    assert search.summary() == {
+        "covered": True,
+        "chars": listing + read,
+        "calls": 2,
+        "covered_by": f"lines {first.path}",
+    }
+
+    context = spaces.context(root, question)
+    block = next(b for b in context.blocks if b.kind == "code")
+    text = printable_text(f"{context.prompt()}\n\n{context.context_line()}")
+    replay = Replay([Target(block.path, block.start + 1, block.end + 1)])
+    seek_context(spaces, root, question, replay, files)
+    assert replay.summary() == {
+        "covered": True,
+        "chars": len(text),
+        "calls": 1,
+        "covered_by": "context",
+    }
