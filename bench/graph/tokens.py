@@ -430,7 +430,10 @@ def run_lookups(bench_dir: Path, names: Sequence[str], args, home: Path) -> list
     specs = {r["name"]: r for r in json.loads(REPOS_JSON.read_text())}
     rows = []
     for name in names:
-        spec = specs[name]
+        spec = specs.get(name)
+        if spec is None:
+            log(f"lookups/{name}: not in {REPOS_JSON.name}; skipped")
+            continue
         language = spec["language"]
         # the folder bench.graph.oracle scores: a Go module's root (go.mod is there)
         folder = bench_dir / name
@@ -489,6 +492,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     bench_dir = resolve_bench_dir(parser, args.bench_dir)
+    unknown = [s for s in args.sets.split(",") if s not in SETS]
+    if unknown:
+        parser.error(f"unknown set {unknown[0]!r}: choose from {', '.join(SETS)}")
     with tempfile.TemporaryDirectory(prefix="seek-tokens-") as tmp:
         home = args.home or Path(tmp)
         given = sys.argv[1:] if argv is None else argv
