@@ -3,10 +3,11 @@ replaced when the file changes, removed with it, rebuilt with a rebuild, updated
 ``seek watch``, added to an index stored before it; real tree-sitter and LanceDB."""
 
 import os
+from dataclasses import MISSING, fields
 
 import pytest
 
-from seek.graph import build_graph
+from seek.graph import Definition, FileFacts, Import, Reference, build_graph
 from seek.index.freshness import is_current
 from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.store import index_dir_for, load_manifest
@@ -24,6 +25,11 @@ PROJECT = {
         "    def total(self):\n        return sum(price_of(i) for i in self.items)\n"
     ),
     "py/shop/prices.py": "TAX = 2\n\n\ndef price_of(item):\n    return item.cost * TAX\n",
+    # a base class and super(): FileFacts.bases, a member bound through the base
+    "py/shop/gift.py": (
+        "from .cart import Cart\n\n\n"
+        "class GiftCart(Cart):\n    def total(self):\n        return super().total() - 1\n"
+    ),
     "py/main.py": "from shop import Cart\n\n\ndef checkout():\n    return Cart().total()\n",
     # JavaScript / TypeScript: ES imports between files
     "web/src/format.ts": (
@@ -46,6 +52,35 @@ PROJECT = {
     ),
     "README.md": "# Shop\n\nA cart, prices and a store.\n",
 }
+
+
+def records(graph):
+    """Every record of the graph, by its class (a file's facts, definitions, uses, imports)."""
+    facts = list(graph.files.values())
+    return {
+        FileFacts: facts,
+        Definition: [d for f in facts for d in f.definitions],
+        Reference: [r for f in facts for r in f.references],
+        Import: [i for f in facts for i in f.imports],
+    }
+
+
+def assert_every_field_is_exercised(graph):
+    """Each field of each record is set (not its default) somewhere in ``graph``, so that the
+    stored graph's equality with a clean build pins every field: a field the row drops or
+    mangles makes the two differ (the library's fields are read, not listed here)."""
+    unset = []
+    for cls, items in records(graph).items():
+        for f in fields(cls):
+            if f.default is not MISSING:
+                default = f.default
+            elif f.default_factory is not MISSING:
+                default = f.default_factory()
+            else:
+                continue  # required: set on every record
+            if not any(getattr(item, f.name) != default for item in items):
+                unset.append(f"{cls.__name__}.{f.name}")
+    assert unset == [], "the test project leaves these at their defaults"
 
 
 def run(root, settings, **kw):
@@ -95,6 +130,7 @@ def settings(settings_for, hash_provider):
 
 def test_an_index_run_stores_the_graph_of_every_source_file(project, settings):
     run(project, settings)
+    assert_every_field_is_exercised(build_graph(disk_files(project)))
     assert_same_graph(project, settings)
     graph = stored(project, settings)
     assert "README.md" not in graph.files

@@ -2,11 +2,13 @@
 from those rows (issue 28 deliver 1: "the graph, built with the index").
 
 :func:`file_facts` runs in the pure per-file stage (:func:`seek.index.stages.prepare_file`):
-it extracts a source file's definitions, references and imports (:func:`seek.graph.extract`)
-and encodes them as compact JSON, lists rather than objects (a reference is a few numbers
-and names; field names on each would double the table). Imports are stored as written:
-which files they resolve to depends on every other file, so :func:`assemble` resolves them
-over the whole workspace each time a graph is loaded, as :func:`seek.graph.build_graph` does.
+it extracts a source file's definitions, references, imports and declared types
+(:func:`seek.graph.extract`) and encodes every field of them as compact JSON, lists rather
+than objects (a reference is a few numbers and names; field names on each would double the
+table), so that the graph assembled from the rows equals a clean ``build_graph``. Imports
+are stored as written: which files they resolve to depends on every other file, so
+:func:`assemble` resolves them over the whole workspace each time a graph is loaded, as
+:func:`seek.graph.build_graph` does.
 A Go file's row carries its module path from the nearest ``go.mod``, since Go imports
 resolve through it and seek does not index ``go.mod`` files.
 """
@@ -18,6 +20,8 @@ import logging
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import fields
+from operator import attrgetter
 from pathlib import Path
 
 from seek.chunk import MAX_PARSE_LINE_CHARS
@@ -28,7 +32,6 @@ from seek.scan.beneath import read_beneath
 log = logging.getLogger(__name__)
 
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
-_CALL, _MEMBER, _LOCAL = 1, 2, 4
 
 
 def file_facts(rel: str, data: bytes, root: Path | None = None) -> str | None:
@@ -65,30 +68,29 @@ def go_module(root: Path, rel: str) -> tuple[str, str] | None:
         folder = posixpath.dirname(folder)
 
 
+# Every field of the graph's records but the path (the row's key) is stored, in the order the
+# record declares them, so a field the library adds is stored without a change here (and a
+# record from a row is built positionally, as the library builds them). Imports are stored
+# without ``files``: which files they resolve to depends on every other file (see assemble).
+_DEFINITION = tuple(f.name for f in fields(Definition) if f.name != "path")
+_REFERENCE = tuple(f.name for f in fields(Reference) if f.name != "path")
+_IMPORT = tuple(f.name for f in fields(Import) if f.name not in ("path", "files"))
+_definition_values = attrgetter(*_DEFINITION)
+_reference_values = attrgetter(*_REFERENCE)
+_import_values = attrgetter(*_IMPORT)
+
+
 def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> str:
     data = {
         "g": facts.grammar,
-        "d": [
-            [d.name, d.kind, d.line, d.end_line, d.column, d.container, d.signature, d.doc]
-            for d in facts.definitions
-        ],
-        "r": [
-            [
-                r.name,
-                r.line,
-                r.column,
-                r.enclosing,
-                r.qualifier,
-                (_CALL if r.call else 0)
-                | (_MEMBER if r.member else 0)
-                | (_LOCAL if r.local else 0),
-            ]
-            for r in facts.references
-        ],  # fmt: skip
-        "i": [[i.line, i.target, list(i.names), i.alias] for i in facts.imports],
+        "d": [_definition_values(d) for d in facts.definitions],
+        "r": [_reference_values(r) for r in facts.references],
+        "i": [_import_values(i) for i in facts.imports],
+        "t": facts.types,
+        "b": facts.bases,
     }
     if go_module is not None:
-        data["m"] = list(go_module)
+        data["m"] = go_module
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -100,24 +102,12 @@ def decode(path: str, text: str) -> tuple[FileFacts, tuple[str, str] | None]:
         path=path,
         grammar=data["g"],
         definitions=[Definition(path, *d) for d in data["d"]],
-        references=[
-            Reference(
-                path,
-                name,
-                line,
-                column,
-                enclosing,
-                bool(flags & _CALL),
-                bool(flags & _MEMBER),
-                qualifier,
-                bool(flags & _LOCAL),
-            )
-            for name, line, column, enclosing, qualifier, flags in data["r"]
-        ],  # fmt: skip
+        references=[Reference(path, *r) for r in data["r"]],
         imports=[
-            Import(path, line, target, tuple(names), alias)
-            for line, target, names, alias in data["i"]
+            Import(path, *(tuple(v) if isinstance(v, list) else v for v in i)) for i in data["i"]
         ],
+        types=data["t"],
+        bases={name: tuple(bases) for name, bases in data["b"].items()},
     )
     return facts, module  # type: ignore[return-value]
 
