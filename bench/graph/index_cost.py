@@ -1,10 +1,10 @@
 """What storing the code graph with the index costs a cold `seek index` (issue 28: at most
 +25 % time and +10 % peak RSS), measured in the same run, interleaved.
 
-    .venv/bin/python -m bench.graph_index_cost BENCH_DIR [--repos requests,gin,express,flask]
+    .venv/bin/python -m bench.graph.index_cost BENCH_DIR [--repos requests,gin,express,flask]
         [--runs 1] [--out bench/results/graph_index_cost.json]
 
-Per repository and run, two fresh child processes of ``bench.index_speed``'s seek worker
+Per repository and run, two fresh child processes of ``bench.speed.index_speed``'s seek worker
 (model load and store import excluded; cold index into a fresh home, then a no-change
 run): ``graph``, as shipped, and ``nograph``, the same with the per-file graph extraction
 switched off (``seek.index.stages.file_facts`` returns nothing, so no facts are read or
@@ -23,11 +23,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.data import REPO_ROOT, builtin_model_dir
-from bench.index_speed import child_env, prewarm, read_benchmark_roots, repo_folder, run_child
+from bench.common import RESULTS, builtin_model_dir, read_benchmark_roots, repo_folder
+from bench.speed.index_speed import child_env, prewarm, run_child
 
 DEFAULT_REPOS = ("requests", "gin", "express", "flask")
-DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_index_cost.json"
+DEFAULT_OUT = RESULTS / "graph_index_cost.json"
 ARMS = ("graph", "nograph")
 
 
@@ -36,7 +36,7 @@ def worker(arm: str, folder: str) -> dict:
         import seek.index.stages
 
         seek.index.stages.file_facts = lambda *args: None  # the one switch: no extraction
-    from bench.index_speed import seek_worker
+    from bench.speed.index_speed import seek_worker
 
     return seek_worker(folder)
 
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(args.runs):
             order = ARMS if (number + run) % 2 == 0 else ARMS[::-1]
             for arm in order:
-                command = [sys.executable, "-m", "bench.graph_index_cost", "--worker", arm]
+                command = [sys.executable, "-m", "bench.graph.index_cost", "--worker", arm]
                 sample = run_child([*command, str(folder)], env, timeout=1800)
                 sample["loadavg_1m"] = os.getloadavg()[0]
                 samples[arm].append(sample)
