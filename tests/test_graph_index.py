@@ -2,6 +2,7 @@
 replaced when the file changes, removed with it, rebuilt with a rebuild, updated by
 ``seek watch``, added to an index stored before it; real tree-sitter and LanceDB."""
 
+import importlib
 import os
 from dataclasses import MISSING, fields
 
@@ -231,3 +232,30 @@ def test_a_run_that_dies_between_rows_and_stamps_leaves_no_graph_rows_behind(
     run(project, settings)
     assert_same_graph(project, settings)
     assert stored(project, settings).defs("discount") == []
+
+
+def test_the_stage_extracts_from_the_tree_the_chunker_parsed(project, settings, monkeypatch):
+    """One parse per source file (issue 28's index cost): the graph's facts come from the
+    chunker's tree, the same facts a parse of their own gives."""
+    from seek.index.graph_rows import file_facts
+    from seek.index.rules import chunking_spec
+    from seek.index.stages import FileSpec, prepare_file
+    from seek.scan import scan_workspace
+
+    files = {f.rel: f for f in scan_workspace(project, max_file_bytes=1_000_000).files}
+    spec = FileSpec(chunking_spec(settings), settings.binary_sniff_bytes, "", graph=True)
+    expected = {
+        rel: file_facts(rel, (project / rel).read_bytes(), project)
+        for rel in ("py/shop/cart.py", "web/src/format.ts", "go/store/store.go")
+    }
+
+    class NoSecondParse:
+        def parse(self, source):
+            raise AssertionError("the graph parsed the file again")
+
+    # the module (``seek.graph.extract`` as a name is the function the package exports)
+    extract_module = importlib.import_module("seek.graph.extract")
+    monkeypatch.setattr(extract_module, "parser_for", lambda grammar: NoSecondParse())
+    for rel, facts in expected.items():
+        assert facts is not None
+        assert prepare_file(project, files[rel], None, spec).graph == facts

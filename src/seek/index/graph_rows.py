@@ -23,26 +23,38 @@ from collections.abc import Iterable
 from dataclasses import fields
 from operator import attrgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seek.chunk import MAX_PARSE_LINE_CHARS
 from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, extract
 from seek.graph.imports import Resolver
 from seek.scan.beneath import read_beneath
 
+if TYPE_CHECKING:
+    import tree_sitter
+
 log = logging.getLogger(__name__)
 
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
 
 
-def file_facts(rel: str, data: bytes, root: Path | None = None) -> str | None:
+def file_facts(
+    rel: str, data: bytes, root: Path | None = None, tree: tree_sitter.Tree | None = None
+) -> str | None:
     """The encoded facts of one file, or None when it has none to store (no grammar, a
     minified file the chunker does not parse either, a parser failure). A Go file carries
     its module's path, read from the nearest ``go.mod`` above it under ``root`` (seek does
-    not index ``go.mod`` files, and Go imports resolve through them)."""
-    if any(len(line) > MAX_PARSE_LINE_CHARS for line in data.split(b"\n")):
-        return None  # tree-sitter's time grows with the square of such a line (chunk/)
+    not index ``go.mod`` files, and Go imports resolve through them). ``tree``: ``data``
+    as the chunker parsed it (:func:`seek.chunk.chunk_file_parsed`, which made the checks
+    above), so that it is not parsed again."""
+    if tree is None:
+        # the chunker's check, in characters: tree-sitter's time grows with the square of
+        # such a line (seek.chunk), and a file the chunker does not parse has no facts
+        text = data.decode("utf-8", errors="replace")
+        if max(map(len, text.split("\n")), default=0) > MAX_PARSE_LINE_CHARS:
+            return None
     try:
-        facts = extract(rel, data)
+        facts = extract(rel, data, tree=tree)
     except Exception as exc:  # noqa: BLE001 - a parser failure must not stop indexing
         log.warning("cannot read definitions of %s: %s", rel, exc)
         return None
