@@ -259,3 +259,22 @@ def test_the_stage_extracts_from_the_tree_the_chunker_parsed(project, settings, 
     for rel, facts in expected.items():
         assert facts is not None
         assert prepare_file(project, files[rel], None, spec).graph == facts
+
+
+def test_a_graph_table_of_an_older_format_is_replaced_from_the_files(project, settings):
+    """An index whose graph rows were written in another format (version 1, `t_graph`: uses
+    as six values, no declared types) is not read as its graph: the next run stores the
+    current one from the files and drops the old table."""
+    run(project, settings)
+    index_dir = index_dir_for(project, settings)
+    table = load_manifest(index_dir).table
+    GraphTable(index_dir, graph_table_name(table)).drop()
+    old = GraphTable(index_dir, table + "_graph")
+    old.replace_files(
+        [], [("py/main.py", '{"g":"python","d":[],"r":[["x",1,0,null,null,0]],"i":[]}')]
+    )
+    assert load_graph(index_dir)[0] is None
+    assert not is_current(project, settings)
+    run(project, settings)
+    assert_same_graph(project, settings)
+    assert not old.exists()

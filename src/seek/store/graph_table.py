@@ -3,11 +3,11 @@ imports (issue 28 deliver 1; seek.md §2 `seek def/refs/...`), stored beside the
 
 Rows: ``path`` (workspace-relative, ``/``), ``facts`` (the file's facts, encoded by
 :mod:`seek.index.graph_rows`; the store does not read them). The table of chunk table ``t``
-is ``t_graph`` (:func:`graph_table_name`): a rebuild's new chunk table gets a new graph table
-with it, the manifest's switch makes both current at once, and a retired chunk table's graph
-goes with it. The writer replaces a file's graph row with its chunk rows, before the stamp
-is saved, so the stamp protocol (rows before stamps, ``runOpen``) keeps the graph as
-crash-safe as the chunks (:mod:`seek.index.indexer`).
+is ``t_graph<GRAPH_FORMAT>`` (:func:`graph_table_name`): a rebuild's new chunk table gets a
+new graph table with it, the manifest's switch makes both current at once, and a retired
+chunk table's graph goes with it. The writer replaces a file's graph row with its chunk
+rows, before the stamp is saved, so the stamp protocol (rows before stamps, ``runOpen``)
+keeps the graph as crash-safe as the chunks (:mod:`seek.index.indexer`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ from seek.store.threads import reads_lance, writes_lance
 if TYPE_CHECKING:
     from seek.store import lance
 
-GRAPH_SUFFIX = "_graph"
+GRAPH_FORMAT = 2
+"""The version of what a row holds: its encoding (:mod:`seek.index.graph_rows`) and the facts
+:mod:`seek.graph` extracts; bumped when either changes. It is part of the table's name, so a
+table of another version is not read as this index's graph: the next run fills the current
+one from the files, as for an index stored before the graph, and drops the old one with the
+other tables no reader needs (version 1: rows without declared types, bases or owners)."""
+GRAPH_SUFFIX = f"_graph{GRAPH_FORMAT}"
 
 
 def graph_table_name(chunk_table: str) -> str:
