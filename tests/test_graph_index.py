@@ -3,9 +3,12 @@ replaced when the file changes, removed with it, rebuilt with a rebuild, updated
 ``seek watch``, added to an index stored before it; real tree-sitter and LanceDB."""
 
 import importlib
+import json
 import os
 from dataclasses import MISSING, fields
 
+import lancedb
+import pyarrow as pa
 import pytest
 
 from seek.graph import Definition, FileFacts, Import, Reference, build_graph
@@ -14,7 +17,7 @@ from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.store import index_dir_for, load_manifest
 from seek.store.graph_table import GraphTable, graph_table_name
 from seek.workspace import Workspaces
-from seek.workspace.code_graph import load_graph
+from seek.workspace.code_graph import file_definitions, load_graph
 
 PROJECT = {
     # Python: a package, a relative import, a method call through an instance
@@ -114,7 +117,7 @@ def assert_same_graph(root, settings):
     clean = build_graph(disk_files(root))
     assert graph is not None
     assert graph.files == clean.files
-    paths = [path for path, _ in graph_rows(root, settings)]
+    paths = [path for path, *_ in graph_rows(root, settings)]
     assert len(paths) == len(set(paths)), "one row per file"
 
 
@@ -227,7 +230,7 @@ def test_a_run_that_dies_between_rows_and_stamps_leaves_no_graph_rows_behind(
         run(project, settings)
     monkeypatch.undo()
     assert load_manifest(index_dir_for(project, settings)).run_open
-    assert "py/shop/extra.py" in dict(graph_rows(project, settings))  # written, not stamped
+    assert "py/shop/extra.py" in {row[0] for row in graph_rows(project, settings)}  # unstamped
     (project / "py/shop/extra.py").unlink()
     run(project, settings)
     assert_same_graph(project, settings)
@@ -270,11 +273,27 @@ def test_a_graph_table_of_an_older_format_is_replaced_from_the_files(project, se
     table = load_manifest(index_dir).table
     GraphTable(index_dir, graph_table_name(table)).drop()
     old = GraphTable(index_dir, table + "_graph")
-    old.replace_files(
-        [], [("py/main.py", '{"g":"python","d":[],"r":[["x",1,0,null,null,0]],"i":[]}')]
+    version_1 = {"g": "python", "d": [], "r": [["x", 1, 0, None, None, 0]], "i": []}
+    lancedb.connect(index_dir / "lancedb").create_table(
+        old.name,
+        pa.table({"path": ["py/main.py"], "facts": [json.dumps(version_1)]}),
     )
     assert load_graph(index_dir)[0] is None
     assert not is_current(project, settings)
     run(project, settings)
     assert_same_graph(project, settings)
     assert not old.exists()
+
+
+def test_a_files_definitions_are_read_without_assembling_the_graph(project, settings):
+    """What a search hit needs to name its enclosing definition: one column of a few rows."""
+    run(project, settings)
+    index_dir = index_dir_for(project, settings)
+    clean = build_graph(disk_files(project))
+    wanted = ["py/shop/cart.py", "go/store/store.go", "README.md", "no/such.py", "py/shop/cart.py"]
+    found = file_definitions(index_dir, wanted)
+    assert found == {
+        p: clean.files[p].definitions for p in ("py/shop/cart.py", "go/store/store.go")
+    }
+    GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
+    assert file_definitions(index_dir, wanted) == {}

@@ -38,9 +38,15 @@ log = logging.getLogger(__name__)
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
 
 
+Encoded = tuple[str, str]
+"""A file's row: (its definitions, the rest of its facts), each compact JSON. Definitions are
+a column of their own, so that reading a file's definitions (:func:`definitions`, the
+enclosing definition of a search hit) decodes neither its references nor its types."""
+
+
 def file_facts(
     rel: str, data: bytes, root: Path | None = None, tree: tree_sitter.Tree | None = None
-) -> str | None:
+) -> Encoded | None:
     """The encoded facts of one file, or None when it has none to store (no grammar, a
     minified file the chunker does not parse either, a parser failure). A Go file carries
     its module's path, read from the nearest ``go.mod`` above it under ``root`` (seek does
@@ -92,10 +98,10 @@ _reference_values = attrgetter(*_REFERENCE)
 _import_values = attrgetter(*_IMPORT)
 
 
-def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> str:
+def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> Encoded:
+    definitions = [_definition_values(d) for d in facts.definitions]
     data = {
         "g": facts.grammar,
-        "d": [_definition_values(d) for d in facts.definitions],
         "r": [_reference_values(r) for r in facts.references],
         "i": [_import_values(i) for i in facts.imports],
         "t": facts.types,
@@ -103,17 +109,26 @@ def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> str:
     }
     if go_module is not None:
         data["m"] = go_module
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(definitions), _dumps(data)
 
 
-def decode(path: str, text: str) -> tuple[FileFacts, tuple[str, str] | None]:
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def definitions(path: str, text: str) -> list[Definition]:
+    """The definitions of a file's row (its first column), in source order."""
+    return [Definition(path, *d) for d in json.loads(text)]
+
+
+def decode(path: str, row: Encoded) -> tuple[FileFacts, tuple[str, str] | None]:
     """A file's facts, and for a Go file its module's (folder, path)."""
-    data = json.loads(text)
+    data = json.loads(row[1])
     module = tuple(data["m"]) if "m" in data else None
     facts = FileFacts(
         path=path,
         grammar=data["g"],
-        definitions=[Definition(path, *d) for d in data["d"]],
+        definitions=definitions(path, row[0]),
         references=[Reference(path, *r) for r in data["r"]],
         imports=[
             Import(path, *(tuple(v) if isinstance(v, list) else v for v in i)) for i in data["i"]
@@ -124,13 +139,13 @@ def decode(path: str, text: str) -> tuple[FileFacts, tuple[str, str] | None]:
     return facts, module  # type: ignore[return-value]
 
 
-def assemble(rows: Iterable[tuple[str, str]]) -> CodeGraph:
-    """The workspace graph from stored (path, encoded facts) rows: imports resolved over
+def assemble(rows: Iterable[tuple[str, str, str]]) -> CodeGraph:
+    """The workspace graph from stored (path, definitions, facts) rows: imports resolved over
     every file (what :func:`seek.graph.build_graph` does after extracting)."""
     facts: dict[str, FileFacts] = {}
     go_modules: dict[str, str] = {}
-    for path, text in rows:
-        found, module = decode(path, text)
+    for path, *row in rows:
+        found, module = decode(path, tuple(row))  # type: ignore[arg-type]
         facts[path] = found
         if module is not None:
             go_modules[module[0]] = module[1]

@@ -53,8 +53,9 @@ class Prepared:
     """(chunk, start_line, end_line, part, content, keywords) per window."""
     texts: list[str] = field(default_factory=list)
     """What is embedded for each row: ``<document prefix><path>\\n<window>``."""
-    graph: str | None = None
-    """The file's code-graph facts, encoded (:mod:`seek.index.graph_rows`); None: none."""
+    graph: tuple[str, str] | None = None
+    """The file's code-graph row, encoded (:data:`seek.index.graph_rows.Encoded`); None: no
+    facts."""
 
 
 def is_binary(data: bytes, sniff_bytes: int) -> bool:
