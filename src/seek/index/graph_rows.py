@@ -8,9 +8,9 @@ than objects (a reference is a few numbers and names; field names on each would 
 table), so that the graph assembled from the rows equals a clean ``build_graph``. Imports
 are stored as written: which files they resolve to depends on every other file, so
 :func:`assemble` resolves them over the whole workspace each time a graph is loaded, as
-:func:`seek.graph.build_graph` does.
-A Go file's row carries its module path from the nearest ``go.mod``, since Go imports
-resolve through it and seek does not index ``go.mod`` files.
+:func:`seek.graph.build_graph` does. A Go file's row carries its module path from the
+nearest ``go.mod``, since Go imports resolve through it and seek does not index ``go.mod``
+files.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def go_module(root: Path, rel: str) -> tuple[str, str] | None:
 # record declares them, so a field the library adds is stored without a change here (and a
 # record from a row is built positionally, as the library builds them). Imports are stored
 # without ``files``: which files they resolve to depends on every other file (see assemble).
+# A new field of FileFacts itself needs a key below (tests/test_graph_index.py fails until
+# the stored graph carries it); a change of what is stored bumps GRAPH_FORMAT (store/).
 _DEFINITION = tuple(f.name for f in fields(Definition) if f.name != "path")
 _REFERENCE = tuple(f.name for f in fields(Reference) if f.name != "path")
 _IMPORT = tuple(f.name for f in fields(Import) if f.name not in ("path", "files"))
