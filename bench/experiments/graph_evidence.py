@@ -33,6 +33,10 @@ its share of their fused score):
   their summed fused share, each pool file's mass over the pool's largest;
   ``ppr_flow``: the mass that came along edges (the teleport's part removed), over the pool's
   largest; ``ppr_inv_rank``: 1 / the file's rank in the pool by ``ppr_fwd``.
+- ``first_uses`` / ``first_defines``: ``log1p`` of the uses in the shipped ranker's first
+  file bound to definitions in the file (the first file is a hub above this module), and of
+  the file's uses bound to definitions in the first file (the first file is a table of
+  definitions this code acts on); 0 for the first file itself.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ EVIDENCE = (
     "ppr_both",
     "ppr_flow",
     "ppr_inv_rank",
+    "first_uses",
+    "first_defines",
 )
 TOP = 10
 """The best fused candidates whose links count (a third of the ranker's pool)."""
@@ -72,7 +78,9 @@ def links(folder: Path, paths: list[str]) -> dict:
     """The repository's cross-file links: ``uses[path]`` = [(line, ((def path, def line, def
     end line, weight), ...))] for each use in ``path`` bound to definitions in other files
     (weight 1/n for a use that can mean n definitions), ``used_by`` the same keyed by the
-    defining file, and the file-level edge weights."""
+    defining file, the file-level edge weights; ``local[path]`` = [(line, ((def line, def
+    end line, weight), ...))] for the uses bound in their own file, and ``inbound[path]`` =
+    {(def line, def end line): the weight of every use bound to it}."""
     from seek.graph import build_graph
 
     files = []
@@ -85,12 +93,19 @@ def links(folder: Path, paths: list[str]) -> dict:
     uses: dict[str, list] = defaultdict(list)
     used_by: dict[str, list] = defaultdict(list)
     edges: dict[tuple[str, str], float] = defaultdict(float)
+    local: dict[str, list] = defaultdict(list)
+    inbound: dict[str, dict] = defaultdict(lambda: defaultdict(float))
     for facts in graph.files.values():
         for ref in facts.references:
             found = graph.candidates(ref)
             if not found:
                 continue
             weight = 1.0 / len(found)
+            for d in found:
+                inbound[d.path][(d.line, d.end_line)] += weight
+            near = tuple((d.line, d.end_line, weight) for d in found if d.path == ref.path)
+            if near:
+                local[ref.path].append((ref.line, near))
             far = tuple((d.path, d.line, d.end_line, weight) for d in found if d.path != ref.path)
             if not far:
                 continue
@@ -103,13 +118,17 @@ def links(folder: Path, paths: list[str]) -> dict:
         "uses": dict(uses),
         "used_by": dict(used_by),
         "edges": dict(edges),
+        "local": dict(local),
+        "inbound": {p: dict(v) for p, v in inbound.items()},
     }
 
 
 def cached_links(work: Path, set_name: str, repo: str, folder: Path, paths: list[str]) -> dict:
     cache = work / f"graph-{set_name}-{repo}.pkl"
     if cache.exists():
-        return pickle.loads(cache.read_bytes())
+        found = pickle.loads(cache.read_bytes())
+        if "local" in found:  # else a cache from before the chunk columns
+            return found
     found = links(folder, paths)
     cache.write_bytes(pickle.dumps(found))
     return found
@@ -163,8 +182,10 @@ def candidate_links(found: dict, path: str, start: int, end: int):
     return out, into
 
 
-def evidence(index, found: dict, graph: FileGraph, files: list[str], pool) -> np.ndarray:
-    """One row of :data:`EVIDENCE` per pool file."""
+def evidence(
+    index, found: dict, graph: FileGraph, files: list[str], pool, first: str
+) -> np.ndarray:
+    """One row of :data:`EVIDENCE` per pool file (``first``: the shipped ranker's first)."""
     top = pool[:TOP]
     total = sum(score for _, score in top) or 1.0
     rows = np.zeros((len(files), len(EVIDENCE)))
@@ -207,6 +228,75 @@ def evidence(index, found: dict, graph: FileGraph, files: list[str], pool) -> np
         rows[:, column] = mine / (mine.max() or 1.0)
     order = np.argsort(-fwd[rows_of], kind="stable")
     rows[order, 9] = 1.0 / (np.arange(len(files)) + 1)
+    for row, path in enumerate(files):
+        if path != first:
+            rows[row, 10] = np.log1p(found["edges"].get((first, path), 0.0))
+            rows[row, 11] = np.log1p(found["edges"].get((path, first), 0.0))
+    return rows
+
+
+CHUNK_EVIDENCE = ("ck_def_in", "ck_def_in_any", "ck_inbound", "ck_inbound_share", "ck_uses_top")
+"""Chunk-stage columns: definitions in the chunk that the best candidates use (their share
+of those candidates' bound uses, fused-share weighted; the weight of candidates using one),
+``log1p`` of every use in the workspace bound to the chunk's definitions and that over the
+file's, and the share of the chunk's own bound uses that land in the best candidates."""
+
+
+def bound_uses(found: dict, path: str, start: int, end: int) -> list[tuple[str, int, float]]:
+    """``(def path, def line, weight)`` of the uses in those lines, same file included."""
+    out = [
+        (d_path, d_line, w)
+        for line, far in found["uses"].get(path, ())
+        if start <= line <= end
+        for d_path, d_line, _, w in far
+    ]
+    out += [
+        (path, d_line, w)
+        for line, near in found["local"].get(path, ())
+        if start <= line <= end
+        for d_line, _, w in near
+    ]
+    return out
+
+
+def chunk_evidence(index, found: dict, chosen, pool) -> np.ndarray:
+    """One row of :data:`CHUNK_EVIDENCE` per ``(chunk_id, file_row)`` the chunk stage weighs."""
+
+    def span(chunk_id: int) -> tuple[str, int, int]:
+        return index.paths[chunk_id], int(index.starts[chunk_id]) + 1, int(index.ends[chunk_id]) + 1
+
+    top = pool[:TOP]
+    total = sum(score for _, score in top) or 1.0
+    top_uses = []
+    for chunk_id, score in top:
+        uses = bound_uses(found, *span(chunk_id))
+        top_uses.append((chunk_id, score / total, uses, sum(w for _, _, w in uses) or 1.0))
+    top_spans = [(chunk_id, *span(chunk_id)) for chunk_id, _ in top]
+    rows = np.zeros((len(chosen), len(CHUNK_EVIDENCE)))
+    file_inbound: dict[str, float] = {}
+    for n, (chunk_id, _) in enumerate(chosen):
+        path, start, end = span(chunk_id)
+        for other, share, uses, weight in top_uses:
+            if other == chunk_id:
+                continue
+            hit = sum(w for p, line, w in uses if p == path and start <= line <= end)
+            rows[n, 0] += share * hit / weight
+            rows[n, 1] += share if hit else 0.0
+        inbound = found["inbound"].get(path, {})
+        mine = sum(w for (line, _), w in inbound.items() if start <= line <= end)
+        if path not in file_inbound:
+            file_inbound[path] = sum(inbound.values())
+        rows[n, 2] = np.log1p(mine)
+        rows[n, 3] = mine / file_inbound[path] if file_inbound[path] else 0.0
+        own = bound_uses(found, path, start, end)
+        if own:
+            into = sum(
+                w
+                for p, line, w in own
+                for other, o_path, o_start, o_end in top_spans
+                if other != chunk_id and p == o_path and o_start <= line <= o_end
+            )
+            rows[n, 4] = into / sum(w for _, _, w in own)
     return rows
 
 
@@ -273,10 +363,13 @@ def collect(bench_dir: Path, home: Path, work: Path) -> None:
                 files = list(files_in_pool(pool, s.index.paths))
                 if files != list(same[0]["files"]):
                     raise SystemExit(f"files differ from the pickle: {name} {query.query!r}")
-                rows = evidence(s.index, found, graph, files, pool)
+                first = files[int(np.argmax(same[0]["p_file"]))]
+                rows = evidence(s.index, found, graph, files, pool, first)
                 where = reach(s.index, found, files, pool, query)
+                chunk_rows = chunk_evidence(s.index, found, same[0]["chosen"], pool)
                 for d in same:
                     d["graph"] = rows
+                    d["graph_chunks"] = chunk_rows
                     d["reach"] = where
         (work / f"{name}.pkl").write_bytes(pickle.dumps(data[name]))
 
@@ -401,11 +494,13 @@ GROUPS = (
     [6, 8],
     [0, 4, 6],
     [0, 4, 8],
+    [10, 11],
+    [0, 4, 10, 11],
     list(range(len(EVIDENCE))),
 )
 
 
-def experiments(data: dict) -> None:
+def experiments(data: dict, groups=GROUPS) -> None:
     from bench.experiments.lines_analysis import chunk_probabilities
 
     for questions in data.values():
@@ -414,16 +509,47 @@ def experiments(data: dict) -> None:
     chunk_probabilities(data)
     print("shipped ranker, chunk stage cross-validated on the dev sets", evaluate(data))
     for weight in (0.0, 1.0):
-        for columns in GROUPS:
+        for columns in groups:
             refit_ranker(data, columns, weight)
             names = "+".join(EVIDENCE[c] for c in columns) or "nothing"
             print(f"dev-fitted + {names}, spans weight {weight}", evaluate(data, "p2"), flush=True)
     chunk_probabilities_all(data)
     print("shipped ranker, chunk stage cross-validated on all three", evaluate(data))
-    for columns in GROUPS:
+    for columns in groups:
         refit_all(data, columns)
         names = "+".join(EVIDENCE[c] for c in columns) or "nothing"
         print(f"all three CV + {names}", evaluate(data, "p2"), flush=True)
+
+
+CHUNK_GROUPS = ([], [0], [1], [2], [3], [4], [0, 1], [2, 3], [0, 2, 3], [0, 1, 2, 3, 4])
+
+
+def chunk_experiments(data: dict, groups=CHUNK_GROUPS) -> None:
+    """The chunk stage refitted with :data:`CHUNK_EVIDENCE` columns added (the shipped
+    ranker's file order): folds as ``bench.train.train_chunks`` (dev sets, the own set scored
+    by the model fitted on them), then all three sets cross-validated together."""
+    from bench.experiments.lines_analysis import folds
+
+    kept = {id(d): d["x"] for questions in data.values() for d in questions}
+    for label, make_folds in (
+        ("dev-fitted", lambda: folds(data, ("semble", "spans"))),
+        ("all three CV", lambda: all_folds(data)),
+    ):
+        for columns in groups:
+            for questions in data.values():
+                for d in questions:
+                    d["x"] = np.hstack([kept[id(d)], d["graph_chunks"][:, columns]])
+            for train, scored in make_folds():
+                x = np.vstack([d["x"][d["teach"]] for d in train])
+                y = np.concatenate([d["labels"][d["teach"]] for d in train])
+                predict = fit(x, y)
+                for d in scored:
+                    d["pc"] = predict(d["x"])
+            names = "+".join(CHUNK_EVIDENCE[c] for c in columns) or "nothing"
+            print(f"chunk stage {label} + {names}", evaluate(data), flush=True)
+    for questions in data.values():
+        for d in questions:
+            d["x"] = kept[id(d)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -431,18 +557,31 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.experiments.graph_evidence", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("bench_dir", type=Path)
-    parser.add_argument("command", choices=("collect", "reach", "why", "experiments"))
+    parser.add_argument(
+        "command", choices=("collect", "reach", "why", "experiments", "chunk-experiments")
+    )
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     parser.add_argument("--work", type=Path, default=Path("/tmp/seek-lines"))
+    parser.add_argument(
+        "--groups",
+        nargs="*",
+        help="column groups to try instead of the default list, e.g. def_in def_in+use_out",
+    )
     args = parser.parse_args(argv)
+    names = EVIDENCE if args.command == "experiments" else CHUNK_EVIDENCE
+    groups = None
+    if args.groups:
+        groups = [[]] + [[names.index(n) for n in g.split("+")] for g in args.groups]
     if args.command == "collect":
         collect(args.bench_dir, args.home, args.work)
     elif args.command == "reach":
         report_reach(load(args.work))
+    elif args.command == "chunk-experiments":
+        chunk_experiments(load(args.work), groups or CHUNK_GROUPS)
     elif args.command == "why":
         why(load(args.work), args.work)
     else:
-        experiments(load(args.work))
+        experiments(load(args.work), groups or GROUPS)
     return 0
 
 
