@@ -1,9 +1,12 @@
-"""Issue 28, deliver 4: the code graph as evidence for the file ranker (MODELS.md, "Where the
-lines are still missed"; docs/research/models-rounds.md, "Graph evidence").
+"""Issue 28, deliver 4: the code graph as evidence for the file ranker and the chunk stage
+(MODELS.md, "Where the lines are still missed"; docs/research/models-rounds.md, "Graph
+evidence").
 
     python -m bench.experiments.graph_evidence BENCH_DIR collect [--home DIR] [--work DIR]
     python -m bench.experiments.graph_evidence BENCH_DIR reach [--work DIR]
-    python -m bench.experiments.graph_evidence BENCH_DIR experiments [--work DIR]
+    python -m bench.experiments.graph_evidence BENCH_DIR why [--work DIR]
+    python -m bench.experiments.graph_evidence BENCH_DIR experiments [--work DIR] [--groups G..]
+    python -m bench.experiments.graph_evidence BENCH_DIR chunk-experiments [--work DIR]
 
 ``collect`` needs ``bench.experiments.lines_analysis collect`` first (same ``--work``, same
 ``--home``): it builds each repository's code graph once (:func:`seek.graph.build_graph` over
@@ -17,6 +20,9 @@ file ranker with each column (and some groups) added, as ``bench.experiments.fil
 experiments`` does (repositories held out in turn, the own set scored by models fitted on the
 dev sets), then again with all three sets cross-validated together (every repository of
 every set held out in turn, the chunk stage too), and prints NDCG@10 chunk and file level.
+``why`` says how the ranker's first file is linked to a target's file it ranks 2nd-5th (and
+the runner-up to a target's file it ranks first). ``chunk-experiments`` refits the chunk
+stage with the columns of :data:`CHUNK_EVIDENCE` added, in both set-ups.
 
 The columns (definition over use; the pool's best ``TOP`` fused candidates, each weighted by
 its share of their fused score):
