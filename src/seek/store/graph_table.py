@@ -130,3 +130,18 @@ class GraphTable:
         data = table.scan(["path", "facts"])
         paths, facts = data.column("path").to_pylist(), data.column("facts").to_pylist()
         return list(zip(paths, facts, strict=True))
+
+    @reads_lance
+    def load_files(self, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """The (path, encoded facts) rows of ``paths`` (those that have one)."""
+        from seek.store.table import SQL_IN_BATCH, paths_filter
+
+        table = self._open()
+        if table is None or not paths:
+            return []
+        found: list[tuple[str, str]] = []
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            data = table.scan(["path", "facts"], paths_filter(paths[i : i + SQL_IN_BATCH]))
+            paths_read, facts = data.column("path").to_pylist(), data.column("facts").to_pylist()
+            found += zip(paths_read, facts, strict=True)
+        return found

@@ -1,0 +1,179 @@
+"""Each hit's enclosing symbol (issue 28 deliver 2: "every search hit names its enclosing
+symbol"; docs/commands.md, the ``hit`` row of the JSON table).
+
+**The rule**: a hit names the innermost definition that holds more than half of its lines
+(the smallest span among them; None when no definition does: file-level code, a file
+without a grammar). Not "the definition holding the chunk's first code line": the chunker
+cuts by size, so a chunk often starts with the last lines of the function before it (on
+gin, 628 of 844 chunks have a definition at their first code line, most of them that
+leftover tail). Not "the definition holding the whole span" either: a chunk that runs one
+line past its function would name nothing (116 of gin's 844 chunks, 250 of requests' 472).
+More than half names 459 and 374, and two definitions cannot both hold more than half
+unless one holds the other, so the innermost is well defined: a chunk of three methods
+names their class, a method's body names the method.
+
+**The source**: the definitions stored with the index (the graph table,
+:mod:`seek.store.graph_table`), never a re-parse. Reading that table needs LanceDB and
+pyarrow, ~250 ms of CPU and ~40 MB to import, more than a whole ``seek search`` may add;
+so the definitions of every file are kept beside the index in ``hit-symbols.json``, which
+loads in a few milliseconds without them (gin's: 117 KB, 1.5 ms). It records the graph
+table's files and sizes when it was derived (as the search cache records the chunk
+table's), and each file's content hash: when the graph table changed, only the files whose
+hash changed are read again (an index run's one-file update reads one row), and a new
+graph table, a new seek or a new format read everything. While a run is open nothing is
+saved (rows and stamps may disagree). A searcher loads it once, at its first search, and
+keeps it (servers keep their searcher until the index changes). An index without a graph
+table (one from an older seek, not yet backfilled) names no symbols, and nothing fails; a
+graph that cannot be read costs the names of this searcher's hits, never the search.
+
+A server's searcher answers from the last complete index while a run is writing (seek.md
+§5): its definitions are those of the graph table when it first searched, which may be a
+file's newer version until the searcher is replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from seek._version import __version__
+from seek.graph.model import Definition
+from seek.retrieve.search_cache import table_files
+from seek.retrieve.types import Hit, SearchResult, Symbol
+from seek.store.graph_table import GraphTable, graph_table_name
+from seek.store.manifest import Manifest
+
+log = logging.getLogger(__name__)
+
+SIDECAR = "hit-symbols.json"
+FORMAT = 1
+
+Row = tuple[int, int, str, str, str | None]
+"""A definition as a hit needs it: line, end line, name, kind, container."""
+
+
+class HitSymbols:
+    """The definitions of one index's files, loaded at the first hit to name."""
+
+    def __init__(self, index_dir: Path, manifest: Manifest) -> None:
+        self.index_dir = index_dir
+        self.table_name = graph_table_name(manifest.table)
+        self.hashes = {path: stamp.hash for path, stamp in manifest.files.items()}
+        self.saving = not manifest.run_open
+        self._guard = threading.Lock()
+        self._files: dict[str, str] | None = None  # path -> its definitions, encoded
+        self._rows: dict[str, list[Row]] = {}
+
+    # -- naming ------------------------------------------------------------------------------
+    def name(self, result: SearchResult) -> SearchResult:
+        """``result`` with each hit's (and context hit's) symbol."""
+        if not result.hits and not result.context_hits:
+            return result
+        return replace(
+            result, hits=self.named(result.hits), context_hits=self.named(result.context_hits)
+        )
+
+    def named(self, hits: Sequence[Hit]) -> list[Hit]:
+        if not hits:
+            return list(hits)
+        with self._guard:
+            if self._files is None:
+                try:
+                    self._files = self._load()
+                except Exception as exc:  # noqa: BLE001 - lance reports damage as many types
+                    log.warning("cannot read the definitions of %s: %s", self.index_dir, exc)
+                    self._files = {}
+            return [replace(hit, symbol=self.enclosing(hit)) for hit in hits]
+
+    def enclosing(self, hit: Hit) -> Symbol | None:
+        """The innermost definition holding more than half of ``hit``'s lines."""
+        rows = self._rows.get(hit.path)
+        if rows is None:
+            encoded = self._files.get(hit.path) if self._files else None
+            rows = [(a, b, c, d, e) for a, b, c, d, e in json.loads(encoded)] if encoded else []
+            self._rows[hit.path] = rows
+        start, end = hit.start_line, hit.end_line
+        lines = end - start + 1
+        best: Row | None = None
+        for row in rows:
+            held = min(end, row[1]) - max(start, row[0]) + 1
+            if 2 * held > lines and (best is None or row[1] - row[0] < best[1] - best[0]):
+                best = row
+        if best is None:
+            return None
+        line, end_line, name, kind, container = best
+        return Symbol(name, kind, container, line, end_line)
+
+    # -- loading -----------------------------------------------------------------------------
+    def _load(self) -> dict[str, str]:
+        """Every file's definitions, encoded (see the module docstring)."""
+        graph_dir = self.index_dir / "lancedb" / f"{self.table_name}.lance"
+        if not graph_dir.is_dir():
+            return {}
+        # Taken before any row is read: a write meanwhile makes the saved copy stale.
+        signature = _signature(graph_dir)
+        saved = self._saved()
+        if saved is not None and saved["graph"] == signature:
+            return {path: entry[1] for path, entry in saved["files"].items()}
+        kept: dict[str, list[Any]] = {}
+        if saved is not None:
+            kept = {p: e for p, e in saved["files"].items() if self.hashes.get(p) == e[0]}
+        missing = [path for path in self.hashes if path not in kept]
+        files = {path: [self.hashes[path], ""] for path in missing}
+        table = GraphTable(self.index_dir, self.table_name)
+        rows = table.load_files(missing) if len(missing) * 2 < len(self.hashes) else None
+        for path, facts in table.load_all() if rows is None else rows:
+            if path in files:
+                files[path][1] = _encoded(path, facts)
+        files.update(kept)
+        if self.saving:
+            self._save({"format": FORMAT, "seek": __version__, "table": self.table_name,
+                        "graph": signature, "files": files})  # fmt: skip
+        return {path: entry[1] for path, entry in files.items()}
+
+    def _saved(self) -> dict[str, Any] | None:
+        """The saved copy when it belongs to this graph table, format and seek."""
+        try:
+            data = json.loads((self.index_dir / SIDECAR).read_bytes())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+            return None
+        mine = (FORMAT, __version__, self.table_name)
+        return data if (data.get("format"), data.get("seek"), data.get("table")) == mine else None
+
+    def _save(self, data: dict[str, Any]) -> None:
+        target = self.index_dir / SIDECAR
+        temporary = target.with_name(f".{SIDECAR}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            os.replace(temporary, target)
+        except OSError as exc:  # a read-only index, a full disk: name hits without it
+            log.info("could not save the definitions of %s: %s", self.index_dir, exc)
+            temporary.unlink(missing_ok=True)
+
+
+def _signature(graph_dir: Path) -> str:
+    """The graph table's files and sizes, digested: every LanceDB commit adds a file."""
+    listing = json.dumps(sorted(table_files(graph_dir).items()))
+    return hashlib.sha1(listing.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _encoded(path: str, facts: str) -> str:
+    """A file's definitions as :class:`Row` lists, from its stored facts (the row
+    :mod:`seek.index.graph_rows` writes: ``d`` holds each :class:`Definition`'s fields after
+    its path, in order); "" when it has none or they cannot be read."""
+    try:
+        found = [Definition(path, *fields) for fields in json.loads(facts)["d"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        log.info("cannot read the definitions of %s: %s", path, exc)
+        return ""
+    rows = [[d.line, d.end_line, d.name, d.kind, d.container] for d in found]
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":")) if rows else ""
