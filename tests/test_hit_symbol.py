@@ -235,3 +235,17 @@ def test_http_search_and_related_answer_the_symbol(project, seek_home):
         )
         assert near.status_code == 200, near.text
         assert REQUEST in [hit["symbol"] for hit in near.json()["hits"]]
+
+
+def test_definitions_read_from_a_stored_row_whatever_its_layout():
+    from seek.index.graph_rows import file_facts
+    from seek.retrieve.symbols import _encoded
+
+    row = file_facts("src/shapes.py", SHAPES.encode())
+    written = json.loads(_encoded("src/shapes.py", row))
+    assert written[:2] == [[1, 1, "LIMIT", "constant", None], [4, 15, "Shapes", "class", None]]
+    assert [5, 7, "circle", "method", "Shapes"] in written
+    data = json.loads(row)  # another layout: a nested "d" key before the definitions
+    other = json.dumps({"t": {"d": "int"}, "r": data["r"], "g": data["g"], "d": data["d"]})
+    assert json.loads(_encoded("src/shapes.py", other)) == written
+    assert _encoded("src/shapes.py", "not json") == ""
