@@ -16,7 +16,8 @@ names their class, a method's body names the method.
 :mod:`seek.store.graph_table`), never a re-parse. Reading that table needs LanceDB and
 pyarrow, ~250 ms of CPU and ~40 MB to import, more than a whole ``seek search`` may add;
 so the definitions of every file are kept beside the index in ``hit-symbols.json``, which
-loads in a few milliseconds without them (gin's: 117 KB, 1.5 ms). It records the graph
+loads in a few milliseconds without them (gin's: 136 KB, 1.4 ms to load it and name ten
+hits; ``bench/speed/symbol_cost.py``). It records the graph
 table's files and sizes when it was derived (as the search cache records the chunk
 table's), and each file's content hash: when the graph table changed, only the files whose
 hash changed are read again (an index run's one-file update reads one row), and a new
@@ -46,7 +47,6 @@ from typing import Any
 import numpy as np
 
 from seek._version import __version__
-from seek.graph.model import Definition
 from seek.retrieve.search_cache import table_files
 from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.store.graph_table import GraphTable, graph_table_name
@@ -120,7 +120,7 @@ class HitSymbols:
         # Taken before any row is read: a write meanwhile makes the saved copy stale.
         signature = _signature(graph_dir)
         saved = self._saved()
-        if saved is not None and saved["graph"] == signature:
+        if saved is not None and saved.get("graph") == signature:
             return {path: entry[1] for path, entry in saved["files"].items()}
         kept: dict[str, list[Any]] = {}
         if saved is not None:
@@ -200,12 +200,13 @@ def _stored_definitions(facts: str) -> list[Any]:
 def _encoded(path: str, facts: str) -> str:
     """A file's definitions as ``[line, end line, name, kind, container]`` lists, from its
     stored facts (the row :mod:`seek.index.graph_rows` writes: ``d`` holds each
-    :class:`Definition`'s fields after its path, in order); "" when it has none or they
-    cannot be read."""
+    :class:`seek.graph.Definition`'s fields after its path, in order: name, kind, line, end
+    line, column, container, ...); "" when it has none or they cannot be read. Not
+    through ``graph_rows.decode``: the index layer is above this one, and importing
+    :mod:`seek.graph` loads tree-sitter, which a search does not otherwise load."""
     try:
-        found = [Definition(path, *fields) for fields in _stored_definitions(facts)]
-    except (ValueError, KeyError, TypeError) as exc:
+        rows = [[d[2], d[3], d[0], d[1], d[5]] for d in _stored_definitions(facts)]
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
         log.info("cannot read the definitions of %s: %s", path, exc)
         return ""
-    rows = [[d.line, d.end_line, d.name, d.kind, d.container] for d in found]
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":")) if rows else ""
