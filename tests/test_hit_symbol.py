@@ -119,10 +119,9 @@ def test_a_saved_copy_names_hits_without_reading_the_graph_table(project, librar
     assert again.hits[0].symbol == Symbol("request", "method", "Session", 7, 25)
 
 
-def test_an_edit_reads_only_the_changed_file_from_the_graph(project, library, monkeypatch):
+def test_an_index_run_reads_only_the_changed_file_from_the_graph(project, library, monkeypatch):
     library.search(project, "zebra", k=1)
     (project / "src/shapes.py").write_text(SHAPES.replace("LIMIT = 3", "LIMIT = 4"))
-    library.index(project)
     asked = []
     load_files = GraphTable.load_files
 
@@ -132,9 +131,20 @@ def test_an_edit_reads_only_the_changed_file_from_the_graph(project, library, mo
 
     monkeypatch.setattr(GraphTable, "load_all", lambda *args: pytest.fail("read everything"))
     monkeypatch.setattr(GraphTable, "load_files", counted)
-    found = Searcher.open(project, library.settings(project)).search("zebra walrus circle", 10)
+    library.index(project)  # brings the saved copy up to date while LanceDB is loaded
     assert asked == [["src/shapes.py"]]
+    found = Searcher.open(project, library.settings(project)).search("zebra walrus circle", 10)
+    assert asked == [["src/shapes.py"]]  # the search read no graph table
     assert symbols_by_path(found)["src/session.py"].qualified == "Session.request"
+
+
+def test_a_searcher_saves_a_missing_copy_again(project, library):
+    library.search(project, "zebra", k=1)
+    searcher = Searcher.open(project, library.settings(project))
+    (searcher.index_dir / SIDECAR).unlink()
+    found = Searcher.open(project, library.settings(project)).search("zebra", 1)
+    assert found.hits[0].symbol == Symbol("request", "method", "Session", 7, 25)
+    assert (searcher.index_dir / SIDECAR).is_file()
 
 
 def test_an_index_without_its_graph_names_no_symbol_and_search_works(project, library):

@@ -14,18 +14,21 @@ names their class, a method's body names the method.
 
 **The source**: the definitions stored with the index (the graph table,
 :mod:`seek.store.graph_table`), never a re-parse. Reading that table needs LanceDB and
-pyarrow, ~250 ms of CPU and ~40 MB to import, more than a whole ``seek search`` may add;
-so the definitions of every file are kept beside the index in ``hit-symbols.json``, which
-loads in a few milliseconds without them (gin's: 136 KB, 1.4 ms to load it and name ten
-hits; ``bench/speed/symbol_cost.py``). It records the graph
-table's files and sizes when it was derived (as the search cache records the chunk
-table's), and each file's content hash: when the graph table changed, only the files whose
-hash changed are read again (an index run's one-file update reads one row), and a new
-graph table, a new seek or a new format read everything. While a run is open nothing is
-saved (rows and stamps may disagree). A searcher loads it once, at its first search, and
-keeps it (servers keep their searcher until the index changes). An index without a graph
-table (one from an older seek, not yet backfilled) names no symbols, and nothing fails; a
-graph that cannot be read costs the names of this searcher's hits, never the search.
+pyarrow, ~250 ms of CPU and ~40 MB to import, more than a whole ``seek search`` may add; so
+the definitions of every file are kept beside the index in ``hit-symbols.json``, which loads
+in a few milliseconds without them (gin's: 136 KB, 1.4 ms to load it and name ten hits;
+``bench/speed/symbol_cost.py``). It records the graph table's files and sizes when it was
+derived (as the search cache records the chunk table's), and each file's content hash: when
+the graph table changed, only the files whose hash changed are read again (an index run's
+one-file update reads one row), and a new graph table, a new seek or a new format read
+everything. While a run is open nothing is saved (rows and stamps may disagree). An index
+run brings it up to date after its last commit (:func:`refresh_hit_symbols`, called by
+:func:`seek.retrieve.search_cache.refresh_search_cache`), while LanceDB is loaded anyway; a
+searcher that finds it stale (an index written by an older seek, a run that could not save
+it) brings it up to date itself. A searcher loads it once, at its first search, and keeps it
+(servers keep their searcher until the index changes). An index without a graph table (one
+from an older seek, not yet backfilled) names no symbols, and nothing fails; a graph that
+cannot be read costs the names of this searcher's hits, never the search.
 
 A server's searcher answers from the last complete index while a run is writing (seek.md
 §5): its definitions are those of the graph table when it first searched, which may be a
@@ -47,7 +50,6 @@ from typing import Any
 import numpy as np
 
 from seek._version import __version__
-from seek.retrieve.search_cache import table_files
 from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.store.graph_table import GraphTable, graph_table_name
 from seek.store.manifest import Manifest
@@ -177,9 +179,30 @@ class _Rows:
             self.names, self.kinds, self.containers = [], [], []
 
 
+def refresh_hit_symbols(index_dir: Path, manifest: Manifest) -> None:
+    """After an index run's last commit: bring the saved copy up to date while LanceDB is
+    loaded anyway, so that the next ``seek search`` process need not load it (~0.2 s of CPU
+    and ~100 MB more on tokio). A failure costs the next search that time, never the run."""
+    if not manifest.has_index or manifest.run_open:
+        return
+    try:
+        HitSymbols(index_dir, manifest)._load()
+    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        log.warning("could not save the definitions of %s: %s", index_dir, exc)
+
+
 def _signature(graph_dir: Path) -> str:
-    """The graph table's files and sizes, digested: every LanceDB commit adds a file."""
-    listing = json.dumps(sorted(table_files(graph_dir).items()))
+    """The graph table's files and sizes, digested: every LanceDB commit adds a file (the
+    check :func:`seek.retrieve.search_cache.table_unchanged` makes of the chunk table)."""
+    found = []
+    for parent, _, names in os.walk(graph_dir):
+        for name in names:
+            path = os.path.join(parent, name)
+            try:
+                found.append((os.path.relpath(path, graph_dir), os.stat(path).st_size))
+            except OSError:
+                continue
+    listing = json.dumps(sorted(found))
     return hashlib.sha1(listing.encode("utf-8", "surrogatepass")).hexdigest()
 
 
