@@ -122,7 +122,9 @@ class HitSymbols:
         # Taken before any row is read: a write meanwhile makes the saved copy stale.
         signature = _signature(graph_dir)
         saved = self._saved()
-        if saved is not None and saved.get("graph") == signature:
+        # While a run is open the searcher reads the last complete index (issue 31), and the
+        # saved copy, saved only with no run open, is that index's.
+        if saved is not None and (saved.get("graph") == signature or not self.saving):
             return {path: entry[1] for path, entry in saved["files"].items()}
         kept: dict[str, list[Any]] = {}
         if saved is not None:
