@@ -259,3 +259,21 @@ def test_definitions_read_from_a_stored_row_whatever_its_layout():
     other = json.dumps({"t": {"d": "int"}, "r": data["r"], "g": data["g"], "d": data["d"]})
     assert json.loads(_encoded("src/shapes.py", other)) == written
     assert _encoded("src/shapes.py", "not json") == ""
+
+
+def test_a_team_hit_keeps_the_symbol_its_server_named(make_tree, seek_home, monkeypatch):
+    from seek import index_workspace, load_settings
+    from seek.workspace import search
+
+    shared = make_tree({"lib/retry_policy.py": "def retry_policy(attempts):\n    return 3\n"},
+                       "shared")  # fmt: skip
+    local = make_tree({"src/other.py": "VALUE = 1\n"}, "mine")
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(seek_home))
+    index_workspace(shared, load_settings(shared))
+    with running(ServeConfig(workspaces=(shared,))) as team_url:
+        team = {"team_url": team_url, "team_timeout_s": 120}  # 120: a loaded test machine
+        found = search(local, "retry policy", load_settings(local, overrides=team), k=5)
+    hits = [hit for hit in found.hits if hit.path.startswith("team:")]
+    assert [hit.path for hit in hits] == ["team:shared/lib/retry_policy.py"], found.notes
+    assert hits[0].symbol == Symbol("retry_policy", "function", None, 1, 2)
