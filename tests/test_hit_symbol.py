@@ -2,17 +2,15 @@
 MCP and HTTP, on small real projects with real tree-sitter and LanceDB."""
 
 import json
-import os
-import subprocess
-import sys
 
 import anyio
 import httpx
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from click.testing import CliRunner
+from mcp.client.client import Client
 from seek_server import running
 
+from seek.mcp import build_server
 from seek.retrieve import Searcher
 from seek.retrieve.symbols import SIDECAR
 from seek.retrieve.types import Hit, Symbol
@@ -183,46 +181,48 @@ def test_a_team_hit_keeps_a_well_formed_symbol_only():
 # -- the front-ends ----------------------------------------------------------------------
 
 
-def seek(home, cwd, *args):
-    env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
-    return subprocess.run(
-        [sys.executable, "-m", "seek", *args], capture_output=True, text=True, env=env,
-        cwd=cwd, timeout=300, check=False,
-    )  # fmt: skip
+@pytest.fixture
+def in_home(seek_home, monkeypatch):
+    """The CLI and MCP server in this process, on the test's index home."""
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(seek_home / "config"))
+    return seek_home
+
+
+def seek(project, *args):
+    import seek.cli.search_cmd  # noqa: F401 - registers the commands
+    from seek.cli import cli
+
+    found = CliRunner().invoke(cli, ["-C", str(project), *args])
+    assert found.exit_code == 0, found.output
+    return found.output
 
 
 @pytest.mark.slow
-def test_the_cli_shows_the_symbol_in_text_and_json_and_not_in_vimgrep(project, seek_home):
-    out = seek(seek_home, project, "search", "zebra", "-k", "1")
-    assert out.returncode == 0, out.stderr
-    head = out.stdout.splitlines()[0].split()
+def test_the_cli_shows_the_symbol_in_text_and_json_and_not_in_vimgrep(project, in_home):
+    head = seek(project, "search", "zebra", "-k", "1").splitlines()[0].split()
     assert head[:2] == ["1", "src/session.py:1-25"] and head[-1] == "Session.request"
-    out = seek(seek_home, project, "search", "walrus", "-k", "1", "--json")
-    hit = json.loads(out.stdout)["hits"][0]
+    hit = json.loads(seek(project, "search", "walrus", "-k", "1", "--json"))["hits"][0]
     assert (hit["path"], hit["symbol"]) == ("src/script.py", None)
-    out = seek(seek_home, project, "search", "zebra", "-k", "1", "--format", "jsonl")
-    assert json.loads(out.stdout)["symbol"] == REQUEST
-    out = seek(seek_home, project, "search", "zebra", "-k", "1", "--format", "vimgrep")
-    assert out.stdout == 'src/session.py:1:1:"""Sessions."""\n'
-    out = seek(seek_home, project, "related", "src/shapes.py:6", "--json")
-    assert REQUEST in [hit["symbol"] for hit in json.loads(out.stdout)["hits"]]
+    assert (
+        json.loads(seek(project, "search", "zebra", "-k", "1", "--format", "jsonl"))["symbol"]
+        == REQUEST
+    )
+    vimgrep = seek(project, "search", "zebra", "-k", "1", "--format", "vimgrep")
+    assert vimgrep.endswith('src/session.py:1:1:"""Sessions."""\n')
+    near = json.loads(seek(project, "related", "src/shapes.py:6", "--json"))
+    assert REQUEST in [hit["symbol"] for hit in near["hits"]]
 
 
-async def mcp_calls(workspace, seek_home, calls):
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "seek", "mcp"], cwd=str(workspace),
-        env={**os.environ, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home)},
-    )  # fmt: skip
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return [await session.call_tool(name, arguments) for name, arguments in calls]
+async def mcp_calls(server, calls):
+    async with Client(server) as client:
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
 
 
 @pytest.mark.slow
-def test_mcp_search_and_related_name_the_symbol(project, seek_home):
+def test_mcp_search_and_related_name_the_symbol(project, in_home):
     search, related = anyio.run(
-        mcp_calls, project, seek_home,
+        mcp_calls, build_server(project),
         [("search", {"query": "zebra", "k": 1}),
          ("related", {"path": "src/shapes.py", "line": 6})],
     )  # fmt: skip
