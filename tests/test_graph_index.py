@@ -2,17 +2,22 @@
 replaced when the file changes, removed with it, rebuilt with a rebuild, updated by
 ``seek watch``, added to an index stored before it; real tree-sitter and LanceDB."""
 
+import importlib
+import json
 import os
+from dataclasses import MISSING, fields
 
+import lancedb
+import pyarrow as pa
 import pytest
 
-from seek.graph import build_graph
+from seek.graph import Definition, FileFacts, Import, Reference, build_graph
 from seek.index.freshness import is_current
 from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.store import index_dir_for, load_manifest
 from seek.store.graph_table import GraphTable, graph_table_name
 from seek.workspace import Workspaces
-from seek.workspace.code_graph import load_graph
+from seek.workspace.code_graph import file_definitions, load_graph
 
 PROJECT = {
     # Python: a package, a relative import, a method call through an instance
@@ -24,6 +29,11 @@ PROJECT = {
         "    def total(self):\n        return sum(price_of(i) for i in self.items)\n"
     ),
     "py/shop/prices.py": "TAX = 2\n\n\ndef price_of(item):\n    return item.cost * TAX\n",
+    # a base class and super(): FileFacts.bases, a member bound through the base
+    "py/shop/gift.py": (
+        "from .cart import Cart\n\n\n"
+        "class GiftCart(Cart):\n    def total(self):\n        return super().total() - 1\n"
+    ),
     "py/main.py": "from shop import Cart\n\n\ndef checkout():\n    return Cart().total()\n",
     # JavaScript / TypeScript: ES imports between files
     "web/src/format.ts": (
@@ -46,6 +56,35 @@ PROJECT = {
     ),
     "README.md": "# Shop\n\nA cart, prices and a store.\n",
 }
+
+
+def records(graph):
+    """Every record of the graph, by its class (a file's facts, definitions, uses, imports)."""
+    facts = list(graph.files.values())
+    return {
+        FileFacts: facts,
+        Definition: [d for f in facts for d in f.definitions],
+        Reference: [r for f in facts for r in f.references],
+        Import: [i for f in facts for i in f.imports],
+    }
+
+
+def assert_every_field_is_exercised(graph):
+    """Each field of each record is set (not its default) somewhere in ``graph``, so that the
+    stored graph's equality with a clean build pins every field: a field the row drops or
+    mangles makes the two differ (the library's fields are read, not listed here)."""
+    unset = []
+    for cls, items in records(graph).items():
+        for f in fields(cls):
+            if f.default is not MISSING:
+                default = f.default
+            elif f.default_factory is not MISSING:
+                default = f.default_factory()
+            else:
+                continue  # required: set on every record
+            if not any(getattr(item, f.name) != default for item in items):
+                unset.append(f"{cls.__name__}.{f.name}")
+    assert unset == [], "the test project leaves these at their defaults"
 
 
 def run(root, settings, **kw):
@@ -78,7 +117,7 @@ def assert_same_graph(root, settings):
     clean = build_graph(disk_files(root))
     assert graph is not None
     assert graph.files == clean.files
-    paths = [path for path, _ in graph_rows(root, settings)]
+    paths = [path for path, *_ in graph_rows(root, settings)]
     assert len(paths) == len(set(paths)), "one row per file"
 
 
@@ -95,6 +134,7 @@ def settings(settings_for, hash_provider):
 
 def test_an_index_run_stores_the_graph_of_every_source_file(project, settings):
     run(project, settings)
+    assert_every_field_is_exercised(build_graph(disk_files(project)))
     assert_same_graph(project, settings)
     graph = stored(project, settings)
     assert "README.md" not in graph.files
@@ -190,8 +230,70 @@ def test_a_run_that_dies_between_rows_and_stamps_leaves_no_graph_rows_behind(
         run(project, settings)
     monkeypatch.undo()
     assert load_manifest(index_dir_for(project, settings)).run_open
-    assert "py/shop/extra.py" in dict(graph_rows(project, settings))  # written, not stamped
+    assert "py/shop/extra.py" in {row[0] for row in graph_rows(project, settings)}  # unstamped
     (project / "py/shop/extra.py").unlink()
     run(project, settings)
     assert_same_graph(project, settings)
     assert stored(project, settings).defs("discount") == []
+
+
+def test_the_stage_extracts_from_the_tree_the_chunker_parsed(project, settings, monkeypatch):
+    """One parse per source file (issue 28's index cost): the graph's facts come from the
+    chunker's tree, the same facts a parse of their own gives."""
+    from seek.index.graph_rows import file_facts
+    from seek.index.rules import chunking_spec
+    from seek.index.stages import FileSpec, prepare_file
+    from seek.scan import scan_workspace
+
+    files = {f.rel: f for f in scan_workspace(project, max_file_bytes=1_000_000).files}
+    spec = FileSpec(chunking_spec(settings), settings.binary_sniff_bytes, "", graph=True)
+    expected = {
+        rel: file_facts(rel, (project / rel).read_bytes(), project)
+        for rel in ("py/shop/cart.py", "web/src/format.ts", "go/store/store.go")
+    }
+
+    class NoSecondParse:
+        def parse(self, source):
+            raise AssertionError("the graph parsed the file again")
+
+    # the module (``seek.graph.extract`` as a name is the function the package exports)
+    extract_module = importlib.import_module("seek.graph.extract")
+    monkeypatch.setattr(extract_module, "parser_for", lambda grammar: NoSecondParse())
+    for rel, facts in expected.items():
+        assert facts is not None
+        assert prepare_file(project, files[rel], None, spec).graph == facts
+
+
+def test_a_graph_table_of_an_older_format_is_replaced_from_the_files(project, settings):
+    """An index whose graph rows were written in another format (version 1, `t_graph`: uses
+    as six values, no declared types) is not read as its graph: the next run stores the
+    current one from the files and drops the old table."""
+    run(project, settings)
+    index_dir = index_dir_for(project, settings)
+    table = load_manifest(index_dir).table
+    GraphTable(index_dir, graph_table_name(table)).drop()
+    old = GraphTable(index_dir, table + "_graph")
+    version_1 = {"g": "python", "d": [], "r": [["x", 1, 0, None, None, 0]], "i": []}
+    lancedb.connect(index_dir / "lancedb").create_table(
+        old.name,
+        pa.table({"path": ["py/main.py"], "facts": [json.dumps(version_1)]}),
+    )
+    assert load_graph(index_dir)[0] is None
+    assert not is_current(project, settings)
+    run(project, settings)
+    assert_same_graph(project, settings)
+    assert not old.exists()
+
+
+def test_a_files_definitions_are_read_without_assembling_the_graph(project, settings):
+    """What a search hit needs to name its enclosing definition: one column of a few rows."""
+    run(project, settings)
+    index_dir = index_dir_for(project, settings)
+    clean = build_graph(disk_files(project))
+    wanted = ["py/shop/cart.py", "go/store/store.go", "README.md", "no/such.py", "py/shop/cart.py"]
+    found = file_definitions(index_dir, wanted)
+    assert found == {
+        p: clean.files[p].definitions for p in ("py/shop/cart.py", "go/store/store.go")
+    }
+    GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
+    assert file_definitions(index_dir, wanted) == {}

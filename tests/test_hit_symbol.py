@@ -112,7 +112,7 @@ def test_a_saved_copy_names_hits_without_reading_the_graph_table(project, librar
         raise AssertionError("the graph table was read")
 
     monkeypatch.setattr(GraphTable, "load_all", unread)
-    monkeypatch.setattr(GraphTable, "load_files", unread)
+    monkeypatch.setattr(GraphTable, "definitions", unread)
     again = Searcher.open(project, library.settings(project)).search("zebra", 1)
     assert again.hits[0].symbol == Symbol("request", "method", "Session", 7, 25)
 
@@ -121,14 +121,14 @@ def test_an_index_run_reads_only_the_changed_file_from_the_graph(project, librar
     library.search(project, "zebra", k=1)
     (project / "src/shapes.py").write_text(SHAPES.replace("LIMIT = 3", "LIMIT = 4"))
     asked = []
-    load_files = GraphTable.load_files
+    definitions = GraphTable.definitions
 
     def counted(table, paths):
         asked.append(list(paths))
-        return load_files(table, paths)
+        return definitions(table, paths)
 
-    monkeypatch.setattr(GraphTable, "load_all", lambda *args: pytest.fail("read everything"))
-    monkeypatch.setattr(GraphTable, "load_files", counted)
+    monkeypatch.setattr(GraphTable, "load_all", lambda *args: pytest.fail("read all facts"))
+    monkeypatch.setattr(GraphTable, "definitions", counted)
     library.index(project)  # brings the saved copy up to date while LanceDB is loaded
     assert asked == [["src/shapes.py"]]
     found = Searcher.open(project, library.settings(project)).search("zebra walrus circle", 10)
@@ -247,17 +247,18 @@ def test_http_search_and_related_answer_the_symbol(project, seek_home):
         assert REQUEST in [hit["symbol"] for hit in near.json()["hits"]]
 
 
-def test_definitions_read_from_a_stored_row_whatever_its_layout():
-    from seek.index.graph_rows import file_facts
+def test_definitions_read_from_a_stored_row():
+    from seek.index.graph_rows import definitions, file_facts
     from seek.retrieve.symbols import _encoded
 
     row = file_facts("src/shapes.py", SHAPES.encode())
-    written = json.loads(_encoded("src/shapes.py", row))
+    written = json.loads(_encoded("src/shapes.py", row[0]))
+    assert written == [  # what the index layer's own reader gives
+        [d.line, d.end_line, d.name, d.kind, d.container]
+        for d in definitions("src/shapes.py", row[0])
+    ]
     assert written[:2] == [[1, 1, "LIMIT", "constant", None], [4, 15, "Shapes", "class", None]]
     assert [5, 7, "circle", "method", "Shapes"] in written
-    data = json.loads(row)  # another layout: a nested "d" key before the definitions
-    other = json.dumps({"t": {"d": "int"}, "r": data["r"], "g": data["g"], "d": data["d"]})
-    assert json.loads(_encoded("src/shapes.py", other)) == written
     assert _encoded("src/shapes.py", "not json") == ""
 
 

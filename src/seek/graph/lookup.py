@@ -142,8 +142,15 @@ class CodeGraph(Bindings):
         enclosing definition."""
         if isinstance(target, Definition):
             found = self.uses(target)
-        else:
-            found = [r for d in self.defs(target) for r in self.uses(d)]
+        else:  # each use bound once, not once per definition of a common name
+            wanted = set(self.defs(target))
+            names = {d.name for d in wanted}
+            found = [
+                r
+                for name in names
+                for r in self.refs_by_name.get(name, ())
+                if not wanted.isdisjoint(self.candidates(r))
+            ]
         groups: dict[tuple[str, str | None], list[Reference]] = {}
         for ref in sorted(set(found), key=lambda r: (r.path, r.line, r.column)):
             groups.setdefault((ref.path, ref.enclosing), []).append(ref)

@@ -151,7 +151,7 @@ class EmbedSteps:
             pending.rows.append_row(rel, number, start, end, part, content, keywords)
         pending.texts.extend(prepared.texts)
         if prepared.graph is not None:
-            pending.graph.append((rel, prepared.graph))
+            pending.graph.append((rel, *prepared.graph))
 
     def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
         """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""

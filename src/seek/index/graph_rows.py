@@ -2,13 +2,15 @@
 from those rows (issue 28 deliver 1: "the graph, built with the index").
 
 :func:`file_facts` runs in the pure per-file stage (:func:`seek.index.stages.prepare_file`):
-it extracts a source file's definitions, references and imports (:func:`seek.graph.extract`)
-and encodes them as compact JSON, lists rather than objects (a reference is a few numbers
-and names; field names on each would double the table). Imports are stored as written:
-which files they resolve to depends on every other file, so :func:`assemble` resolves them
-over the whole workspace each time a graph is loaded, as :func:`seek.graph.build_graph` does.
-A Go file's row carries its module path from the nearest ``go.mod``, since Go imports
-resolve through it and seek does not index ``go.mod`` files.
+it extracts a source file's definitions, references, imports and declared types
+(:func:`seek.graph.extract`) and encodes every field of them as compact JSON, lists rather
+than objects (a reference is a few numbers and names; field names on each would double the
+table), so that the graph assembled from the rows equals a clean ``build_graph``. Imports
+are stored as written: which files they resolve to depends on every other file, so
+:func:`assemble` resolves them over the whole workspace each time a graph is loaded, as
+:func:`seek.graph.build_graph` does. A Go file's row carries its module path from the
+nearest ``go.mod``, since Go imports resolve through it and seek does not index ``go.mod``
+files.
 """
 
 from __future__ import annotations
@@ -18,28 +20,47 @@ import logging
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import fields
+from operator import attrgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seek.chunk import MAX_PARSE_LINE_CHARS
 from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, extract
 from seek.graph.imports import Resolver
 from seek.scan.beneath import read_beneath
 
+if TYPE_CHECKING:
+    import tree_sitter
+
 log = logging.getLogger(__name__)
 
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
-_CALL, _MEMBER, _LOCAL = 1, 2, 4
 
 
-def file_facts(rel: str, data: bytes, root: Path | None = None) -> str | None:
+Encoded = tuple[str, str]
+"""A file's row: (its definitions, the rest of its facts), each compact JSON. Definitions are
+a column of their own, so that reading a file's definitions (:func:`definitions`, the
+enclosing definition of a search hit) decodes neither its references nor its types."""
+
+
+def file_facts(
+    rel: str, data: bytes, root: Path | None = None, tree: tree_sitter.Tree | None = None
+) -> Encoded | None:
     """The encoded facts of one file, or None when it has none to store (no grammar, a
     minified file the chunker does not parse either, a parser failure). A Go file carries
     its module's path, read from the nearest ``go.mod`` above it under ``root`` (seek does
-    not index ``go.mod`` files, and Go imports resolve through them)."""
-    if any(len(line) > MAX_PARSE_LINE_CHARS for line in data.split(b"\n")):
-        return None  # tree-sitter's time grows with the square of such a line (chunk/)
+    not index ``go.mod`` files, and Go imports resolve through them). ``tree``: ``data``
+    as the chunker parsed it (:func:`seek.chunk.chunk_file_parsed`, which made the checks
+    above), so that it is not parsed again."""
+    if tree is None:
+        # the chunker's check, in characters: tree-sitter's time grows with the square of
+        # such a line (seek.chunk), and a file the chunker does not parse has no facts
+        text = data.decode("utf-8", errors="replace")
+        if max(map(len, text.split("\n")), default=0) > MAX_PARSE_LINE_CHARS:
+            return None
     try:
-        facts = extract(rel, data)
+        facts = extract(rel, data, tree=tree)
     except Exception as exc:  # noqa: BLE001 - a parser failure must not stop indexing
         log.warning("cannot read definitions of %s: %s", rel, exc)
         return None
@@ -65,70 +86,68 @@ def go_module(root: Path, rel: str) -> tuple[str, str] | None:
         folder = posixpath.dirname(folder)
 
 
-def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> str:
+# Every field of the graph's records but the path (the row's key) is stored, in the order the
+# record declares them, so a field the library adds is stored without a change here (and a
+# record from a row is built positionally, as the library builds them). Imports are stored
+# without ``files``: which files they resolve to depends on every other file (see assemble).
+# A new field of FileFacts itself needs a key below (tests/test_graph_index.py fails until
+# the stored graph carries it); a change of what is stored bumps GRAPH_FORMAT (store/).
+_DEFINITION = tuple(f.name for f in fields(Definition) if f.name != "path")
+_REFERENCE = tuple(f.name for f in fields(Reference) if f.name != "path")
+_IMPORT = tuple(f.name for f in fields(Import) if f.name not in ("path", "files"))
+_definition_values = attrgetter(*_DEFINITION)
+_reference_values = attrgetter(*_REFERENCE)
+_import_values = attrgetter(*_IMPORT)
+
+
+def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> Encoded:
+    definitions = [_definition_values(d) for d in facts.definitions]
     data = {
         "g": facts.grammar,
-        "d": [
-            [d.name, d.kind, d.line, d.end_line, d.column, d.container, d.signature, d.doc]
-            for d in facts.definitions
-        ],
-        "r": [
-            [
-                r.name,
-                r.line,
-                r.column,
-                r.enclosing,
-                r.qualifier,
-                (_CALL if r.call else 0)
-                | (_MEMBER if r.member else 0)
-                | (_LOCAL if r.local else 0),
-            ]
-            for r in facts.references
-        ],  # fmt: skip
-        "i": [[i.line, i.target, list(i.names), i.alias] for i in facts.imports],
+        "r": [_reference_values(r) for r in facts.references],
+        "i": [_import_values(i) for i in facts.imports],
+        "t": facts.types,
+        "b": facts.bases,
     }
     if go_module is not None:
-        data["m"] = list(go_module)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        data["m"] = go_module
+    return _dumps(definitions), _dumps(data)
 
 
-def decode(path: str, text: str) -> tuple[FileFacts, tuple[str, str] | None]:
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def definitions(path: str, text: str) -> list[Definition]:
+    """The definitions of a file's row (its first column), in source order."""
+    return [Definition(path, *d) for d in json.loads(text)]
+
+
+def decode(path: str, row: Encoded) -> tuple[FileFacts, tuple[str, str] | None]:
     """A file's facts, and for a Go file its module's (folder, path)."""
-    data = json.loads(text)
+    data = json.loads(row[1])
     module = tuple(data["m"]) if "m" in data else None
     facts = FileFacts(
         path=path,
         grammar=data["g"],
-        definitions=[Definition(path, *d) for d in data["d"]],
-        references=[
-            Reference(
-                path,
-                name,
-                line,
-                column,
-                enclosing,
-                bool(flags & _CALL),
-                bool(flags & _MEMBER),
-                qualifier,
-                bool(flags & _LOCAL),
-            )
-            for name, line, column, enclosing, qualifier, flags in data["r"]
-        ],  # fmt: skip
+        definitions=definitions(path, row[0]),
+        references=[Reference(path, *r) for r in data["r"]],
         imports=[
-            Import(path, line, target, tuple(names), alias)
-            for line, target, names, alias in data["i"]
+            Import(path, *(tuple(v) if isinstance(v, list) else v for v in i)) for i in data["i"]
         ],
+        types=data["t"],
+        bases={name: tuple(bases) for name, bases in data["b"].items()},
     )
     return facts, module  # type: ignore[return-value]
 
 
-def assemble(rows: Iterable[tuple[str, str]]) -> CodeGraph:
-    """The workspace graph from stored (path, encoded facts) rows: imports resolved over
+def assemble(rows: Iterable[tuple[str, str, str]]) -> CodeGraph:
+    """The workspace graph from stored (path, definitions, facts) rows: imports resolved over
     every file (what :func:`seek.graph.build_graph` does after extracting)."""
     facts: dict[str, FileFacts] = {}
     go_modules: dict[str, str] = {}
-    for path, text in rows:
-        found, module = decode(path, text)
+    for path, *row in rows:
+        found, module = decode(path, tuple(row))  # type: ignore[arg-type]
         facts[path] = found
         if module is not None:
             go_modules[module[0]] = module[1]

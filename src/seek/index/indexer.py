@@ -365,7 +365,7 @@ class Indexer(EmbedSteps):
                 continue  # gone or unreadable: the run removes or reports it
             facts = file_facts(rel, data, self.root)
             if facts is not None:
-                rows.append((rel, facts))
+                rows.append((rel, *facts))
         self.graph.replace_files([], rows)
         if not rows:
             self.graph.create_empty()

@@ -28,8 +28,9 @@ class Pending:
     """What is embedded for each row: ``<task prefix><path>\n<window>``."""
     vectors: list[np.ndarray] = field(default_factory=list)
     """The rows' vectors, one matrix per embedded step, in row order."""
-    graph: list[tuple[str, str]] = field(default_factory=list)
-    """(path, encoded code-graph facts) of the files that have them, written with the rows."""
+    graph: list[tuple[str, str, str]] = field(default_factory=list)
+    """(path, definitions, facts) of the files with code-graph facts (encoded:
+    :mod:`seek.index.graph_rows`), written with the rows."""
 
     def __len__(self) -> int:
         return len(self.stamps) + len(self.refreshed)

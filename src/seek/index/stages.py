@@ -17,7 +17,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seek.chunk import chunk_file, embedding_windows
+from seek.chunk import chunk_file_parsed, embedding_windows
 from seek.index.graph_rows import file_facts
 from seek.scan.walk import BINARY, NO_CHUNKS, ScannedFile
 from seek.store.manifest import ChunkingSpec, Stamp
@@ -53,8 +53,9 @@ class Prepared:
     """(chunk, start_line, end_line, part, content, keywords) per window."""
     texts: list[str] = field(default_factory=list)
     """What is embedded for each row: ``<document prefix><path>\\n<window>``."""
-    graph: str | None = None
-    """The file's code-graph facts, encoded (:mod:`seek.index.graph_rows`); None: none."""
+    graph: tuple[str, str] | None = None
+    """The file's code-graph row, encoded (:data:`seek.index.graph_rows.Encoded`); None: no
+    facts."""
 
 
 def is_binary(data: bytes, sniff_bytes: int) -> bool:
@@ -87,17 +88,20 @@ def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: File
     if old is not None and old.hash == digest:
         return Prepared(rel, Stamp(digest, size, mtime, old.chunks, old.skip), unchanged=True)
     chunking = spec.chunking
-    chunks = []
+    chunks, tree = [], None
     skip = BINARY if is_binary(data, spec.binary_sniff_bytes) else ""
     if not skip:
-        chunks = chunk_file(rel, data, max_chars=chunking.max, min_chars=chunking.min,
-                            overlap_chars=chunking.overlap)  # fmt: skip
+        chunks, tree = chunk_file_parsed(rel, data, max_chars=chunking.max,
+                                         min_chars=chunking.min,
+                                         overlap_chars=chunking.overlap)  # fmt: skip
         if not chunks:
             skip = NO_CHUNKS
     prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
                         had_rows=old is not None and old.chunks > 0)  # fmt: skip
-    if chunks and spec.graph:
-        prepared.graph = file_facts(rel, data, root)
+    if chunks and spec.graph and tree is not None:
+        # the chunker's tree: no second parse (a file it did not parse has no facts either:
+        # no grammar, a minified line, a parser failure)
+        prepared.graph = file_facts(rel, data, root, tree)
     for number, chunk in enumerate(chunks):
         windows = embedding_windows(chunk.content, chunking.window, chunking.window_overlap)
         # Only part 0 is searched by keyword, so the other windows of a chunk leave the

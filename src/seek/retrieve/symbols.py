@@ -19,10 +19,11 @@ the definitions of every file are kept beside the index in ``hit-symbols.json``,
 in a few milliseconds without them (gin's: 136 KB, 1.4 ms to load it and name ten hits;
 ``bench/speed/symbol_cost.py``). It records the graph table's files and sizes when it was
 derived (as the search cache records the chunk table's), and each file's content hash: when
-the graph table changed, only the files whose hash changed are read again (an index run's
-one-file update reads one row), and a new graph table, a new seek or a new format read
-everything. While a run is open nothing is saved (rows and stamps may disagree). An index
-run brings it up to date after its last commit (:func:`refresh_hit_symbols`, called by
+the graph table changed, only the files whose hash changed are read again, their definitions
+column alone (an index run's one-file update reads one row), and a new graph table, a new
+seek or a new format read every file's. While a run is open nothing is saved (rows and
+stamps may disagree). An index run brings it up to date after its last commit
+(:func:`refresh_hit_symbols`, called by
 :func:`seek.retrieve.search_cache.refresh_search_cache`), while LanceDB is loaded anyway; a
 searcher that finds it stale (an index written by an older seek, a run that could not save
 it) brings it up to date itself. A searcher loads it once, at its first search, and keeps it
@@ -131,11 +132,9 @@ class HitSymbols:
             kept = {p: e for p, e in saved["files"].items() if self.hashes.get(p) == e[0]}
         missing = [path for path in self.hashes if path not in kept]
         files = {path: [self.hashes[path], ""] for path in missing}
-        table = GraphTable(self.index_dir, self.table_name)
-        rows = table.load_files(missing) if len(missing) * 2 < len(self.hashes) else None
-        for path, facts in table.load_all() if rows is None else rows:
-            if path in files:
-                files[path][1] = _encoded(path, facts)
+        stored = GraphTable(self.index_dir, self.table_name).definitions(missing)
+        for path, definitions in stored.items():
+            files[path][1] = _encoded(path, definitions)
         files.update(kept)
         if self.saving:
             self._save({"format": FORMAT, "seek": __version__, "table": self.table_name,
@@ -208,29 +207,15 @@ def _signature(graph_dir: Path) -> str:
     return hashlib.sha1(listing.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_DECODER = json.JSONDecoder()
-
-
-def _stored_definitions(facts: str) -> list[Any]:
-    """The ``d`` list of a stored facts row. The writer puts it second, after the grammar
-    (``{"g":"go","d":[...],"r":...``), so only it is parsed: a file's references are most
-    of its row (curl's graph: 744 ms to parse whole, 8 ms for the definitions alone); a
-    row laid out otherwise is parsed whole."""
-    at = facts.find('"d":')
-    if at > 0 and facts.startswith('{"g":"') and facts.count('"', 0, at) == 4:
-        return _DECODER.raw_decode(facts, at + 4)[0]
-    return json.loads(facts)["d"]
-
-
-def _encoded(path: str, facts: str) -> str:
+def _encoded(path: str, definitions: str) -> str:
     """A file's definitions as ``[line, end line, name, kind, container]`` lists, from its
-    stored facts (the row :mod:`seek.index.graph_rows` writes: ``d`` holds each
-    :class:`seek.graph.Definition`'s fields after its path, in order: name, kind, line, end
-    line, column, container, ...); "" when it has none or they cannot be read. Not
-    through ``graph_rows.decode``: the index layer is above this one, and importing
-    :mod:`seek.graph` loads tree-sitter, which a search does not otherwise load."""
+    stored row's definitions column (:func:`seek.index.graph_rows.encode`: each
+    :class:`seek.graph.Definition`'s fields but its path, in the order it declares them:
+    name, kind, line, end line, column, container, ...); "" when it has none or they cannot
+    be read. Not through ``graph_rows.definitions``: the index layer is above this one, and
+    importing :mod:`seek.graph` loads tree-sitter, which a search does not otherwise load."""
     try:
-        rows = [[d[2], d[3], d[0], d[1], d[5]] for d in _stored_definitions(facts)]
+        rows = [[d[2], d[3], d[0], d[1], d[5]] for d in json.loads(definitions)]
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         log.info("cannot read the definitions of %s: %s", path, exc)
         return ""

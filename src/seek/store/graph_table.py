@@ -1,13 +1,15 @@
 """The code graph's table: one row per source file with its definitions, references and
 imports (issue 28 deliver 1; seek.md §2 `seek def/refs/...`), stored beside the chunk table.
 
-Rows: ``path`` (workspace-relative, ``/``), ``facts`` (the file's facts, encoded by
-:mod:`seek.index.graph_rows`; the store does not read them). The table of chunk table ``t``
-is ``t_graph`` (:func:`graph_table_name`): a rebuild's new chunk table gets a new graph table
-with it, the manifest's switch makes both current at once, and a retired chunk table's graph
-goes with it. The writer replaces a file's graph row with its chunk rows, before the stamp
-is saved, so the stamp protocol (rows before stamps, ``runOpen``) keeps the graph as
-crash-safe as the chunks (:mod:`seek.index.indexer`).
+Rows: ``path`` (workspace-relative, ``/``), ``definitions`` and ``facts`` (the file's
+definitions and the rest of its facts, encoded by :mod:`seek.index.graph_rows`; the store
+does not read them; definitions apart, so that a file's are read alone:
+:meth:`GraphTable.definitions`). The table of chunk table ``t`` is ``t_graph<GRAPH_FORMAT>``
+(:func:`graph_table_name`): a rebuild's new chunk table gets a new graph table with it, the
+manifest's switch makes both current at once, and a retired chunk table's graph goes with
+it. The writer replaces a file's graph row with its chunk rows, before the stamp is saved,
+so the stamp protocol (rows before stamps, ``runOpen``) keeps the graph as crash-safe as
+the chunks (:mod:`seek.index.indexer`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from seek.store.threads import reads_lance, writes_lance
 if TYPE_CHECKING:
     from seek.store import lance
 
-GRAPH_SUFFIX = "_graph"
+COLUMNS = ("path", "definitions", "facts")
+GRAPH_FORMAT = 2
+"""The version of what a row holds: its encoding (:mod:`seek.index.graph_rows`) and the facts
+:mod:`seek.graph` extracts; bumped when either changes. It is part of the table's name, so a
+table of another version is not read as this index's graph: the next run fills the current
+one from the files, as for an index stored before the graph, and drops the old one with the
+other tables no reader needs (version 1: rows without declared types, bases or owners)."""
+GRAPH_SUFFIX = f"_graph{GRAPH_FORMAT}"
 
 
 def graph_table_name(chunk_table: str) -> str:
@@ -63,11 +72,14 @@ class GraphTable:
         return self._table
 
     @staticmethod
-    def _arrow(paths: Sequence[str], facts: Sequence[str]) -> Any:
+    def _arrow(rows: Sequence[tuple[str, str, str]]) -> Any:
         import pyarrow as pa
 
         return pa.table(
-            {"path": pa.array(paths, pa.string()), "facts": pa.array(facts, pa.string())}
+            {
+                name: pa.array([row[i] for row in rows], pa.string())
+                for i, name in enumerate(COLUMNS)
+            }
         )
 
     @writes_lance
@@ -75,7 +87,7 @@ class GraphTable:
         """Create the table with no rows, so that an index whose files have no graph (no
         source code) is told from one built before the graph was stored."""
         if not self.exists():
-            self._table = self._connect().create_table(self.name, self._arrow([], []))
+            self._table = self._connect().create_table(self.name, self._arrow([]))
 
     @writes_lance
     def delete_files(self, paths: Sequence[str]) -> None:
@@ -88,12 +100,12 @@ class GraphTable:
             table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
 
     @writes_lance
-    def replace_files(self, paths: Sequence[str], rows: Sequence[tuple[str, str]]) -> None:
-        """Delete the rows of ``paths`` and add ``rows`` ((path, encoded facts) pairs)."""
+    def replace_files(self, paths: Sequence[str], rows: Sequence[tuple[str, str, str]]) -> None:
+        """Delete the rows of ``paths`` and add ``rows`` ((path, definitions, facts))."""
         self.delete_files(paths)
         if not rows:
             return
-        data = self._arrow([r[0] for r in rows], [r[1] for r in rows])
+        data = self._arrow(rows)
         table = self._open()
         if table is None:
             self._table = self._connect().create_table(self.name, data)
@@ -122,26 +134,32 @@ class GraphTable:
         return set(table.scan(["path"]).column("path").to_pylist())
 
     @reads_lance
-    def load_all(self) -> list[tuple[str, str]]:
-        """Every (path, encoded facts) row; empty when the table does not exist."""
+    def load_all(self) -> list[tuple[str, str, str]]:
+        """Every (path, definitions, facts) row; empty when the table does not exist."""
         table = self._open()
         if table is None or not table.count_rows():
             return []
-        data = table.scan(["path", "facts"])
-        paths, facts = data.column("path").to_pylist(), data.column("facts").to_pylist()
-        return list(zip(paths, facts, strict=True))
+        data = table.scan(COLUMNS)
+        return list(zip(*(data.column(name).to_pylist() for name in COLUMNS), strict=True))
 
     @reads_lance
-    def load_files(self, paths: Sequence[str]) -> list[tuple[str, str]]:
-        """The (path, encoded facts) rows of ``paths`` (those that have one)."""
+    def definitions(self, paths: Sequence[str]) -> dict[str, str]:
+        """The encoded definitions of those of ``paths`` that have a row (the one column a
+        search hit's enclosing definition needs; nothing else is read)."""
         from seek.store.table import SQL_IN_BATCH, paths_filter
 
         table = self._open()
-        if table is None or not paths:
-            return []
-        found: list[tuple[str, str]] = []
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            data = table.scan(["path", "facts"], paths_filter(paths[i : i + SQL_IN_BATCH]))
-            paths_read, facts = data.column("path").to_pylist(), data.column("facts").to_pylist()
-            found += zip(paths_read, facts, strict=True)
+        found: dict[str, str] = {}
+        if table is None:
+            return found
+        unique = sorted(set(paths))
+        for i in range(0, len(unique), SQL_IN_BATCH):
+            data = table.scan(["path", "definitions"], paths_filter(unique[i : i + SQL_IN_BATCH]))
+            found.update(
+                zip(
+                    data.column("path").to_pylist(),
+                    data.column("definitions").to_pylist(),
+                    strict=True,
+                )
+            )
         return found

@@ -183,6 +183,22 @@ def load_graph(index_dir: Path) -> tuple[CodeGraph | None, str]:
     return assemble(table.load_all()), stamp
 
 
+def file_definitions(index_dir: Path, paths: list[str]) -> dict[str, list[Definition]]:
+    """The definitions of each of ``paths`` stored with the index in ``index_dir``, in source
+    order, read from the graph table's definitions column alone (no graph is assembled): what
+    a search hit needs to name its enclosing definition. A path without a row (no grammar,
+    not indexed, no graph stored yet) is left out."""
+    from seek.index.graph_rows import definitions
+    from seek.store import load_manifest
+    from seek.store.graph_table import GraphTable, graph_table_name
+
+    manifest = load_manifest(index_dir)
+    if not manifest.has_index:
+        return {}
+    table = GraphTable(index_dir, graph_table_name(manifest.table))
+    return {path: definitions(path, text) for path, text in table.definitions(paths).items()}
+
+
 class GraphCache:
     """A server's graphs, one per workspace, replaced when the index's contents change."""
 
@@ -393,6 +409,7 @@ __all__ = [
     "check_name",
     "check_path",
     "defs",
+    "file_definitions",
     "outline",
     "parse_location",
     "refs",

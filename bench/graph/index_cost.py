@@ -1,16 +1,22 @@
 """What storing the code graph with the index costs a cold `seek index` (issue 28: at most
 +25 % time and +10 % peak RSS), measured in the same run, interleaved.
 
-    .venv/bin/python -m bench.graph_index_cost BENCH_DIR [--repos requests,gin,express,flask]
+    .venv/bin/python -m bench.graph.index_cost BENCH_DIR [--repos requests,gin,express,flask]
         [--runs 1] [--out bench/results/graph_index_cost.json]
 
-Per repository and run, two fresh child processes of ``bench.index_speed``'s seek worker
+Per repository and run, two fresh child processes of ``bench.speed.index_speed``'s seek worker
 (model load and store import excluded; cold index into a fresh home, then a no-change
 run): ``graph``, as shipped, and ``nograph``, the same with the per-file graph extraction
 switched off (``seek.index.stages.file_facts`` returns nothing, so no facts are read or
 written). Their order alternates by repository and run, so drift in the machine's load
 does not favour one arm. Ratios are graph / nograph of the cold wall time, cold CPU time and
 peak RSS.
+
+``--parts`` adds, per repository, one more child that splits the graph's share: CPU seconds
+of one pass over the files seek indexes (the default settings' scan) for chunking (its
+parse included), the parse the extractor no longer repeats (the chunker's tree is passed),
+`extract(tree=)`, and encoding the rows; after an untimed first pass, whose cost (query
+compilation per grammar, the first extraction) is reported apart as ``first_pass_s``.
 """
 
 from __future__ import annotations
@@ -23,12 +29,62 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.data import REPO_ROOT, builtin_model_dir
-from bench.index_speed import child_env, prewarm, read_benchmark_roots, repo_folder, run_child
+from bench.common import RESULTS, builtin_model_dir, read_benchmark_roots, repo_folder
+from bench.speed.index_speed import child_env, prewarm, run_child
 
 DEFAULT_REPOS = ("requests", "gin", "express", "flask")
-DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "graph_index_cost.json"
+DEFAULT_OUT = RESULTS / "graph_index_cost.json"
 ARMS = ("graph", "nograph")
+PARTS = ("chunk_s", "parse_s", "extract_s", "encode_s")
+
+
+def parts(folder: str) -> dict:
+    """CPU seconds of each step of the graph's share of a cold index (see ``--parts``)."""
+    import time
+
+    from seek.chunk import chunk_file_parsed
+    from seek.chunk.languages import grammar_for_path, parser_for
+    from seek.graph import extract
+    from seek.index.graph_rows import encode
+    from seek.index.rules import chunking_spec
+    from seek.index.stages import read_regular_file
+    from seek.scan import scan_workspace
+    from seek.settings import load_settings
+
+    settings = load_settings(user_config=Path(folder) / "no-config.toml")
+    spec = chunking_spec(settings)
+    scan = scan_workspace(Path(folder), max_file_bytes=settings.max_file_bytes)
+    files = [(f.rel, read_regular_file(Path(folder) / f.rel)) for f in scan.files]
+
+    def one_pass(spent: dict[str, float]) -> int:
+        count = 0
+        for rel, data in files:
+            started = time.process_time()
+            _, tree = chunk_file_parsed(
+                rel, data, max_chars=spec.max, min_chars=spec.min, overlap_chars=spec.overlap
+            )
+            spent["chunk_s"] += time.process_time() - started
+            if tree is None:
+                continue
+            started = time.process_time()
+            parser_for(grammar_for_path(rel)).parse(data)
+            spent["parse_s"] += time.process_time() - started
+            started = time.process_time()
+            facts = extract(rel, data, tree=tree)
+            spent["extract_s"] += time.process_time() - started
+            if facts is not None:
+                started = time.process_time()
+                encode(facts)
+                spent["encode_s"] += time.process_time() - started
+                count += 1
+        return count
+
+    started = time.process_time()
+    one_pass(dict.fromkeys(PARTS, 0.0))
+    first = time.process_time() - started
+    spent = dict.fromkeys(PARTS, 0.0)
+    with_facts = one_pass(spent)
+    return {**spent, "first_pass_s": first, "files": len(files), "with_facts": with_facts}
 
 
 def worker(arm: str, folder: str) -> dict:
@@ -36,7 +92,7 @@ def worker(arm: str, folder: str) -> dict:
         import seek.index.stages
 
         seek.index.stages.file_facts = lambda *args: None  # the one switch: no extraction
-    from bench.index_speed import seek_worker
+    from bench.speed.index_speed import seek_worker
 
     return seek_worker(folder)
 
@@ -47,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos", default=",".join(DEFAULT_REPOS))
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--out", default=str(DEFAULT_OUT))
-    parser.add_argument("--worker", choices=ARMS, help=argparse.SUPPRESS)
+    parser.add_argument("--parts", action="store_true", help="split the graph's CPU share")
+    parser.add_argument("--worker", choices=(*ARMS, "parts"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker == "parts":
+        print(json.dumps(parts(args.bench_dir)))
+        return 0
     if args.worker:
         print(json.dumps(worker(args.worker, args.bench_dir)))
         return 0
@@ -62,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(args.runs):
             order = ARMS if (number + run) % 2 == 0 else ARMS[::-1]
             for arm in order:
-                command = [sys.executable, "-m", "bench.graph_index_cost", "--worker", arm]
+                command = [sys.executable, "-m", "bench.graph.index_cost", "--worker", arm]
                 sample = run_child([*command, str(folder)], env, timeout=1800)
                 sample["loadavg_1m"] = os.getloadavg()[0]
                 samples[arm].append(sample)
@@ -85,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             }
         for key in ("cold_s", "cold_cpu_s", "peak_rss_mb"):
             row[f"{key}_ratio"] = row["graph"][key] / row["nograph"][key]
+        if args.parts:
+            command = [sys.executable, "-m", "bench.graph.index_cost", "--worker", "parts"]
+            row["parts"] = run_child([*command, str(folder)], env, timeout=1800)
         rows.append(row)
     summary = {
         f"{key}_ratio_median": statistics.median(r[f"{key}_ratio"] for r in rows)
@@ -107,6 +170,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['cold_s_ratio']:.3f} | {r['cold_cpu_s_ratio']:.3f} | "
             f"{g['peak_rss_mb']:.0f} / {n['peak_rss_mb']:.0f} | {r['peak_rss_mb_ratio']:.3f} |"
         )
+    if args.parts:
+        print("\n| repo | files (with facts) | chunk s | parse s (spared) | extract s | encode s "
+              "| first pass s |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            p = r["parts"]
+            print(
+                f"| {r['repo']} | {p['files']} ({p['with_facts']}) | {p['chunk_s']:.2f} | "
+                f"{p['parse_s']:.2f} | {p['extract_s']:.2f} | {p['encode_s']:.2f} | "
+                f"{p['first_pass_s']:.2f} |"
+            )
     print(json.dumps(summary))
     return 0
 
