@@ -14,15 +14,15 @@ names their class, a method's body names the method.
 
 **The source**: the definitions stored with the index (the graph table,
 :mod:`seek.store.graph_table`), never a re-parse. Reading that table needs LanceDB and
-pyarrow, ~250 ms of CPU and ~40 MB to import, more than a whole ``seek search`` may add; so
-the definitions of every file are kept beside the index in ``hit-symbols.json``, which loads
-in a few milliseconds without them (gin's: 136 KB, 1.4 ms to load it and name ten hits;
-``bench/speed/symbol_cost.py``). It records the graph table's files and sizes when it was
-derived (as the search cache records the chunk table's), and each file's content hash: when
-the graph table changed, only the files whose hash changed are read again, their definitions
-column alone (an index run's one-file update reads one row), and a new graph table, a new
-seek or a new format read every file's. While a run is open nothing is saved (rows and
-stamps may disagree). An index run brings it up to date after its last commit
+pyarrow, ~250 ms of CPU to import and ~100 MB of memory, more than a whole ``seek search``
+may add; so the definitions of every file are kept beside the index in ``hit-symbols.json``,
+which loads in a few milliseconds without them (gin's: 136 KB, 1-2 ms to load it and name
+ten hits; ``bench/speed/symbol_cost.py``). It records the graph table's files and sizes when
+it was derived (as the search cache records the chunk table's), and each file's content
+hash: when the graph table changed, only the files whose hash changed are read again, their
+definitions column alone (an index run's one-file update reads one row), and a new graph
+table, a new seek or a new format read every file's. While a run is open nothing is saved
+(rows and stamps may disagree). An index run brings it up to date after its last commit
 (:func:`refresh_hit_symbols`, called by
 :func:`seek.retrieve.search_cache.refresh_search_cache`), while LanceDB is loaded anyway; a
 searcher that finds it stale (an index written by an older seek, a run that could not save
@@ -182,8 +182,8 @@ class _Rows:
 
 def refresh_hit_symbols(index_dir: Path, manifest: Manifest) -> None:
     """After an index run's last commit: bring the saved copy up to date while LanceDB is
-    loaded anyway, so that the next ``seek search`` process need not load it (~0.2 s of CPU
-    and ~100 MB more on tokio). A failure costs the next search that time, never the run."""
+    loaded anyway, so that the next ``seek search`` process need not load it (on tokio: 97 MB
+    more peak memory, 0.1 s more CPU). A failure costs the next search that, never the run."""
     if not manifest.has_index or manifest.run_open:
         return
     try:
