@@ -172,7 +172,7 @@ def test_a_path_in_a_repository_searched_from_outside_any_searches_that_reposito
 
 def test_formats_and_max_lines(env):
     text = run("search", "cart_total", "-k", "1", "--max-lines", "1").output.splitlines()
-    assert re.match(r" 1  src/shop/cart\.py:1-9  0\.\d{4}$", text[0])
+    assert re.match(r" 1  src/shop/cart\.py:1-9  0\.\d{4}  cart_total$", text[0])  # its symbol
     assert text[1:] == ['      """The shopping cart."""']
     data = json.loads(run("search", "cart_total", "-k", "1", "--json", "--max-lines", "2").output)
     assert data["hits"][0]["content"] == '"""The shopping cart."""\n'

@@ -1,8 +1,10 @@
 """How ``seek search`` and ``seek related`` print hits: ``--format text|json|jsonl|vimgrep``
 and ``--max-lines`` (issue 15).
 
-- ``text``: rank, ``path:start-end``, score, then the chunk's first lines (3 by default) from
-  its first line with a word in it, control characters escaped (``untrusted.printable_text``);
+- ``text``: rank, ``path:start-end``, score, the qualified name of the hit's enclosing
+  definition when it has one (``Session.request``), then the chunk's first lines (3 by
+  default) from its first line with a word in it, control characters escaped
+  (``untrusted.printable_text``);
 - ``json``: one object (the result's JSON, see the README's schema), hit contents cut to
   ``--max-lines`` when given;
 - ``jsonl``: one hit object per line (notes go to stderr);
@@ -92,7 +94,8 @@ def print_result(result: SearchResult, fmt: str, root: Path, max_lines: int | No
     else:
         for rank, hit in enumerate(result.hits, 1):
             where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
-            click.echo(f"{rank:>2}  {where}  {hit.score:.4f}")
+            symbol = f"  {printable(hit.symbol.qualified)}" if hit.symbol else ""
+            click.echo(f"{rank:>2}  {where}  {hit.score:.4f}{symbol}")
             for line in snippet(hit.content, TEXT_LINES if max_lines is None else max_lines):
                 click.echo(f"      {printable_text(line)}")
 

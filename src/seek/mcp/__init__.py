@@ -102,7 +102,8 @@ class McpWorkspaces(Workspaces):
 
 
 def format_hits(result: SearchResult) -> str:
-    """Compact text an agent reads cheaply: one header line per hit, then its first lines."""
+    """Compact text an agent reads cheaply: one header line per hit (with the qualified name
+    of its enclosing definition when it has one), then its first lines."""
     if not result.hits:
         return "No matching code." + "".join(f"\nnote: {printable(n)}" for n in result.notes)
     blocks = []
@@ -110,9 +111,10 @@ def format_hits(result: SearchResult) -> str:
         lines = hit.content.split("\n")
         shown = "\n".join(lines[:SNIPPET_LINES])
         more = f"\n… {len(lines) - SNIPPET_LINES} more lines" if len(lines) > SNIPPET_LINES else ""
+        symbol = f" {printable(hit.symbol.qualified)}" if hit.symbol else ""
         blocks.append(
             f"{rank}. {printable(hit.path)}:{hit.start_line}-{hit.end_line} "
-            f"(score {hit.score:.4f})\n"
+            f"(score {hit.score:.4f}){symbol}\n"
             f"{printable_text(shown)}{more}"
         )
     notes = "".join(f"\nnote: {printable(n)}" for n in result.notes)
@@ -157,8 +159,9 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         Use it before reading files when you need to know where something is implemented,
         configured, defined or used: pass a plain-language question ("how are retries
         configured?") or an identifier ("HttpClient", "parse_config"). Returns up to `k`
-        chunks, best first: `path:start-end` (1-based lines), a score, and the chunk's first
-        lines. `path` is the workspace folder (default: the server's folder); `focus` lists
+        chunks, best first: `path:start-end` (1-based lines), a score, the definition the
+        chunk lies in (`Class.method`, when it lies in one), and the chunk's first lines.
+        `path` is the workspace folder (default: the server's folder); `focus` lists
         workspace-relative files the question is about (they get extra passes).
         """
         if not query.strip():

@@ -90,4 +90,4 @@ def related(
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
     hits = [index.hit(i, score) for i, score in best]
     query = f"{path}:{index.starts[source] + 1}-{index.ends[source] + 1}"
-    return SearchResult(query, words, hits, (), timings)
+    return searcher.symbols.name(SearchResult(query, words, hits, (), timings))

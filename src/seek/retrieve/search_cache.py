@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from seek.retrieve.bm25 import Postings
+from seek.retrieve.symbols import refresh_hit_symbols
 from seek.retrieve.wordsets import WordSets
 from seek.store.manifest import Manifest
 from seek.store.memory import release_free_memory
@@ -408,6 +409,7 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
 
     manifest = load_manifest(index_dir)
     key = cache_key(manifest)
+    refresh_hit_symbols(index_dir, manifest)  # each hit's enclosing symbol, kept beside
     if key is None or (cache_dir(index_dir, key) / "meta.json").is_file():
         return
     table = ChunkTable(index_dir, manifest.table)

@@ -34,6 +34,7 @@ from seek.retrieve.search_cache import (
     load_cache,
     write_cache,
 )
+from seek.retrieve.symbols import HitSymbols
 from seek.retrieve.types import SearchResult
 from seek.settings import Settings
 from seek.store import ChunkTable, LocalIndexStore, index_dir_for, load_manifest
@@ -87,6 +88,8 @@ class Searcher:
         except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
         self.pipeline = self._pipeline()
+        self.symbols = HitSymbols(self.index_dir, manifest)
+        """Names each hit's enclosing definition, from the graph stored with the index."""
 
     @classmethod
     def open(cls, root: Path | str, settings: Settings, embedder: Embedder | None = None):
@@ -94,8 +97,9 @@ class Searcher:
 
     def search(self, query: str, k: int = 10, **options: Any) -> SearchResult:
         """The ``k`` best chunks for ``query``; ``options`` (focus, disabled, mode, scope) are
-        :meth:`~.pipeline.SearchPipeline.search`'s."""
-        return self.pipeline.search(query, k, **options)
+        :meth:`~.pipeline.SearchPipeline.search`'s. Each hit names its enclosing symbol
+        (:mod:`.symbols`), after the pipeline: order and scores are the pipeline's."""
+        return self.symbols.name(self.pipeline.search(query, k, **options))
 
     def _keep(
         self, data: SearchData, key: str | None, store: LocalIndexStore, token: object

@@ -3,6 +3,53 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
+
+MAX_SYMBOL_NAME_CHARS = 500
+"""A symbol's name or container read from another server (a team hit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """The definition a hit lies in (issue 28 deliver 2, "every search hit names its
+    enclosing symbol"; chosen by :mod:`seek.retrieve.symbols`)."""
+
+    name: str
+    kind: str
+    container: str | None
+    """The qualified name of the definition that holds this one (None at file level)."""
+    line: int
+    """1-based, inclusive, like a hit's lines."""
+    end_line: int
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.container}.{self.name}" if self.container else self.name
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "container": self.container,
+            "line": self.line,
+            "end_line": self.end_line,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Symbol | None:
+        """A symbol another seek server sent (a team hit's), or None when ``data`` is not
+        one: a server is not trusted to send well-formed values."""
+        if not isinstance(data, dict):
+            return None
+        name, kind, container = data.get("name"), data.get("kind"), data.get("container")
+        line, end_line = data.get("line"), data.get("end_line")
+        texts = (name, kind) if container is None else (name, kind, container)
+        if not all(isinstance(t, str) and 0 < len(t) <= MAX_SYMBOL_NAME_CHARS for t in texts):
+            return None
+        lines = (line, end_line)
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lines):
+            return None
+        return cls(name, kind, container, line, end_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +62,9 @@ class Hit:
     """1-based, inclusive."""
     score: float
     content: str
+    symbol: Symbol | None = field(default=None, kw_only=True)
+    """The innermost definition holding most of the hit's lines (None: file-level code,
+    a file without a grammar, an index without its code graph)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -23,6 +73,7 @@ class Hit:
             "end_line": self.end_line,
             "score": self.score,
             "content": self.content,
+            "symbol": None if self.symbol is None else self.symbol.to_json(),
         }
 
 

@@ -3,7 +3,8 @@
 With ``team_url`` set, the question is sent to ``POST <team_url>/v1/search`` with ``k = 6``
 (``team_k``) and an 8 s timeout (``team_timeout_s``), in parallel with the local search. Its
 hits are appended after the local ones as ``team:<workspace>/<path>``: not reranked, not
-counted in any limit. Any failure means no team hits and a note, never an error.
+counted in any limit; each keeps the enclosing symbol the server named (none when it sent
+none or a malformed one). Any failure means no team hits and a note, never an error.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 from seek.errors import SeekError, SettingsError
 from seek.redact import redact
 from seek.remote import Remote, reason
-from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.settings import Settings
 
 TEAM_PREFIX = "team:"
@@ -47,6 +48,7 @@ def ask_team(settings: Settings, query: str) -> tuple[list[Hit], str]:
                 int(hit["end_line"] if "end_line" in hit else hit["endLine"]),
                 float(hit["score"]),
                 str(hit["content"]),
+                symbol=Symbol.from_json(hit.get("symbol")),  # an older server sends none
             )
             for hit in data.get("hits", [])
         ]
