@@ -12,6 +12,7 @@ import pickle
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import REPO_A, REPO_B, add_repos, index
+from test_corpus_s3 import bucket, s3_endpoint  # noqa: F401 - the S3 server fixtures
 from test_graph_index import PROJECT, disk_files
 
 import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
@@ -224,3 +225,21 @@ def test_corpus_graph_lookups_refuse_bad_input_in_one_line(tmp_path, settings_fo
     out = CliRunner().invoke(cli, ["corpus", "refs", location.uri, " ", "--repo", "shop"])
     assert out.exit_code == 1 and isinstance(out.exception, SeekError)  # main prints one line
     assert str(out.exception) == "the name is empty"
+
+
+@pytest.mark.scale
+def test_the_graph_of_a_corpus_on_s3(bucket, settings_for, repos):  # noqa: F811 - the fixture
+    """The graph table goes through the same location as the chunk table: an S3 server
+    (moto) on 127.0.0.1, read back by another process's reader."""
+    location = CorpusLocation(f"s3://{bucket}/team")
+    add_repos(location, repos)
+    index(location, settings_for())
+    (repos["shop"] / "py/shop/gift.py").unlink()
+    index(location, settings_for())
+    reader = CorpusLocation(location.uri)
+    assert_graph_of_disk(reader, "shop", repos["shop"])
+    rows = lookup(reader, "shop", "refs", "price_of").rows
+    assert {(r["path"], r["line"]) for r in rows} == {
+        ("py/shop/cart.py", 1),
+        ("py/shop/cart.py", 9),
+    }
