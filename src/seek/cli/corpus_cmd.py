@@ -181,3 +181,48 @@ def unlock_command(uri: str, name: str) -> None:
     from seek.corpus.location import CorpusLocation, check_repo_name
 
     CorpusLocation(uri).delete(f"locks/{check_repo_name(name)}.json")
+
+
+def _graph_command(tool: str, target: str, uri: str, repo: str, limit: int, as_json: bool) -> None:
+    from seek.corpus.graph import lookup
+    from seek.corpus.location import CorpusLocation
+
+    result = lookup(CorpusLocation(uri), repo, tool, target, limit)
+    if as_json:
+        click.echo(json.dumps({"repo": repo, **result.to_json()}, indent=2))
+        return
+    click.echo(result.to_text(notes=False))
+    if result.truncated:
+        click.echo(f"note: only the first {len(result.rows)} rows (ask for more with -n)", err=True)
+    for note in result.notes:
+        click.echo(f"note: {printable(note)}", err=True)
+
+
+_REPO = click.option("--repo", required=True, help="The repository to look in.")
+_LIMIT = click.option("-n", "--limit", "limit", type=click.IntRange(1, 1000), default=50,
+                      show_default=True, help="At most this many rows.")  # fmt: skip
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@corpus_group.command("def")
+@URI
+@click.argument("name")
+@_REPO
+@_LIMIT
+@_JSON
+def def_command(uri: str, name: str, repo: str, limit: int, as_json: bool) -> None:
+    """Where NAME is defined in one repository of the corpus (`Container.name` narrows it),
+    from the code graph stored with the corpus; as `seek def`."""
+    _graph_command("defs", name, uri, repo, limit, as_json)
+
+
+@corpus_group.command("refs")
+@URI
+@click.argument("target", metavar="NAME|PATH:LINE")
+@_REPO
+@_LIMIT
+@_JSON
+def refs_command(uri: str, target: str, repo: str, limit: int, as_json: bool) -> None:
+    """Who uses NAME (or the definition at PATH:LINE) in one repository of the corpus,
+    grouped by file and enclosing definition; as `seek refs`."""
+    _graph_command("refs", target, uri, repo, limit, as_json)

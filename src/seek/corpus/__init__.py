@@ -8,7 +8,9 @@ design "A store addressed by URI", layout ``corpus/``).
 - :mod:`.fanout`: where tasks run (Ray, imported lazily, or this process);
 - :mod:`.build`: a run: locks, scans, tasks, bounded writers, manifests;
 - :mod:`.search`: questions answered from LanceDB's indexes, ranked by seek on the pool;
+- :mod:`.graph`: ``seek corpus def`` / ``refs``, one repository's stored code graph;
 - :mod:`.serve`: ``seek serve --corpus``.
 
-The table itself is :mod:`seek.store.corpus_table` (only ``store/`` touches LanceDB).
+The tables themselves are :mod:`seek.store.corpus_table` and :mod:`seek.store.corpus_graph`
+(only ``store/`` touches LanceDB).
 """

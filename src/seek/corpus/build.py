@@ -12,6 +12,13 @@ one ``merge_insert``), then records their stamps in the manifests, saved at most
 ``SAVE_EVERY_S`` -> at the end the table's indexes are refreshed (:meth:`CorpusTable.finish`)
 and every manifest is saved with ``runOpen`` cleared.
 
+The code graph (issue 28 deliver 1) goes the same way: each task returns its source files'
+graph rows with their chunk rows, and a writer commits them to the corpus graph table
+(:mod:`seek.store.corpus_graph`) after the chunk rows and before the stamps; removed
+files, orphans and a rebuilt or removed repository lose their graph rows with their chunk
+rows. A repository whose graph is not stored yet (indexed before the graph was, or under
+another graph format) gets it from its stamped files at the start of its next run.
+
 Nothing is lost or written twice when a worker dies: Ray re-runs its task and the driver
 receives one result per task. When the driver itself dies, stamps saved are exactly the
 rows committed before them; the rows committed after the last save belong to files without
@@ -35,10 +42,12 @@ from seek.corpus.fanout import Runner
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.work import BatchResult, prepare_batch
 from seek.embed import model_id_for, task_prefixes
+from seek.index.graph_rows import file_facts
 from seek.index.rules import chunking_spec, is_stale, rebuild_reason
-from seek.index.stages import FileSpec
+from seek.index.stages import FileSpec, read_regular_file
 from seek.scan import ScannedFile, scan_workspace
 from seek.settings import Settings
+from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
 from seek.store.faults import as_unwritable
 from seek.store.manifest import Manifest
@@ -127,10 +136,11 @@ class CorpusIndexer:
         self.folders = tuple(folders)
         """Folder sources this run's operator vouched for (``--folder``; see :mod:`.catalog`)."""
         self.table = CorpusTable(location)
+        self.graph = CorpusGraph(self.table)
         self.model_id = model_id_for(settings)
         self.chunking = chunking_spec(settings)
         doc_prefix = task_prefixes(settings.model or self.model_id)[0]
-        self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, doc_prefix)
+        self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, doc_prefix, graph=True)
         self._manifests = threading.Lock()
         self._last_save = 0.0
 
@@ -170,6 +180,7 @@ class CorpusIndexer:
             report.repos = [r.report for r in repos]
             report.tasks = self._embed(repos)
             self.table.finish(self.ann_min_rows)
+            self.graph.finish()
             for repo in repos:
                 repo.manifest.run_open = False
                 repo.manifest.updated_at = int(time.time() * 1000)
@@ -187,6 +198,7 @@ class CorpusIndexer:
         if reason or not manifest.has_index:
             if reason or manifest.run_open:
                 self.table.delete_repo(entry.name)  # rows of another model or a lost run
+                self.graph.delete_repo(entry.name)
             report.rebuild_reason = reason
             manifest = Manifest(model=self.model_id, chunking=self.chunking)
         scan = scan_workspace(root, max_file_bytes=self.settings.max_file_bytes,
@@ -204,11 +216,38 @@ class CorpusIndexer:
         if interrupted:  # rows written after the last save of an interrupted run
             orphans = self.table.stored_paths(entry.name) - manifest.files.keys()
             self.table.delete(entry.name, sorted(orphans - set(removed)))
-        self.table.delete(entry.name, [p for p in removed if manifest.files[p].chunks])
+            graph_orphans = self.graph.stored_paths(entry.name) - manifest.files.keys()
+            self.graph.delete(entry.name, sorted(graph_orphans - set(removed)))
+        with_rows = [p for p in removed if manifest.files[p].chunks]
+        self.table.delete(entry.name, with_rows)
+        self.graph.delete(entry.name, with_rows)
         for path in removed:
             del manifest.files[path]
         report.removed = len(removed)
+        if not self.graph.has_graph(entry.name):
+            self._fill_graph(entry.name, root, manifest, scanned)
         return _Repo(entry, root, manifest, report, stale)
+
+    def _fill_graph(
+        self, name: str, root: Path, manifest: Manifest, scanned: dict[str, ScannedFile]
+    ) -> None:
+        """The graph of a repository that has none stored, from its stamped files as they are
+        now (a new or rebuilt repository has none yet: its marker alone). A file changed
+        since its stamp is stale, and this run replaces its row anyway. Only files this
+        run's scan found are read: a manifest's paths are not trusted to stay in ``root``
+        (another machine may write an S3 corpus's manifests)."""
+        rows = []
+        for rel, stamp in manifest.files.items():
+            if not stamp.chunks or rel not in scanned:
+                continue
+            try:
+                data = read_regular_file(root / rel)
+            except OSError:
+                continue  # gone or unreadable: the run removes or reports it
+            facts = file_facts(rel, data, root)
+            if facts is not None:
+                rows.append((rel, *facts))
+        self.graph.fill(name, rows)
 
     def _tasks(self, repos: list[_Repo]) -> Iterator[tuple]:
         for repo in repos:
@@ -253,6 +292,8 @@ class CorpusIndexer:
         """Write a batch of task results (new files in one append, changed files in one
         merge per repository), then record their stamps."""
         self.table.commit([(r.repo, r.rows, r.had_rows) for r in batch])
+        # the same files' graph rows, also before their stamps (see the module docstring)
+        self.graph.commit([(r.repo, r.graph, r.had_rows) for r in batch])
         with self._manifests:
             for result in batch:
                 repo = repos[result.repo]
@@ -275,10 +316,13 @@ class CorpusIndexer:
 
 
 def remove_repos(location: CorpusLocation, names: Sequence[str]) -> None:
-    """``seek corpus remove``: each repository's entry, rows and manifest, under its lock."""
+    """``seek corpus remove``: each repository's entry, rows (chunks and graph) and manifest,
+    under its lock."""
     catalog = Catalog(location)
     for name in names:
         with location.lock(name, "seek corpus remove"):
             catalog.remove(name)
-            CorpusTable(location).delete_repo(name)
+            table = CorpusTable(location)
+            table.delete_repo(name)
+            CorpusGraph(table).delete_repo(name)
             catalog.delete_manifest(name)

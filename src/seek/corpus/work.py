@@ -1,5 +1,6 @@
 """One task of a corpus run: a batch of one repository's files, scanned -> chunked ->
-embedded (issue 17, "Fan-out on Ray").
+embedded, with each source file's code-graph row (issue 17, "Fan-out on Ray"; issue 28
+deliver 1).
 
 :func:`prepare_batch` takes and returns plain, picklable values, touches no table and no
 manifest, and gives the same answer each time it runs on the same files: Ray may run it
@@ -39,6 +40,9 @@ class BatchResult:
     unreadable: list[str] = field(default_factory=list)
     rows: Any = None
     """A pyarrow table in the corpus schema, or None when no file has rows."""
+    graph: list[tuple[str, str, str]] = field(default_factory=list)
+    """The code-graph rows (path, definitions, facts) of its source files
+    (:mod:`seek.store.corpus_graph`), extracted from the tree the chunker parsed."""
 
     @property
     def row_count(self) -> int:
@@ -64,7 +68,8 @@ def prepare_batch(
     settings: Settings,
     model_id: str,
 ) -> BatchResult:
-    """Chunk and embed ``files`` of ``repo`` (checked out at ``root``)."""
+    """Chunk and embed ``files`` of ``repo`` (checked out at ``root``); with ``spec.graph``,
+    extract their code graph too."""
     from pathlib import Path
 
     result = BatchResult(repo)
@@ -93,6 +98,8 @@ def prepare_batch(
             columns["content"].append(content)
             columns["keywords"].append(keywords)
         texts.extend(prepared.texts)
+        if prepared.graph is not None:
+            result.graph.append((prepared.rel, *prepared.graph))
     if texts:
         vectors = embedder_for(settings, model_id).embed(texts)
         if vectors.shape[0] != len(texts):

@@ -1,0 +1,103 @@
+"""`seek corpus def` and `seek corpus refs`: the code-graph lookups over one repository of a
+corpus (issue 28 deliver 1, "... and in the corpus"; seek.md §2 `seek def/refs`).
+
+A question names one repository: its graph is assembled from its rows of the corpus graph
+table (:mod:`seek.store.corpus_graph`) with the workspace's own decoding and import
+resolution (:func:`seek.index.graph_rows.assemble`) and answered by the workspace's tools
+(:mod:`seek.workspace.code_graph`), so a repository's answers are those `seek def` and
+`seek refs` give in its checkout. One repository, not the whole corpus: imports resolve to
+files of the same repository, and two repositories' paths and names would otherwise mix.
+
+A use's line of text comes from the corpus's own chunk rows, not from a checkout: the
+reader may run on a machine without the repositories, and a folder named by a shared
+``corpus.json`` is not read on its say-so.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
+from seek.store.corpus_graph import CorpusGraph
+from seek.store.corpus_table import CorpusTable
+from seek.workspace.code_graph import (
+    LINE_TEXT_CHARS,
+    GraphResult,
+    Lookup,
+    check_limit,
+    check_name,
+    defs,
+    refs,
+)
+
+if TYPE_CHECKING:
+    from seek.graph import CodeGraph
+
+TOOLS = ("defs", "refs")
+
+
+def not_stored(repo: str) -> str:
+    return (
+        f"The code graph of {repo} is not stored in the corpus yet (indexed by an older "
+        f"seek): run `seek corpus index URI {repo}`."
+    )
+
+
+def load_repo_graph(location: CorpusLocation, repo: str) -> CodeGraph | None:
+    """The code graph of ``repo`` as the corpus stores it; None when it has none stored."""
+    from seek.index.graph_rows import assemble
+
+    rows = CorpusGraph(CorpusTable(location)).load_repo(check_repo_name(repo))
+    return None if rows is None else assemble(rows)
+
+
+def lookup(
+    location: CorpusLocation, repo: str, tool: str, target: str, limit: int | None = None
+) -> GraphResult:
+    """``defs NAME`` or ``refs NAME|PATH:LINE`` over ``repo`` of the corpus at ``location``.
+    Rows as the workspace's tools give them (``path`` relative to the repository), each
+    with ``repo`` added; a use's ``text`` is its line from the corpus's chunks."""
+    from seek.corpus.catalog import Catalog
+
+    if tool not in TOOLS:
+        raise CorpusError(f"unknown graph tool {tool!r}: one of {', '.join(TOOLS)}")
+    check_repo_name(repo)
+    limit = check_limit(limit)
+    target = check_name(target)
+    if repo not in Catalog(location).repos():
+        raise CorpusError(f"the corpus {location.uri} has no repository {repo!r}")
+    graph = load_repo_graph(location, repo)
+    # an empty folder as the root: the tools read no file; use_row's text comes from the
+    # chunk rows below
+    with tempfile.TemporaryDirectory(prefix="seek-corpus-graph-") as empty:
+        found = Lookup(Path(empty), graph)
+        if graph is None:
+            found.notes.append(not_stored(repo))
+        result = (defs if tool == "defs" else refs)(found, target, limit)
+    for row in result.rows:
+        row["repo"] = repo
+    if tool == "refs" and result.rows:
+        _fill_texts(location, repo, result.rows)
+    return result
+
+
+def _fill_texts(location: CorpusLocation, repo: str, rows: list[dict]) -> None:
+    """Each use's line, cut from the first chunk of its file that holds it."""
+    table = CorpusTable(location)
+    data = table.fetch_files([(repo, path) for path in sorted({r["path"] for r in rows})])
+    chunks: dict[str, list[tuple[int, int, str]]] = {}
+    for path, start, end, content in zip(
+        data["path"], data["start_line"], data["end_line"], data["content"], strict=True
+    ):
+        if content is not None:
+            chunks.setdefault(path, []).append((start, end, content))
+    for row in rows:
+        line = row["line"] - 1  # the rows' lines are 1-based, the stored chunks' 0-based
+        for start, end, content in chunks.get(row["path"], ()):
+            if start <= line <= end:
+                lines = content.split("\n")
+                if line - start < len(lines):
+                    row["text"] = lines[line - start].strip()[:LINE_TEXT_CHARS]
+                    break

@@ -1,0 +1,186 @@
+"""The corpus's code graph: one row per source file of every repository, beside the corpus
+chunk table in the same LanceDB database (issue 28 deliver 1, "... and in the corpus").
+
+Rows: ``repo``, ``path``, ``definitions`` and ``facts``, the same encoded columns as a
+workspace's graph table (:mod:`seek.store.graph_table`, encoded by
+:mod:`seek.index.graph_rows`; the store does not read them). The table is named as the
+workspace's graph of the chunk table is (``chunks_graph<GRAPH_FORMAT>``), so rows of
+another format are never read as this version's graph: the next run fills the new table.
+
+Each repository whose graph is stored has one marker row, ``path`` empty (no file has an
+empty path): a repository indexed before the graph was stored (or under another graph
+format) has none, and the next run fills its graph from its files (``CorpusIndexer``). The
+writers commit a batch's graph rows after its chunk rows and before its stamps, so the
+corpus's stamp protocol (rows before stamps, ``runOpen``, orphans removed) keeps the graph
+as crash-safe as the chunks (:mod:`seek.corpus.build`). A changed file's row is swapped in
+one ``merge_insert`` commit, as its chunk rows are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from seek.store.corpus_table import TABLE, files_filter, repo_filter
+from seek.store.graph_table import graph_table_name
+from seek.store.table import SQL_IN_BATCH
+
+if TYPE_CHECKING:
+    from seek.store.corpus_table import CorpusTable
+
+GRAPH_TABLE = graph_table_name(TABLE)
+COLUMNS = ("repo", "path", "definitions", "facts")
+KEY = ["repo", "path"]
+MARKER = ""
+"""The path of a repository's marker row: its graph is stored."""
+
+Row = tuple[str, str, str]
+"""A file's (path, definitions, facts), as :func:`seek.index.graph_rows.file_facts` encodes
+them."""
+
+
+class CorpusGraph:
+    """The corpus's graph table, opened lazily through the chunk table's connection (the same
+    location, local or S3, and its one-line storage errors)."""
+
+    def __init__(self, chunks: CorpusTable) -> None:
+        self.chunks = chunks
+        self._table: Any = None
+
+    def open(self) -> Any | None:
+        if self._table is None:
+            db = self.chunks.connect()
+            with self.chunks._storage():  # the chunk table's S3 errors, one line each
+                if GRAPH_TABLE in db.list_tables().tables:
+                    self._table = db.open_table(GRAPH_TABLE)
+        return self._table
+
+    @staticmethod
+    def _arrow(rows: Sequence[tuple[str, str, str, str]]) -> Any:
+        import pyarrow as pa
+
+        return pa.table(
+            {
+                name: pa.array([row[i] for row in rows], pa.string())
+                for i, name in enumerate(COLUMNS)
+            }
+        )
+
+    # -- writing ---------------------------------------------------------------------
+    def add(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
+        """Append (repo, path, definitions, facts) rows in one commit."""
+        if not rows:
+            return
+        data = self._arrow(rows)
+        table = self.open()
+        if table is None:
+            try:
+                self._table = self.chunks.connect().create_table(GRAPH_TABLE, data)
+                return
+            except (ValueError, OSError):  # another writer created it meanwhile
+                table = self.open()
+                if table is None:
+                    raise
+        table.add(data)
+
+    def commit(self, batches: Sequence[tuple[str, Sequence[Row], Sequence[str]]]) -> None:
+        """Write task results: ``(repo, graph rows, files that had chunk rows before)`` each.
+        Rows of new files go in one append; a changed file's row is replaced (or removed,
+        when it has none now) in one merge per repository and batch of paths."""
+        new: list[tuple[str, str, str, str]] = []
+        changed: dict[str, tuple[list[str], list[tuple[str, str, str, str]]]] = {}
+        for repo, rows, had_rows in batches:
+            had = set(had_rows)
+            if had:
+                changed.setdefault(repo, ([], []))[0].extend(had_rows)
+            for row in rows:
+                if row[0] in had:
+                    changed[repo][1].append((repo, *row))
+                else:
+                    new.append((repo, *row))
+        for repo, (paths, rows) in changed.items():
+            self._replace(repo, paths, rows)
+        self.add(new)
+
+    def _replace(self, repo: str, paths: list[str], rows: list[tuple[str, str, str, str]]) -> None:
+        table = self.open()
+        if table is None:
+            self.add(rows)
+            return
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            batch = paths[i : i + SQL_IN_BATCH]
+            wanted = set(batch)
+            data = [row for row in rows if row[1] in wanted]
+            if not data:
+                table.delete(files_filter(repo, batch))
+                continue
+            (
+                table.merge_insert(KEY)
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(files_filter(repo, batch))
+                .execute(self._arrow(data))
+            )
+
+    def delete(self, repo: str, paths: Sequence[str]) -> None:
+        table = self.open()
+        if table is None:
+            return
+        for i in range(0, len(paths), SQL_IN_BATCH):
+            table.delete(files_filter(repo, paths[i : i + SQL_IN_BATCH]))
+
+    def delete_repo(self, repo: str) -> None:
+        """Every row of ``repo``, its marker included."""
+        table = self.open()
+        if table is not None:
+            table.delete(repo_filter([repo]))
+
+    def fill(self, repo: str, rows: Sequence[Row]) -> None:
+        """``repo``'s whole graph in one commit: its old rows are dropped first, then its
+        rows and its marker appended together (a run killed in between leaves no marker,
+        and the next run fills it again)."""
+        self.delete_repo(repo)
+        self.add([(repo, *row) for row in rows] + [(repo, MARKER, "[]", "{}")])
+
+    def finish(self) -> None:
+        """A scalar index on ``repo`` (a reader reads one repository's rows) and compaction
+        of what the run wrote."""
+        table = self.open()
+        if table is None:
+            return
+        from lancedb.index import BTree
+
+        if not any(idx.columns == ["repo"] for idx in table.list_indices()):
+            table.create_index("repo", config=BTree())
+        table.optimize()
+
+    # -- reading ---------------------------------------------------------------------
+    def _scan(self, repo: str, columns: list[str]) -> Any | None:
+        table = self.open()
+        if table is None:
+            return None
+        where = repo_filter([repo])
+        count = table.count_rows(where)
+        if not count:
+            return None
+        return table.search().where(where).select(columns).limit(count).to_arrow()
+
+    def has_graph(self, repo: str) -> bool:
+        """Whether ``repo``'s graph is stored (its marker row is there)."""
+        table = self.open()
+        return table is not None and bool(table.count_rows(f"{repo_filter([repo])} AND path = ''"))
+
+    def stored_paths(self, repo: str) -> set[str]:
+        data = self._scan(repo, ["path"])
+        return set() if data is None else set(data.column("path").to_pylist()) - {MARKER}
+
+    def load_repo(self, repo: str) -> list[tuple[str, str, str]] | None:
+        """Every (path, definitions, facts) row of ``repo``; None when its graph is not
+        stored."""
+        data = self._scan(repo, list(COLUMNS[1:]))
+        if data is None:
+            return None
+        rows = list(zip(*(data.column(c).to_pylist() for c in COLUMNS[1:]), strict=True))
+        if not any(row[0] == MARKER for row in rows):
+            return None
+        return [row for row in rows if row[0] != MARKER]

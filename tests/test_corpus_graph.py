@@ -1,0 +1,245 @@
+"""The code graph in the corpus (issue 28 deliver 1): a corpus run stores each repository's
+graph beside its chunk rows, updates it with edits and removals, repairs it after a killed
+run, drops it with a rebuilt or removed repository, fills it for a repository indexed
+before it; `seek corpus def` / `refs` answer from it. Real tree-sitter and LanceDB, in-process
+runs (the corpus tests' way)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+from click.testing import CliRunner
+from corpus_helpers import REPO_A, REPO_B, add_repos, index
+from test_corpus_s3 import bucket, s3_endpoint  # noqa: F401 - the S3 server fixtures
+from test_graph_index import PROJECT, disk_files
+
+import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
+from seek.cli import cli
+from seek.corpus.build import remove_repos
+from seek.corpus.catalog import Catalog
+from seek.corpus.graph import load_repo_graph, lookup
+from seek.corpus.location import CorpusError, CorpusLocation
+from seek.corpus.work import prepare_batch
+from seek.errors import SeekError
+from seek.graph import build_graph
+from seek.store.corpus_graph import GRAPH_TABLE, CorpusGraph
+from seek.store.corpus_table import CorpusTable
+
+
+def graph_paths(location: CorpusLocation, repo: str) -> list[str]:
+    """Every stored row's path of ``repo`` (marker left out), duplicates kept."""
+    rows = CorpusGraph(CorpusTable(location)).load_repo(repo)
+    return sorted(path for path, *_ in rows or [])
+
+
+def assert_graph_of_disk(
+    location: CorpusLocation, repo: str, root, leave_out: tuple[str, ...] = ()
+) -> None:
+    """The stored graph of ``repo`` is the one built from its files on disk (less the files
+    seek does not index, ``leave_out``)."""
+    graph = load_repo_graph(location, repo)
+    assert graph is not None
+    files = {p: data for p, data in disk_files(root).items() if p not in leave_out}
+    assert graph.files == build_graph(files).files
+    paths = graph_paths(location, repo)
+    assert len(paths) == len(set(paths)), "one row per file"
+
+
+@pytest.fixture
+def repos(make_tree):
+    return {"shop": make_tree(PROJECT, "shop"), "beta": make_tree(REPO_B, "beta")}
+
+
+def test_a_corpus_run_stores_each_repositorys_graph(tmp_path, settings_for, repos):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    for name, root in repos.items():
+        assert_graph_of_disk(location, name, root)
+    assert "README.md" not in load_repo_graph(location, "shop").files
+    # Go imports resolve through go.mod, which the row carries (seek does not index go.mod)
+    imports = load_repo_graph(location, "shop").files["go/main.go"].imports
+    assert [i.files for i in imports] == [("go/store/store.go",)]
+
+
+def test_a_task_ships_its_graph_rows_back_in_its_result(tmp_path, settings_for, make_tree):
+    """What a Ray worker returns: the graph rows travel in the (pickled) BatchResult."""
+    from seek.corpus.build import CorpusIndexer
+    from seek.corpus.fanout import LocalRunner
+    from seek.scan import scan_workspace
+
+    root = make_tree(REPO_A, "alpha")
+    indexer = CorpusIndexer(CorpusLocation(str(tmp_path / "c")), settings_for(), LocalRunner())
+    files = [(f, None) for f in scan_workspace(root, max_file_bytes=1 << 20).files]
+    args = ("alpha", str(root), files, indexer.spec, indexer.settings, indexer.model_id)
+    result = pickle.loads(pickle.dumps(prepare_batch(*args)))
+    assert sorted(path for path, *_ in result.graph) == [
+        "src/http_client.py",
+        "src/retry.py",
+        "src/router.py",
+    ]
+
+
+def test_edits_and_removals_update_the_graph(tmp_path, settings_for, repos):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    shop = repos["shop"]
+    prices = "TAX = 3\n\n\ndef price_with_tax(item):\n    return 1\n"
+    (shop / "py/shop/prices.py").write_text(prices)
+    (shop / "py/shop/gift.py").unlink()
+    (shop / "web/src/view.js").write_bytes(b"\x00binary now")  # had rows, now has none
+    (shop / "py/shop/coupon.py").write_text("def apply_coupon(cart):\n    return cart.total()\n")
+    index(location, settings_for())
+    assert_graph_of_disk(location, "shop", shop, leave_out=("web/src/view.js",))
+    assert_graph_of_disk(location, "beta", repos["beta"])
+    stored = graph_paths(location, "shop")
+    assert "py/shop/gift.py" not in stored and "web/src/view.js" not in stored
+    assert "py/shop/coupon.py" in stored
+    assert lookup(location, "shop", "defs", "price_of").rows == []
+    assert [r["path"] for r in lookup(location, "shop", "defs", "price_with_tax").rows] == [
+        "py/shop/prices.py"
+    ]
+
+
+def test_a_run_killed_between_rows_and_stamps_is_repaired(
+    tmp_path, settings_for, make_tree, monkeypatch
+):
+    """Rows committed after the last manifest save belong to files without a stamp (a new
+    file) or with an older one (a changed file): the next run removes or replaces their
+    graph rows as it does their chunk rows."""
+    from test_corpus import many_files
+
+    import seek.corpus.build as build
+
+    root = make_tree(many_files("pkg", 30), "big")
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"big": root})
+    monkeypatch.setattr(build, "SAVE_EVERY_S", 3600.0)  # only the first commit's stamps saved
+    calls = []
+
+    def dies_on_the_fourth(*args):
+        calls.append(1)
+        if len(calls) == 4:
+            raise RuntimeError("the machine went away")
+        return prepare_batch(*args)
+
+    def killed_run() -> None:
+        calls.clear()
+        with pytest.raises(RuntimeError, match="went away"):
+            index(location, settings_for(), files_per_task=5, commit_rows=1,
+                  task=dies_on_the_fourth)  # fmt: skip
+
+    killed_run()
+    stamped = set(Catalog(location).load_manifest("big").files)
+    assert 0 < len(stamped) < len(set(graph_paths(location, "big")))  # orphan graph rows
+    index(location, settings_for())
+    assert_graph_of_disk(location, "big", root)
+    # Every file changed: the killed run replaces some files' graph rows, stamps stay old.
+    for path in sorted(root.rglob("*.py")):
+        path.write_text(path.read_text().replace("def handler_", "def changed_handler_"))
+    killed_run()
+    index(location, settings_for())
+    assert_graph_of_disk(location, "big", root)
+
+
+def test_a_removed_or_rebuilt_repository_loses_its_graph_and_a_rebuild_refills_it(
+    tmp_path, settings_for, repos
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    graph = CorpusGraph(CorpusTable(location))
+    stale_row = ("py/gone.py", "[]", json.dumps({"g": "python", "r": [], "i": [], "t": {},
+                                                  "b": {}}))  # fmt: skip
+    graph.add([("shop", *stale_row)])  # a row no file has: a rebuild must not keep it
+    report = index(location, settings_for(window_chars=500))  # another chunking: a rebuild
+    assert {r.name: r.rebuild_reason != "" for r in report.repos} == {"shop": True, "beta": True}
+    assert_graph_of_disk(location, "shop", repos["shop"])
+    remove_repos(location, ["beta"])
+    graph = CorpusGraph(CorpusTable(location))  # a reader opened after the removal
+    assert graph.load_repo("beta") is None and graph.stored_paths("beta") == set()
+    assert graph.load_repo("shop") is not None
+
+
+def test_a_repository_indexed_before_the_graph_gets_it_on_its_next_run(
+    tmp_path, settings_for, repos
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    CorpusTable(location).connect().drop_table(GRAPH_TABLE)  # a corpus of an older seek
+    assert load_repo_graph(location, "shop") is None
+    result = lookup(location, "shop", "defs", "Cart")
+    assert result.rows == [] and "not stored" in result.notes[0]
+    report = index(location, settings_for())
+    assert sum(r.embedded for r in report.repos) == 0  # nothing embedded again
+    for name, root in repos.items():
+        assert_graph_of_disk(location, name, root)
+
+
+def test_corpus_def_and_refs_answer_from_the_stored_graph(
+    tmp_path, seek_home, settings_for, repos, monkeypatch
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    runner = CliRunner()
+    uri = location.uri
+    out = runner.invoke(cli, ["corpus", "def", uri, "price_of", "--repo", "shop", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["repo"] == "shop"
+    assert [(r["path"], r["line"], r["kind"], r["repo"]) for r in data["rows"]] == [
+        ("py/shop/prices.py", 4, "function", "shop")
+    ]
+    out = runner.invoke(cli, ["corpus", "refs", uri, "price_of", "--repo", "shop", "--json"])
+    assert out.exit_code == 0, out.output
+    uses = json.loads(out.output)["rows"]
+    assert {(r["path"], r["line"], r["kind"]) for r in uses} == {
+        ("py/shop/cart.py", 1, "use"),
+        ("py/shop/cart.py", 9, "call"),
+    }
+    # each use's line, read from the corpus's chunks (no checkout is read)
+    lines = (repos["shop"] / "py/shop/cart.py").read_text().split("\n")
+    assert {r["text"] for r in uses} == {lines[0].strip(), lines[8].strip()}
+    text = runner.invoke(cli, ["corpus", "def", uri, "Cart.total", "--repo", "shop"])
+    assert text.exit_code == 0
+    assert text.output.startswith("py/shop/cart.py:8-9  method  Cart.total\n")
+    # the other repository has its own graph: the same name is not found there
+    beta = runner.invoke(cli, ["corpus", "def", uri, "price_of", "--repo", "beta"])
+    assert beta.exit_code == 0 and beta.output == "Nothing found.\n"
+
+
+def test_corpus_graph_lookups_refuse_bad_input_in_one_line(tmp_path, settings_for, repos):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    with pytest.raises(CorpusError, match="no repository 'gamma'"):
+        lookup(location, "gamma", "defs", "Cart")
+    with pytest.raises(CorpusError, match="bad repository name"):
+        lookup(location, "../shop", "defs", "Cart")
+    out = CliRunner().invoke(cli, ["corpus", "refs", location.uri, " ", "--repo", "shop"])
+    assert out.exit_code == 1 and isinstance(out.exception, SeekError)  # main prints one line
+    assert str(out.exception) == "the name is empty"
+
+
+@pytest.mark.scale
+def test_the_graph_of_a_corpus_on_s3(bucket, settings_for, repos):  # noqa: F811 - the fixture
+    """The graph table goes through the same location as the chunk table: an S3 server
+    (moto) on 127.0.0.1, read back by another process's reader."""
+    location = CorpusLocation(f"s3://{bucket}/team")
+    add_repos(location, repos)
+    index(location, settings_for())
+    (repos["shop"] / "py/shop/gift.py").unlink()
+    index(location, settings_for())
+    reader = CorpusLocation(location.uri)
+    assert_graph_of_disk(reader, "shop", repos["shop"])
+    rows = lookup(reader, "shop", "refs", "price_of").rows
+    assert {(r["path"], r["line"]) for r in rows} == {
+        ("py/shop/cart.py", 1),
+        ("py/shop/cart.py", 9),
+    }
