@@ -33,8 +33,8 @@ class FileSpec:
     doc_prefix: str
     """The embedding model's document prefix (``search_document: ``), put before each text."""
     graph: bool = False
-    """Extract each source file's code-graph facts too (the workspace index stores them;
-    the corpus does not yet)."""
+    """Extract each source file's code-graph facts too (the workspace index and the corpus
+    store them)."""
 
 
 @dataclass(slots=True)
