@@ -119,6 +119,29 @@ def extract(
     chunker parsed for its syntax breaks, chunk/syntax.py): it spares a second parse, a
     tenth of extraction's time.  It must be of these very bytes; it is only read.
     """
+    found = extract_rows(path, source, grammar, tree)
+    if found is None:
+        return None
+    facts, rows = found
+    facts.references = [Reference(path, *row) for row in rows]
+    return facts
+
+
+ReferenceRow = tuple[str, int, int, "str | None", bool, bool, "str | None", bool, "str | None"]
+"""A reference's fields after its path, in :class:`Reference`'s order."""
+
+
+def extract_rows(
+    path: str,
+    source: bytes,
+    grammar: str | None = None,
+    tree: tree_sitter.Tree | None = None,
+) -> tuple[FileFacts, list[ReferenceRow]] | None:
+    """:func:`extract`, with the references as plain rows beside facts that hold none.
+
+    An indexer encodes the rows as they are (index/graph_rows.py): building a frozen
+    Reference costs more than finding it, and there are tens of thousands per repository.
+    """
     grammar = grammar or grammar_for_path(path)
     if grammar is None:
         return None
@@ -167,11 +190,9 @@ def extract(
         }
         typing.read(root, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
-    facts.references = _references(
-        path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing
-    )
+    rows = _references(grammar, root, name_starts, call_starts, spans, receivers, bound, typing)
     facts.imports = read_imports(path, grammar, root)
-    return facts
+    return facts, rows
 
 
 def _definitions(grammar, query, root):
@@ -247,8 +268,8 @@ def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> b
 
 
 def _references(
-    path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
-) -> list[Reference]:
+    grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
+) -> list[ReferenceRow]:
     query = _name_query(grammar)
     if query is None:
         return []
@@ -259,7 +280,7 @@ def _references(
     keyed.sort(key=itemgetter(0))
     go = grammar == "go"
     function_field = _field_id(grammar, "function")
-    refs: list[Reference] = []
+    refs: list[ReferenceRow] = []
     append = refs.append
     open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
     next_span, span_count = 0, len(spans)
@@ -301,10 +322,8 @@ def _references(
             target, outer = (parent, parent.parent) if member else (node, parent)
             call = outer is not None and outer.child_by_field_id(function_field) == target
         point = node.start_point
-        # positional: a frozen dataclass takes keywords a third slower, 100k times a repo
         append(
-            Reference(
-                path,
+            (
                 name,
                 point.row + 1,
                 point.column,
