@@ -222,7 +222,7 @@ def tags_query(grammar: str) -> tree_sitter.Query | None:
     patterns = _split_patterns(SUPPLEMENTS.get(grammar, ""))
     joined = _joined(language, [text for _, text in files] + patterns)
     if joined is not None:
-        return joined
+        return _used(joined, "\n".join([text for _, text in files] + patterns))
     parts: list[str] = []
     for source, text in files:
         if _compiles(language, text):
@@ -236,7 +236,24 @@ def tags_query(grammar: str) -> tree_sitter.Query | None:
             log.warning("graph pattern for %s does not compile; left out: %s", grammar, pattern)
     if not parts:
         return None
-    return tree_sitter.Query(language, "\n".join(parts))
+    return _used(tree_sitter.Query(language, "\n".join(parts)), "\n".join(parts))
+
+
+# What the graph reads from a tags match (graph/extract.py): a definition, or a call's name.
+_USED_CAPTURES = ("@definition.", "@reference.call")
+
+
+def _used(query: tree_sitter.Query, text: str) -> tree_sitter.Query:
+    """The query with the patterns the graph never reads disabled (`@reference.type`,
+    `@reference.class`, `@reference.implementation`...: Go's type uses are a third of gin's
+    tags matches).  A match of such a pattern is skipped by the reader anyway; disabled,
+    it is neither searched for nor built.  Pattern numbers stay as they were."""
+    source = text.encode("utf-8")
+    for index in range(query.pattern_count):
+        pattern = source[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)]
+        if not any(capture.encode() in pattern for capture in _USED_CAPTURES):
+            query.disable_pattern(index)
+    return query
 
 
 def _split_patterns(text: str) -> list[str]:
