@@ -17,7 +17,7 @@ import tree_sitter
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
-from seek.graph.queries import locals_query, tags_query
+from seek.graph.queries import locals_text, raw_texts, tags_text, used_only
 from seek.graph.types import TypeFacts, supported
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
@@ -80,36 +80,83 @@ _NOT_USES = frozenset(("self", "this", "_"))
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 
 
-@cache
-def _name_query(grammar: str) -> tree_sitter.Query | None:
-    language = load_language(grammar)
-    if language is None:
-        return None
+def _raw_name_text(grammar: str, language: tree_sitter.Language) -> str:
+    """The query of identifier-like leaves, unchecked: the grammar's visible named kinds
+    spelt "*identifier", plus the grammar's extra name kinds."""
+    if grammar == "bash":
+        return "(command_name (word) @id)"
     kinds = set(_EXTRA_NAME_KINDS.get(grammar, ()))
     for kind_id in range(language.node_kind_count):
         kind = language.node_kind_for_id(kind_id)
         if kind and language.node_kind_is_named(kind_id) and kind.endswith("identifier"):
             if language.node_kind_is_visible(kind_id):
                 kinds.add(kind)
-    if grammar == "bash":
-        return tree_sitter.Query(language, "(command_name (word) @id)")
-    try:  # all kinds at once, the usual case: one compile instead of one per kind
-        return tree_sitter.Query(language, _alternation(sorted(kinds)))
-    except Exception:  # an alias or a supertype among them: keep the kinds that compile
-        pass
-    valid = [k for k in sorted(kinds) if _kind_ok(language, k)]
-    if not valid:
+    return _alternation(sorted(kinds))
+
+
+@cache
+def _name_text(grammar: str) -> str | None:
+    """:func:`_raw_name_text` without the kinds that cannot be queried (an alias, a
+    supertype), or None when none can."""
+    language = load_language(grammar)
+    if language is None:
         return None
-    return tree_sitter.Query(language, _alternation(valid))
+    raw = _raw_name_text(grammar, language)
+    if not raw.startswith("[") or _kind_ok(language, raw, whole=True):  # the usual case
+        return raw
+    valid = [k for k in sorted(_alternation_kinds(raw)) if _kind_ok(language, k)]
+    return _alternation(valid) if valid else None
 
 
 def _alternation(kinds: list[str]) -> str:
     return "[" + " ".join(f"({k})" for k in kinds) + "] @id"
 
 
-def _kind_ok(language: tree_sitter.Language, kind: str) -> bool:
+def _alternation_kinds(text: str) -> list[str]:
+    return [part.strip("()") for part in text[1 : text.index("]")].split()]
+
+
+@cache
+def _one_pass(grammar: str) -> tuple[tree_sitter.Query, int, int] | None:
+    """The tags, binder and name queries of a grammar joined into one, so that the tree is
+    walked once rather than three times (a walk costs about as much as its matching):
+    (query, index of the first binder pattern, index of the first name pattern).  The tags
+    patterns come first, so a tags pattern keeps the number it has alone (_scan prefers the
+    lowest).  Compiled once from the texts as written; when that fails, from the patterns
+    that compile alone."""
+    language = load_language(grammar)
+    if language is None:
+        return None
+    tags, binders = raw_texts(grammar)
+    sections = [tags, binders, _raw_name_text(grammar, language)]
     try:
-        tree_sitter.Query(language, f"({kind}) @id")
+        query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
+    except Exception:  # a part does not compile for this grammar version: checked texts
+        sections = [tags_text(grammar) or "", locals_text(grammar) or "", _name_text(grammar)]
+        sections[2] = sections[2] or ""
+        if not any(sections):
+            return None
+        query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
+    used_only(query, sections[0])
+    # a section's patterns start at or after its first byte in the joined text
+    starts, offset = [], 0
+    for text in sections:
+        starts.append(offset)
+        if text:
+            offset += len(text.encode("utf-8")) + 1
+    first = [query.pattern_count] * 3
+    for index in range(query.pattern_count - 1, -1, -1):
+        begin = query.start_byte_for_pattern(index)
+        for section in (1, 2):
+            if sections[section] and begin >= starts[section]:
+                first[section] = min(first[section], index)
+    first[1] = min(first[1], first[2])
+    return query, first[1], first[2]
+
+
+def _kind_ok(language: tree_sitter.Language, kind: str, whole: bool = False) -> bool:
+    try:
+        tree_sitter.Query(language, kind if whole else f"({kind}) @id")
         return True
     except Exception:  # a kind that is only an alias or a supertype cannot be queried
         return False
@@ -154,7 +201,6 @@ def extract_rows(
     if grammar is None:
         return None
     parser = parser_for(grammar)
-    query = tags_query(grammar)
     if parser is None:
         return None
     if tree is None:
@@ -162,7 +208,7 @@ def extract_rows(
     root = tree.root_node
     lines = source.split(b"\n")
     facts = FileFacts(path=path, grammar=grammar)
-    def_nodes, name_starts, call_starts = _definitions(grammar, query, root)
+    def_nodes, name_starts, call_starts, binders, names = _scan(grammar, root)
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
     kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
@@ -189,7 +235,7 @@ def extract_rows(
         spans.append((node.start_byte, node.end_byte, definition.qualified))
         kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
-    bound = _locals(grammar, root, name_starts, spans, kinds)
+    bound = _locals(binders, name_starts, spans, kinds)
     typing = None
     if supported(grammar):
         typing = TypeFacts(grammar, bound)
@@ -198,18 +244,30 @@ def extract_rows(
         }
         typing.read(root, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
-    rows = _references(grammar, root, name_starts, call_starts, spans, receivers, bound, typing)
+    rows = _references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
     facts.imports = read_imports(path, grammar, root)
     return facts, rows
 
 
-def _definitions(grammar, query, root):
-    """(definition node, name node, kind) sorted by position, one per name node; and the
-    start bytes of definition names and of call names."""
+def _scan(grammar, root):
+    """One walk of the tree (:func:`_one_pass`): (definition node, name node, kind) sorted by
+    position, one per name node; the start bytes of definition names and of call names;
+    the binder captures ({"local": [...], "global": [...]}); the identifier-like leaves."""
     found: dict[int, tuple[int, tree_sitter.Node, tree_sitter.Node, str]] = {}
     calls: set[int] = set()
-    if query is not None:
+    binders: dict[str, list[tree_sitter.Node]] = {"local": [], "global": []}
+    leaves: list[tree_sitter.Node] = []
+    one = _one_pass(grammar)
+    if one is not None:
+        query, first_binder, first_name = one
         for pattern, captures in tree_sitter.QueryCursor(query).matches(root):
+            if pattern >= first_name:
+                leaves.extend(captures.get("id", ()))
+                continue
+            if pattern >= first_binder:
+                for capture, nodes in captures.items():
+                    binders.setdefault(capture, []).extend(nodes)
+                continue
             names = captures.get("name")
             if not names:
                 continue
@@ -223,7 +281,8 @@ def _definitions(grammar, query, root):
                 elif capture == "reference.call":
                     calls.add(name_node.start_byte)
     ordered = sorted(found.values(), key=lambda f: (f[1].start_byte, -f[1].end_byte))
-    return [(node, name, kind) for _, node, name, kind in ordered], set(found), calls
+    definitions = [(node, name, kind) for _, node, name, kind in ordered]
+    return definitions, set(found), calls, binders, leaves
 
 
 def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
@@ -246,14 +305,13 @@ def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
     return out
 
 
-def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
-    """Function (qualified name) -> the names it binds itself."""
-    query = locals_query(grammar)
-    if query is None or not spans:
+def _locals(captures, name_starts, spans, kinds) -> dict[str, set[str]]:
+    """Function (qualified name) -> the names it binds itself (``captures``: the binder
+    patterns' nodes by capture, queries.LOCAL_BINDERS)."""
+    if not spans:
         return {}
     starts = [s[0] for s in spans]
     out: dict[str, set[str]] = {}
-    captures = tree_sitter.QueryCursor(query).captures(root)
     for node in captures.get("local", []):
         if node.start_byte in name_starts:
             continue
@@ -282,15 +340,12 @@ def _visible(visible: dict, bound: dict[str, set[str]], enclosing: str | None) -
 
 
 def _references(
-    grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
+    grammar, leaves, name_starts, call_starts, spans, receivers, bound, typing=None
 ) -> list[ReferenceRow]:
-    query = _name_query(grammar)
-    if query is None:
-        return []
     # One start_byte read per node (each Node attribute read builds a Python object), sorted
     # stably as before; the enclosing definition comes from a sweep over the sorted spans
     # instead of a bisect per node.
-    keyed = [(n.start_byte, n) for n in tree_sitter.QueryCursor(query).captures(root).get("id", [])]
+    keyed = [(n.start_byte, n) for n in leaves]
     keyed.sort(key=itemgetter(0))
     go = grammar == "go"
     function_field = _field_id(grammar, "function")
