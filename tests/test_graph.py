@@ -731,3 +731,37 @@ print(h)
         "print": None,  # the last of its uses
     }
     assert [r.name for r in facts.references if r.local] == ["a"]
+
+
+@pytest.mark.parametrize("grammar", sorted(set(GRAMMARS) - {"css"}))
+def test_the_indexers_rows_encode_what_extract_finds(grammar):
+    # graph_rows encodes extract_rows()'s plain reference rows, never building a Reference
+    from seek.index.graph_rows import encode, file_facts
+
+    path, source, _ = SAMPLES[grammar]
+    assert file_facts(path, source) == encode(extract(path, source))
+
+
+def test_one_walk_falls_back_to_the_patterns_that_compile(monkeypatch):
+    # the joined tags + binder + name query is compiled as written; a pattern a grammar
+    # version rejects leaves it out, as the separate queries did, with the same facts
+    import sys
+
+    from seek.graph import queries
+
+    module = sys.modules["seek.graph.extract"]  # the package's `extract` is the function
+    source = PY["pkg/app.py"] + b"\n\ndef local_use(x):\n    y = x\n    return helper(y)\n"
+    expected = extract("pkg/app.py", source)
+    assert expected.definitions and any(r.local for r in expected.references)
+    assert any(r.call for r in expected.references)
+
+    def broken(grammar):
+        tags, binders = queries.raw_texts(grammar)
+        return tags + "\n(no_such_node name: (identifier) @name) @definition.function", binders
+
+    monkeypatch.setattr(module, "raw_texts", broken)
+    module._one_pass.cache_clear()
+    try:
+        assert extract("pkg/app.py", source) == expected
+    finally:
+        module._one_pass.cache_clear()

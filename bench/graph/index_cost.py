@@ -15,8 +15,9 @@ peak RSS.
 ``--parts`` adds, per repository, one more child that splits the graph's share: CPU seconds
 of one pass over the files seek indexes (the default settings' scan) for chunking (its
 parse included), the parse the extractor no longer repeats (the chunker's tree is passed),
-`extract(tree=)`, and encoding the rows; after an untimed first pass, whose cost (query
-compilation per grammar, the first extraction) is reported apart as ``first_pass_s``.
+`extract_rows(tree=)` (the indexer's call), and encoding the rows; after an untimed first
+pass, whose cost (query compilation per grammar, the first extraction) is reported apart as
+``first_pass_s``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def parts(folder: str) -> dict:
 
     from seek.chunk import chunk_file_parsed
     from seek.chunk.languages import grammar_for_path, parser_for
-    from seek.graph import extract
+    from seek.graph.extract import extract_rows
     from seek.index.graph_rows import encode
     from seek.index.rules import chunking_spec
     from seek.index.stages import read_regular_file
@@ -70,11 +71,11 @@ def parts(folder: str) -> dict:
             parser_for(grammar_for_path(rel)).parse(data)
             spent["parse_s"] += time.process_time() - started
             started = time.process_time()
-            facts = extract(rel, data, tree=tree)
+            found = extract_rows(rel, data, tree=tree)  # what graph_rows.file_facts runs
             spent["extract_s"] += time.process_time() - started
-            if facts is not None:
+            if found is not None:
                 started = time.process_time()
-                encode(facts)
+                encode(found[0], None, found[1])
                 spent["encode_s"] += time.process_time() - started
                 count += 1
         return count

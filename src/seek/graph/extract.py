@@ -17,7 +17,7 @@ import tree_sitter
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
-from seek.graph.queries import locals_query, tags_query
+from seek.graph.queries import locals_text, raw_texts, tags_text, used_only
 from seek.graph.types import TypeFacts, supported
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
@@ -80,28 +80,83 @@ _NOT_USES = frozenset(("self", "this", "_"))
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 
 
-@cache
-def _name_query(grammar: str) -> tree_sitter.Query | None:
-    language = load_language(grammar)
-    if language is None:
-        return None
+def _raw_name_text(grammar: str, language: tree_sitter.Language) -> str:
+    """The query of identifier-like leaves, unchecked: the grammar's visible named kinds
+    spelt "*identifier", plus the grammar's extra name kinds."""
+    if grammar == "bash":
+        return "(command_name (word) @id)"
     kinds = set(_EXTRA_NAME_KINDS.get(grammar, ()))
     for kind_id in range(language.node_kind_count):
         kind = language.node_kind_for_id(kind_id)
         if kind and language.node_kind_is_named(kind_id) and kind.endswith("identifier"):
             if language.node_kind_is_visible(kind_id):
                 kinds.add(kind)
-    if grammar == "bash":
-        return tree_sitter.Query(language, "(command_name (word) @id)")
-    valid = [k for k in sorted(kinds) if _kind_ok(language, k)]
-    if not valid:
+    return _alternation(sorted(kinds))
+
+
+@cache
+def _name_text(grammar: str) -> str | None:
+    """:func:`_raw_name_text` without the kinds that cannot be queried (an alias, a
+    supertype), or None when none can."""
+    language = load_language(grammar)
+    if language is None:
         return None
-    return tree_sitter.Query(language, "[" + " ".join(f"({k})" for k in valid) + "] @id")
+    raw = _raw_name_text(grammar, language)
+    if not raw.startswith("[") or _kind_ok(language, raw, whole=True):  # the usual case
+        return raw
+    valid = [k for k in sorted(_alternation_kinds(raw)) if _kind_ok(language, k)]
+    return _alternation(valid) if valid else None
 
 
-def _kind_ok(language: tree_sitter.Language, kind: str) -> bool:
+def _alternation(kinds: list[str]) -> str:
+    return "[" + " ".join(f"({k})" for k in kinds) + "] @id"
+
+
+def _alternation_kinds(text: str) -> list[str]:
+    return [part.strip("()") for part in text[1 : text.index("]")].split()]
+
+
+@cache
+def _one_pass(grammar: str) -> tuple[tree_sitter.Query, int, int] | None:
+    """The tags, binder and name queries of a grammar joined into one, so that the tree is
+    walked once rather than three times (a walk costs about as much as its matching):
+    (query, index of the first binder pattern, index of the first name pattern).  The tags
+    patterns come first, so a tags pattern keeps the number it has alone (_scan prefers the
+    lowest).  Compiled once from the texts as written; when that fails, from the patterns
+    that compile alone."""
+    language = load_language(grammar)
+    if language is None:
+        return None
+    tags, binders = raw_texts(grammar)
+    sections = [tags, binders, _raw_name_text(grammar, language)]
     try:
-        tree_sitter.Query(language, f"({kind}) @id")
+        query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
+    except Exception:  # a part does not compile for this grammar version: checked texts
+        sections = [tags_text(grammar) or "", locals_text(grammar) or "", _name_text(grammar)]
+        sections[2] = sections[2] or ""
+        if not any(sections):
+            return None
+        query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
+    used_only(query, sections[0])
+    # a section's patterns start at or after its first byte in the joined text
+    starts, offset = [], 0
+    for text in sections:
+        starts.append(offset)
+        if text:
+            offset += len(text.encode("utf-8")) + 1
+    first = [query.pattern_count] * 3
+    for index in range(query.pattern_count - 1, -1, -1):
+        begin = query.start_byte_for_pattern(index)
+        for section in (1, 2):
+            if sections[section] and begin >= starts[section]:
+                first[section] = min(first[section], index)
+    first[1] = min(first[1], first[2])
+    return query, first[1], first[2]
+
+
+def _kind_ok(language: tree_sitter.Language, kind: str, whole: bool = False) -> bool:
+    try:
+        tree_sitter.Query(language, kind if whole else f"({kind}) @id")
         return True
     except Exception:  # a kind that is only an alias or a supertype cannot be queried
         return False
@@ -119,11 +174,33 @@ def extract(
     chunker parsed for its syntax breaks, chunk/syntax.py): it spares a second parse, a
     tenth of extraction's time.  It must be of these very bytes; it is only read.
     """
+    found = extract_rows(path, source, grammar, tree)
+    if found is None:
+        return None
+    facts, rows = found
+    facts.references = [Reference(path, *row) for row in rows]
+    return facts
+
+
+ReferenceRow = tuple[str, int, int, "str | None", bool, bool, "str | None", bool, "str | None"]
+"""A reference's fields after its path, in :class:`Reference`'s order."""
+
+
+def extract_rows(
+    path: str,
+    source: bytes,
+    grammar: str | None = None,
+    tree: tree_sitter.Tree | None = None,
+) -> tuple[FileFacts, list[ReferenceRow]] | None:
+    """:func:`extract`, with the references as plain rows beside facts that hold none.
+
+    An indexer encodes the rows as they are (index/graph_rows.py): building a frozen
+    Reference costs more than finding it, and there are tens of thousands per repository.
+    """
     grammar = grammar or grammar_for_path(path)
     if grammar is None:
         return None
     parser = parser_for(grammar)
-    query = tags_query(grammar)
     if parser is None:
         return None
     if tree is None:
@@ -131,7 +208,7 @@ def extract(
     root = tree.root_node
     lines = source.split(b"\n")
     facts = FileFacts(path=path, grammar=grammar)
-    def_nodes, name_starts, call_starts = _definitions(grammar, query, root)
+    def_nodes, name_starts, call_starts, binders, names = _scan(grammar, root)
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
     kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
@@ -158,7 +235,7 @@ def extract(
         spans.append((node.start_byte, node.end_byte, definition.qualified))
         kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
-    bound = _locals(grammar, root, name_starts, spans, kinds)
+    bound = _locals(binders, name_starts, spans, kinds)
     typing = None
     if supported(grammar):
         typing = TypeFacts(grammar, bound)
@@ -167,20 +244,30 @@ def extract(
         }
         typing.read(root, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
-    facts.references = _references(
-        path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing
-    )
+    rows = _references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
     facts.imports = read_imports(path, grammar, root)
-    return facts
+    return facts, rows
 
 
-def _definitions(grammar, query, root):
-    """(definition node, name node, kind) sorted by position, one per name node; and the
-    start bytes of definition names and of call names."""
+def _scan(grammar, root):
+    """One walk of the tree (:func:`_one_pass`): (definition node, name node, kind) sorted by
+    position, one per name node; the start bytes of definition names and of call names;
+    the binder captures ({"local": [...], "global": [...]}); the identifier-like leaves."""
     found: dict[int, tuple[int, tree_sitter.Node, tree_sitter.Node, str]] = {}
     calls: set[int] = set()
-    if query is not None:
+    binders: dict[str, list[tree_sitter.Node]] = {"local": [], "global": []}
+    leaves: list[tree_sitter.Node] = []
+    one = _one_pass(grammar)
+    if one is not None:
+        query, first_binder, first_name = one
         for pattern, captures in tree_sitter.QueryCursor(query).matches(root):
+            if pattern >= first_name:
+                leaves.extend(captures.get("id", ()))
+                continue
+            if pattern >= first_binder:
+                for capture, nodes in captures.items():
+                    binders.setdefault(capture, []).extend(nodes)
+                continue
             names = captures.get("name")
             if not names:
                 continue
@@ -194,7 +281,8 @@ def _definitions(grammar, query, root):
                 elif capture == "reference.call":
                     calls.add(name_node.start_byte)
     ordered = sorted(found.values(), key=lambda f: (f[1].start_byte, -f[1].end_byte))
-    return [(node, name, kind) for _, node, name, kind in ordered], set(found), calls
+    definitions = [(node, name, kind) for _, node, name, kind in ordered]
+    return definitions, set(found), calls, binders, leaves
 
 
 def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
@@ -217,14 +305,13 @@ def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
     return out
 
 
-def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
-    """Function (qualified name) -> the names it binds itself."""
-    query = locals_query(grammar)
-    if query is None or not spans:
+def _locals(captures, name_starts, spans, kinds) -> dict[str, set[str]]:
+    """Function (qualified name) -> the names it binds itself (``captures``: the binder
+    patterns' nodes by capture, queries.LOCAL_BINDERS)."""
+    if not spans:
         return {}
     starts = [s[0] for s in spans]
     out: dict[str, set[str]] = {}
-    captures = tree_sitter.QueryCursor(query).captures(root)
     for node in captures.get("local", []):
         if node.start_byte in name_starts:
             continue
@@ -237,32 +324,37 @@ def _locals(grammar, root, name_starts, spans, kinds) -> dict[str, set[str]]:
     return out
 
 
-def _is_local(bound: dict[str, set[str]], enclosing: str | None, name: str) -> bool:
-    """Bound by the enclosing function or one it is nested in (a closure's free name)."""
-    while enclosing:
-        if name in bound.get(enclosing, ()):
-            return True
-        enclosing = enclosing.rpartition(".")[0]
-    return False
+def _visible(visible: dict, bound: dict[str, set[str]], enclosing: str | None) -> set[str]:
+    """The names bound for a bare use inside ``enclosing``: by it or by a function it is
+    nested in (a closure's free name); built once per definition and memoised in
+    ``visible`` rather than walked up for every use."""
+    names = visible.get(enclosing)
+    if names is None:
+        names = set()
+        scope = enclosing
+        while scope:
+            names.update(bound.get(scope, ()))
+            scope = scope.rpartition(".")[0]
+        visible[enclosing] = names
+    return names
 
 
 def _references(
-    path, grammar, root, name_starts, call_starts, spans, receivers, bound, typing=None
-) -> list[Reference]:
-    query = _name_query(grammar)
-    if query is None:
-        return []
+    grammar, leaves, name_starts, call_starts, spans, receivers, bound, typing=None
+) -> list[ReferenceRow]:
     # One start_byte read per node (each Node attribute read builds a Python object), sorted
     # stably as before; the enclosing definition comes from a sweep over the sorted spans
     # instead of a bisect per node.
-    keyed = [(n.start_byte, n) for n in tree_sitter.QueryCursor(query).captures(root).get("id", [])]
+    keyed = [(n.start_byte, n) for n in leaves]
     keyed.sort(key=itemgetter(0))
     go = grammar == "go"
     function_field = _field_id(grammar, "function")
-    refs: list[Reference] = []
+    refs: list[ReferenceRow] = []
     append = refs.append
     open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
     next_span, span_count = 0, len(spans)
+    # enclosing definition -> the names bound for uses inside it (_visible)
+    visible: dict[str | None, frozenset[str] | set[str]] = {None: frozenset()}
     for start, node in keyed:
         if start in name_starts or node.child_count:
             continue
@@ -301,10 +393,8 @@ def _references(
             target, outer = (parent, parent.parent) if member else (node, parent)
             call = outer is not None and outer.child_by_field_id(function_field) == target
         point = node.start_point
-        # positional: a frozen dataclass takes keywords a third slower, 100k times a repo
         append(
-            Reference(
-                path,
+            (
                 name,
                 point.row + 1,
                 point.column,
@@ -312,7 +402,7 @@ def _references(
                 call,
                 member,
                 qualifier,
-                False if member or not bound else _is_local(bound, enclosing, name),
+                False if member or not bound else name in _visible(visible, bound, enclosing),
                 owner,
             )
         )
@@ -340,19 +430,29 @@ def _fields(grammar: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
 
 
+@cache
+def _field_ids(grammar: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`_fields` as field ids (a lookup by id skips the name's lookup each time)."""
+    member_fields, owner_fields = _fields(grammar)
+    return (
+        tuple(_field_id(grammar, f) for f in member_fields),
+        tuple(_field_id(grammar, f) for f in owner_fields),
+    )
+
+
 def _member_owner(grammar: str, parent: tree_sitter.Node, node: tree_sitter.Node):
     """(is ``node`` the member name of ``parent``, the owner's node) for a member-node parent:
     the member is the node under a member field, and it counts only when an owner exists."""
-    member_fields, owner_fields = _fields(grammar)
+    member_fields, owner_fields = _field_ids(grammar)
     owner = None
     for field in owner_fields:
-        owner = parent.child_by_field_name(field)
+        owner = parent.child_by_field_id(field)
         if owner is not None:
             break
     if owner is None:
         return False, None
     for field in member_fields:
-        if parent.child_by_field_name(field) == node:
+        if parent.child_by_field_id(field) == node:
             return True, owner
     return False, None
 

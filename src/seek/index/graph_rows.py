@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seek.chunk import MAX_PARSE_LINE_CHARS
-from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, extract
+from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference
+from seek.graph.extract import ReferenceRow, extract_rows
 from seek.graph.imports import Resolver
 from seek.scan.beneath import read_beneath
 
@@ -60,14 +61,15 @@ def file_facts(
         if max(map(len, text.split("\n")), default=0) > MAX_PARSE_LINE_CHARS:
             return None
     try:
-        facts = extract(rel, data, tree=tree)
+        found = extract_rows(rel, data, tree=tree)
     except Exception as exc:  # noqa: BLE001 - a parser failure must not stop indexing
         log.warning("cannot read definitions of %s: %s", rel, exc)
         return None
-    if facts is None:
+    if found is None:
         return None
+    facts, references = found
     module = go_module(root, rel) if root is not None and facts.grammar == "go" else None
-    return encode(facts, module)
+    return encode(facts, module, references)
 
 
 def go_module(root: Path, rel: str) -> tuple[str, str] | None:
@@ -100,11 +102,21 @@ _reference_values = attrgetter(*_REFERENCE)
 _import_values = attrgetter(*_IMPORT)
 
 
-def encode(facts: FileFacts, go_module: tuple[str, str] | None = None) -> Encoded:
+def encode(
+    facts: FileFacts,
+    go_module: tuple[str, str] | None = None,
+    references: list[ReferenceRow] | None = None,
+) -> Encoded:
+    """``references``: the file's references as :func:`seek.graph.extract.extract_rows` gives
+    them (already the stored layout), instead of ``facts.references``."""
     definitions = [_definition_values(d) for d in facts.definitions]
     data = {
         "g": facts.grammar,
-        "r": [_reference_values(r) for r in facts.references],
+        "r": (
+            references
+            if references is not None
+            else [_reference_values(r) for r in facts.references]
+        ),
         "i": [_import_values(i) for i in facts.imports],
         "t": facts.types,
         "b": facts.bases,
