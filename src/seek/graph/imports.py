@@ -47,6 +47,26 @@ def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
 
 
 @cache
+def _kinds_query(grammar: str, kinds: frozenset[str]) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        load_language(grammar), "[" + " ".join(f"({k})" for k in sorted(kinds)) + "] @node"
+    )
+
+
+def _outermost(grammar: str, root: tree_sitter.Node, kinds: frozenset[str]):
+    """Nodes of the given kinds at any depth, in file order, none inside another: what
+    `_walk` yields without its depth limit, found by a query (walking a Rust or C tree node
+    by node in Python cost more than the rest of its extraction)."""
+    found = tree_sitter.QueryCursor(_kinds_query(grammar, kinds)).captures(root).get("node", [])
+    end = -1
+    for node in sorted(found, key=lambda n: (n.start_byte, -n.end_byte)):
+        if node.start_byte < end:
+            continue  # inside a node already yielded, which `_walk` does not descend into
+        end = node.end_byte
+        yield node
+
+
+@cache
 def _python_query() -> tree_sitter.Query:
     return tree_sitter.Query(
         load_language("python"), "[(import_statement) (import_from_statement)] @import"
@@ -154,7 +174,7 @@ def _go(path, root):
 
 
 def _rust(path, root):
-    for node in _walk(root, {"mod_item", "use_declaration"}):
+    for node in _outermost("rust", root, frozenset({"mod_item", "use_declaration"})):
         line = node.start_point.row + 1
         if node.type == "mod_item":
             if node.child_by_field_name("body") is None:
@@ -199,8 +219,8 @@ def _dotted(kinds: set[str]):
     return reader
 
 
-def _c(path, root):
-    for node in _walk(root, {"preproc_include"}):
+def _c(path, root, grammar="c"):
+    for node in _outermost(grammar, root, frozenset({"preproc_include"})):
         target = node.child_by_field_name("path")
         if target is not None and target.type == "string_literal":
             yield Import(path, node.start_point.row + 1, _unquote(_text(target)))
@@ -225,7 +245,7 @@ _READERS = {
     "java": _dotted({"import_declaration"}),
     "csharp": _dotted({"using_directive"}),
     "c": _c,
-    "cpp": _c,
+    "cpp": partial(_c, grammar="cpp"),
     "ruby": _ruby,
 }
 
