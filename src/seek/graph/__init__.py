@@ -25,6 +25,7 @@ __all__ = [
     "UseGroup",
     "build_graph",
     "extract",
+    "link_graph",
 ]
 
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
@@ -45,7 +46,14 @@ def build_graph(files: Iterable[tuple[str, bytes]] | Mapping[str, bytes]) -> Cod
         found = extract(path, data)
         if found is not None:
             facts[path] = found
-    resolver = Resolver(list(facts), go_modules)
+    return link_graph(facts, go_modules)
+
+
+def link_graph(facts: dict[str, FileFacts], go_modules: Mapping[str, str]) -> CodeGraph:
+    """The graph of files already extracted: each import resolved over every file (Go's
+    through the module paths of go.mod, keyed by folder). Also what an index's stored rows
+    are assembled with."""
+    resolver = Resolver(list(facts), dict(go_modules))
     for found in facts.values():
         found.imports = [
             Import(i.path, i.line, i.target, i.names, i.alias, resolver.resolve(found.grammar, i))

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seek.chunk import MAX_PARSE_LINE_CHARS
-from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference
+from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, link_graph
 from seek.graph.extract import ReferenceRow, extract_rows
-from seek.graph.imports import Resolver
 from seek.scan.beneath import read_beneath
 
 if TYPE_CHECKING:
@@ -163,10 +162,4 @@ def assemble(rows: Iterable[tuple[str, str, str]]) -> CodeGraph:
         facts[path] = found
         if module is not None:
             go_modules[module[0]] = module[1]
-    resolver = Resolver(list(facts), go_modules)
-    for found in facts.values():
-        found.imports = [
-            Import(i.path, i.line, i.target, i.names, i.alias, resolver.resolve(found.grammar, i))
-            for i in found.imports
-        ]
-    return CodeGraph(facts)
+    return link_graph(facts, go_modules)
