@@ -323,6 +323,11 @@ def score_lookups(name: str, folder: Path, oracle: dict, sample: int, seed: int,
             t[f"{key}_chars"] += chars
             t[key] += len(ours)
             t[f"{key}_tp"] += len(ours & truth)
+    return _summary(name, t)
+
+
+def _summary(name: str, t: dict[str, float]) -> dict:
+    """One row of the lookups table from its summed counts."""
     div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
     return {
         "repo": name,
@@ -361,36 +366,7 @@ def total_lookups(rows: Sequence[dict]) -> dict:
     for row in rows:
         for k, v in row["counts"].items():
             t[k] = max(t[k], v) if k.endswith("_max_s") else t[k] + v
-    div = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
-    return {
-        "repo": "all (micro)",
-        "questions": int(t["questions"]),
-        "def_top1": div(t["def_top1"], t["questions"]),
-        "def_found": div(t["def_found"], t["questions"]),
-        "grep_first_line_is_def": div(t["grep_top1"], t["questions"]),
-        "refs_precision": div(t["refs_tp"], t["refs"]),
-        "refs_recall": div(t["refs_tp"], t["truth"]),
-        "refs_at_precision": div(t["refs_at_tp"], t["refs_at"]),
-        "refs_at_recall": div(t["refs_at_tp"], t["truth"]),
-        "refs_at_all_precision": div(t["refs_at_all_tp"], t["refs_at_all"]),
-        "refs_at_all_recall": div(t["refs_at_all_tp"], t["truth"]),
-        "grep_precision": div(t["grep_tp"], t["grep"]),
-        "grep_recall": div(t["grep_tp"], t["truth"]),
-        "chars_per_question": {
-            "defs": div(t["def_chars"], t["questions"]),
-            "refs": div(t["refs_chars"], t["questions"]),
-            "refs_at": div(t["refs_at_chars"], t["questions"]),
-            "refs_at_all": div(t["refs_at_all_chars"], t["questions"]),
-            "grep": div(t["grep_chars"], t["questions"]),
-        },
-        "ms_per_call": {
-            "defs": div(1000 * t["defs_s"], t["questions"]),
-            "refs": div(1000 * t["refs_s"], t["questions"]),
-            "refs_at": div(1000 * t["refs_at_s"], t["questions"]),
-            "refs_max": round(1000 * t["refs_max_s"]),
-        },
-        "counts": {k: round(v, 3) if k.endswith("_s") else int(v) for k, v in t.items()},
-    }
+    return _summary("all (micro)", t)
 
 
 def _f(value: float | None, spec: str = ".2f") -> str:
