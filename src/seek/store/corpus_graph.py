@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from seek.store.corpus_table import TABLE, files_filter, repo_filter
 from seek.store.graph_table import graph_table_name
-from seek.store.table import SQL_IN_BATCH
+from seek.store.table import in_batches
 
 if TYPE_CHECKING:
     from seek.store.corpus_table import CorpusTable
@@ -107,8 +107,7 @@ class CorpusGraph:
         if table is None:
             self.add(rows)
             return
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            batch = paths[i : i + SQL_IN_BATCH]
+        for batch in in_batches(paths):
             wanted = set(batch)
             data = [row for row in rows if row[1] in wanted]
             if not data:
@@ -126,8 +125,8 @@ class CorpusGraph:
         table = self.open()
         if table is None:
             return
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            table.delete(files_filter(repo, paths[i : i + SQL_IN_BATCH]))
+        for batch in in_batches(paths):
+            table.delete(files_filter(repo, batch))
 
     def delete_repo(self, repo: str) -> None:
         """Every row of ``repo``, its marker included."""

@@ -36,7 +36,7 @@ import numpy as np
 from seek.errors import CorpusError, SeekError
 from seek.redact import one_line
 from seek.store.event_loop import start, wait
-from seek.store.table import KEYWORD_INDEX, SQL_IN_BATCH, sql_quote
+from seek.store.table import KEYWORD_INDEX, in_batches, sql_quote
 
 if TYPE_CHECKING:
     from seek.store.location import DatabaseLocation
@@ -216,8 +216,7 @@ class CorpusTable:
             return
         import pyarrow.compute as pc
 
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            batch = list(paths[i : i + SQL_IN_BATCH])
+        for batch in map(list, in_batches(paths)):
             mask = pc.is_in(rows.column("path"), value_set=_string_array(batch))
             (
                 table.merge_insert(KEY)
@@ -258,8 +257,8 @@ class CorpusTable:
         table = self.open()
         if table is None:
             return
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            table.delete(files_filter(repo, paths[i : i + SQL_IN_BATCH]))
+        for batch in in_batches(paths):
+            table.delete(files_filter(repo, batch))
 
     def delete_repo(self, repo: str) -> None:
         table = self.open()

@@ -91,13 +91,13 @@ class GraphTable:
 
     @writes_lance
     def delete_files(self, paths: Sequence[str]) -> None:
-        from seek.store.table import SQL_IN_BATCH, paths_filter
+        from seek.store.table import in_batches, paths_filter
 
         table = self._open()
         if table is None or not paths:
             return
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
+        for batch in in_batches(paths):
+            table.delete(paths_filter(batch))
 
     @writes_lance
     def replace_files(self, paths: Sequence[str], rows: Sequence[tuple[str, str, str]]) -> None:
@@ -146,15 +146,15 @@ class GraphTable:
     def definitions(self, paths: Sequence[str]) -> dict[str, str]:
         """The encoded definitions of those of ``paths`` that have a row (the one column a
         search hit's enclosing definition needs; nothing else is read)."""
-        from seek.store.table import SQL_IN_BATCH, paths_filter
+        from seek.store.table import in_batches, paths_filter
 
         table = self._open()
         found: dict[str, str] = {}
         if table is None:
             return found
         unique = sorted(set(paths))
-        for i in range(0, len(unique), SQL_IN_BATCH):
-            data = table.scan(["path", "definitions"], paths_filter(unique[i : i + SQL_IN_BATCH]))
+        for batch in in_batches(unique):
+            data = table.scan(["path", "definitions"], paths_filter(batch))
             found.update(
                 zip(
                     data.column("path").to_pylist(),

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -138,6 +138,13 @@ def sql_quote(value: str) -> str:
 
 def paths_filter(paths: Iterable[str]) -> str:
     return "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
+
+
+def in_batches(paths: Sequence[str]) -> Iterator[Sequence[str]]:
+    """``paths`` in slices of ``SQL_IN_BATCH``: one SQL ``IN`` list each, within what a
+    LanceDB filter takes."""
+    for i in range(0, len(paths), SQL_IN_BATCH):
+        yield paths[i : i + SQL_IN_BATCH]
 
 
 KEYWORD_INDEX_MIN_CHUNKS = 250_001
@@ -269,8 +276,8 @@ class ChunkTable:
         table = self._open()
         if table is None or not paths:
             return
-        for i in range(0, len(paths), SQL_IN_BATCH):
-            table.delete(paths_filter(paths[i : i + SQL_IN_BATCH]))
+        for batch in in_batches(paths):
+            table.delete(paths_filter(batch))
         self._wrote()
 
     @writes_lance
