@@ -211,15 +211,22 @@ def cached_oracle(cache: Path | None, key: str, compute) -> dict[str, dict]:
 # -- scoring --------------------------------------------------------------------------------
 
 
-def grep_lines(folder: Path, name: str) -> tuple[set[tuple[str, int]], int]:
+def grep_run(folder: Path, name: str) -> tuple[list[tuple[str, int]], bytes]:
+    """``grep -rnw NAME`` over ``folder``: its matching (path, line)s in order, and its
+    output."""
     run = subprocess.run(["grep", "-rnw", "--", name, "."], cwd=folder, capture_output=True)
-    hits = set()
+    hits = []
     for raw in run.stdout.decode("utf-8", "replace").splitlines():
         path, _, rest = raw.partition(":")
         line, _, _ = rest.partition(":")
         if line.isdigit():
-            hits.add((path.removeprefix("./"), int(line)))
-    return hits, len(run.stdout)
+            hits.append((path.removeprefix("./"), int(line)))
+    return hits, run.stdout
+
+
+def grep_lines(folder: Path, name: str) -> tuple[set[tuple[str, int]], int]:
+    hits, output = grep_run(folder, name)
+    return set(hits), len(output)
 
 
 def _symbol_name(symbol: str) -> str:
@@ -235,19 +242,9 @@ def _symbol_name(symbol: str) -> str:
     return text.strip("`")
 
 
-def score_repo(
-    name: str,
-    language: str,
-    folder: Path,
-    oracle: dict,
-    sample: int,
-    seed: int,
-    misses: list | None = None,
-):
-    files = workspace_files(folder)
-    started = time.perf_counter()
-    graph = build_graph(files)
-    build_s = time.perf_counter() - started
+def match_definitions(graph, oracle: dict):
+    """The graph's definitions the oracle has at the same name position, as (definition,
+    oracle symbol, name line), and each name's definition lines."""
     by_def: dict[tuple[str, int, int], str] = {}
     for symbol, entry in oracle.items():
         for site in entry["defs"]:
@@ -264,6 +261,23 @@ def score_repo(
                     matched.append((d, symbol, line))
                     def_lines[d.name].add((d.path, line))
                     break
+    return matched, def_lines
+
+
+def score_repo(
+    name: str,
+    language: str,
+    folder: Path,
+    oracle: dict,
+    sample: int,
+    seed: int,
+    misses: list | None = None,
+):
+    files = workspace_files(folder)
+    started = time.perf_counter()
+    graph = build_graph(files)
+    build_s = time.perf_counter() - started
+    matched, def_lines = match_definitions(graph, oracle)
     total_defs = sum(len(f.definitions) for f in graph.files.values())
     rng = random.Random(seed)
     chosen = rng.sample(matched, min(sample, len(matched)))

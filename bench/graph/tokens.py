@@ -224,39 +224,20 @@ def questions_table(summary: dict, cap: int) -> str:
 def oracle_sample(folder: Path, oracle: dict, sample: int, seed: int):
     """``bench.graph.oracle.score_repo``'s sample: the graph's definitions the oracle has at
     the same name position, drawn with the same seed; with each name's definition lines."""
-    from bench.graph.oracle import _symbol_name, workspace_files
+    from bench.graph.oracle import match_definitions, workspace_files
     from seek.graph import build_graph
 
-    graph = build_graph(workspace_files(folder))
-    by_def: dict[tuple[str, int, int], str] = {}
-    for symbol, entry in oracle.items():
-        for site in entry["defs"]:
-            by_def.setdefault(site, symbol)
-    matched, def_lines = [], defaultdict(set)
-    for facts in graph.files.values():
-        for d in facts.definitions:
-            for line in range(d.line, min(d.line + 3, d.end_line + 1)):
-                symbol = by_def.get((d.path, line, d.column))
-                if symbol is not None and _symbol_name(symbol) == d.name:
-                    matched.append((d, symbol, line))
-                    def_lines[d.name].add((d.path, line))
-                    break
+    matched, def_lines = match_definitions(build_graph(workspace_files(folder)), oracle)
     rng = random.Random(seed)
     return rng.sample(matched, min(sample, len(matched))), def_lines
 
 
 def grep_name(folder: Path, name: str) -> tuple[list[tuple[str, int]], int]:
     """``grep -rnw NAME`` as the oracle harness runs it: matching lines in order, chars."""
-    import subprocess
+    from bench.graph.oracle import grep_run
 
-    run = subprocess.run(["grep", "-rnw", "--", name, "."], cwd=folder, capture_output=True)
-    hits = []
-    for raw in run.stdout.decode("utf-8", "replace").splitlines():
-        path, _, rest = raw.partition(":")
-        line, _, _ = rest.partition(":")
-        if line.isdigit():
-            hits.append((path.removeprefix("./"), int(line)))
-    return hits, len(run.stdout.decode("utf-8", "replace"))
+    hits, output = grep_run(folder, name)
+    return hits, len(output.decode("utf-8", "replace"))
 
 
 def _ask(method, *args):
