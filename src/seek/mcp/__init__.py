@@ -29,7 +29,7 @@ from pydantic import Field
 
 from seek._version import __version__
 from seek.errors import SeekError
-from seek.mcp.graph_tools import register_graph_tools
+from seek.mcp.graph_tools import register_graph_tools, workspace_relative
 from seek.retrieve.types import SearchResult
 from seek.settings import load_settings
 from seek.settings.trust import describe_line
@@ -212,15 +212,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
         try:
             check_query(path, "path")
             root = workspaces.root(workspace, await declared_roots(ctx))
-            file = Path(path)
-            if file.is_absolute():
-                file = file.resolve()
-                if not file.is_relative_to(root):
-                    raise ToolError(f"{path} is not in the workspace {root}")
-                file = file.relative_to(root)
-            result = await anyio.to_thread.run_sync(
-                workspaces.related, root, file.as_posix(), line, k
-            )
+            file = workspace_relative(root, path)
+            result = await anyio.to_thread.run_sync(workspaces.related, root, file, line, k)
         except SeekError as exc:
             raise ToolError(str(exc)) from exc
         return format_hits(result)

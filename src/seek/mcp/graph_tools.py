@@ -130,14 +130,18 @@ class _Target(str):
 
 def _resolve(root: Path, arg: object) -> object:
     if isinstance(arg, _File):
-        return _relative(root, arg)
+        return workspace_relative(root, arg)
     if isinstance(arg, _Target):
         name, sep, line = arg.rpartition(":")
-        return f"{_relative(root, name)}:{line}" if sep and name and line.isdigit() else str(arg)
+        if sep and name and line.isdigit():
+            return f"{workspace_relative(root, name)}:{line}"
+        return str(arg)
     return arg
 
 
-def _relative(root: Path, name: str) -> str:
+def workspace_relative(root: Path, name: str) -> str:
+    """A file the agent named (workspace-relative, or absolute inside ``root``) as the
+    workspace-relative path the facade takes; one outside the workspace is an error."""
     check_query(name, "path")
     file = Path(name)
     if file.is_absolute():
