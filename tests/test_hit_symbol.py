@@ -13,7 +13,7 @@ from seek_server import running
 from seek.mcp import build_server
 from seek.retrieve import Searcher
 from seek.retrieve.symbols import SIDECAR
-from seek.retrieve.types import Hit, Symbol
+from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.serving.config import ServeConfig
 from seek.store.graph_table import GraphTable
 from seek.workspace import Workspaces
@@ -278,3 +278,20 @@ def test_a_team_hit_keeps_the_symbol_its_server_named(make_tree, seek_home, monk
     hits = [hit for hit in found.hits if hit.path.startswith("team:")]
     assert [hit.path for hit in hits] == ["team:shared/lib/retry_policy.py"], found.notes
     assert hits[0].symbol == Symbol("retry_policy", "function", None, 1, 2)
+
+
+def test_a_hostile_symbol_name_is_escaped_in_text_output(capsys, tmp_path):
+    """A team server (or a file) may name a symbol with terminal control codes: the CLI's
+    text and the MCP tools' text show them as escapes, JSON keeps them exactly."""
+    from seek.cli.output import print_result
+    from seek.mcp import format_hits
+
+    evil = Symbol("run\x1b]0;owned\x07", "function", "Job\u202e", 1, 3)
+    hit = Hit("team:shared/a.py", 1, 3, 0.5, "def run():\n    pass\n", symbol=evil)
+    result = SearchResult("q", "q", [hit])
+    print_result(result, "text", tmp_path, None)
+    for text in (capsys.readouterr().out, format_hits(result)):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+        assert "\\x1b]0;owned\\x07" in text and "\\u202e" in text
+    print_result(result, "json", tmp_path, None)
+    assert json.loads(capsys.readouterr().out)["hits"][0]["symbol"]["name"] == evil.name
