@@ -1,10 +1,14 @@
 """A corpus indexed on a local Ray instance (``ray.init(num_cpus=2)``): the same rows as the
-in-process run, and a worker killed in the middle of its task loses nothing and writes
-nothing twice (issue 17, "Fan-out on Ray")."""
+in-process run, a worker killed in the middle of its task loses nothing and writes nothing
+twice (issue 17, "Fan-out on Ray"), and workers with another seek stop a run in one line
+before it writes anything."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +17,7 @@ import pytest
 import ray
 from corpus_helpers import add_repos, assert_same_corpus, index, many_files
 
+import seek
 from seek.corpus.fanout import RayRunner
 from seek.corpus.location import CorpusLocation
 from seek.corpus.work import prepare_batch
@@ -80,3 +85,59 @@ def test_a_killed_worker_loses_nothing(local_ray, tmp_path, settings_for, make_t
     add_repos(clean, repos)
     index(clean, settings_for())
     assert_same_corpus(location, clean)
+
+
+def corpus_files(location: CorpusLocation) -> dict[str, bytes]:
+    """Every file of a corpus folder (catalog, manifests, locks, LanceDB's tables) and its
+    bytes."""
+    root = Path(location.uri)
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+# What each cluster's workers find as `seek` (one package on their PYTHONPATH, shadowing the
+# installed one there only), and the one line the run must end with: an older release, a
+# build of this release with other source (as a cluster installed before the graph), and a
+# seek that cannot be imported.
+OTHER_SEEKS = {
+    "older": ('__version__ = "0.1.0"\n', r"run seek 0\.1\.0, this is seek {ours}"),
+    "other-build": ('__version__ = "{ours}"\n',
+                    r"run another build of seek {ours} \(other source\)"),
+    "unimportable": ("from seek.index import graph_rows  # not in this package\n",
+                     r"cannot import seek \(ModuleNotFoundError: No module named 'seek\.index'"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("other", sorted(OTHER_SEEKS))
+def test_workers_with_another_seek_fail_the_run_in_one_line(
+    local_ray, other, tmp_path, seek_home, settings_for, make_tree
+):
+    """``seek corpus index URI --ray ADDRESS`` started as ``ray job submit
+    --runtime-env-json`` starts it (Ray's job manager hands the job's runtime env to its
+    driver in ``RAY_JOB_CONFIG_JSON_ENV_VAR``): the job's workers, and only they, see
+    another ``seek``. The run ends with one line naming both seeks, before it writes
+    anything: the corpus (rows, manifests, catalog) is byte for byte as it was."""
+    init, expected = (s.replace("{ours}", seek.__version__) for s in OTHER_SEEKS[other])
+    package = tmp_path / "workers" / "seek"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(init)
+    repo = make_tree(many_files("a", 4), "one")
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"one": repo})
+    index(location, settings_for())  # rows and a manifest to keep
+    (repo / "a" / "mod_000.py").write_text("def changed():\n    return 1\n")  # work to do
+    before = corpus_files(location)
+    job = {"runtime_env": {"env_vars": {"PYTHONPATH": str(package.parent)}}}
+    env = os.environ | {"SEEK_HOME": str(seek_home),
+                        "RAY_JOB_CONFIG_JSON_ENV_VAR": json.dumps(job)}  # fmt: skip
+    address = ray.get_runtime_context().gcs_address
+    done = subprocess.run(
+        [sys.executable, "-m", "seek", "corpus", "index", location.uri, "--ray", address],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and 'File "' not in done.stderr, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("seek: error: the Ray workers "), done.stderr[-3000:]
+    assert re.search(expected, last), last
+    assert f"{address}" in last and "install the same seek" in last, last
+    assert corpus_files(location) == before

@@ -40,7 +40,9 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
     log = Path(temp) / "start.log"
     with open(log, "w") as out:
         head = subprocess.Popen(
-            [str(Path(sys.executable).parent / "ray"), "start", "--head", "--port", str(port),
+            # Ray's CLI under this interpreter (not the `ray` script's shebang, which may
+            # name another Python): the head's workers run this Python and its seek.
+            [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--port", str(port),
              "--num-cpus", "2", "--include-dashboard=false", "--disable-usage-stats",
              "--temp-dir", temp, "--block"],
             stdout=out, stderr=subprocess.STDOUT, env=env,

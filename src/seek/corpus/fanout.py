@@ -7,7 +7,13 @@ of finished tasks wait in memory for a writer, so the bound is a memory bound).
 :class:`RayRunner` submits each task with ``max_retries``: when the worker running it dies
 (killed, out of memory, its node lost), Ray runs the task again on another worker; a task
 that raises is not retried (the same files would fail the same way) and stops the run. The
-driver receives one result per task, so a retried task's rows are written once.
+driver receives one result per task, so a retried task's rows are written once. Before any
+task, it checks that every node's workers import the seek the driver runs (same version, same
+Python source; see :func:`_seek_build_probe`): a task's arguments and its function are
+seek's own classes, which a worker with another seek cannot read (an older one lacks
+``FileSpec.graph`` or ``seek.index.graph_rows``), so without the check the run would stop
+on its first task with Ray's traceback; with it, it stops before writing anything, with one
+line naming both seeks.
 
 :class:`LocalRunner` calls ``fn`` in order in this process: ``seek corpus index`` without
 Ray installed (``pip install 'seek-code[scale]'`` adds it), or with ``--in-process``.
@@ -21,6 +27,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from seek.corpus.location import CorpusError
+from seek.redact import one_line
+from seek.untrusted import printable
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +90,14 @@ class RayRunner:
             else:
                 ray.init(num_cpus=workers, **options)
                 self._started = True
+            try:
+                _check_workers(ray, address)
+            except BaseException:
+                ray.shutdown()  # the cluster this runner joined or started: nothing left behind
+                self._started = False
+                raise
+        else:
+            _check_workers(ray, address)
         self.workers = int(ray.cluster_resources().get("CPU", workers))
         self._remotes: dict[Callable[..., Any], Any] = {}
 
@@ -150,6 +166,70 @@ def _join(ray: Any, address: str, options: dict[str, Any]) -> None:
             f"could not join the Ray cluster at {address}: {hint} (a cluster that checks "
             "tokens needs its token in RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
+
+
+def _seek_build_probe() -> Callable[[], tuple[str, str, str]]:
+    """A function returning ``(version, digest of its Python source, "")`` of the seek that
+    the calling Python imports, or ``("", "", the error)`` when it cannot import it. Made
+    here, nested, so that Ray sends it by value (cloudpickle pickles a nested function's
+    code, a module-level one by name): a worker runs it without importing any module of
+    this seek, which may be missing or different there. The driver runs the same function
+    on itself."""
+
+    def seek_build() -> tuple[str, str, str]:
+        import hashlib
+        from pathlib import Path
+
+        try:
+            import seek
+
+            version = str(getattr(seek, "__version__", "(no version)"))
+            root = Path(seek.__file__).parent
+            digest = hashlib.sha256()
+            for path in sorted(root.rglob("*.py")):
+                data = path.read_bytes()
+                name = path.relative_to(root).as_posix().encode()
+                digest.update(b"%d %s %d\n" % (len(name), name, len(data)) + data)
+        except Exception as exc:  # whatever stops it is the answer: seek is not usable there
+            return "", "", f"{type(exc).__name__}: {exc}"
+        return version, digest.hexdigest(), ""
+
+    return seek_build
+
+
+def _check_workers(ray: Any, address: str | None) -> None:
+    """Run the seek probe once on every live node with CPUs (each node's workers share its
+    Python and the job's runtime environment) before any task; a node whose seek differs
+    from the driver's (version or source) or cannot be imported is one
+    :class:`CorpusError`. Nodes that join the cluster later are not checked."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = _seek_build_probe()
+    version, digest, _ = probe()
+    remote = ray.remote(num_cpus=0)(probe)
+    nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
+    refs = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                node["NodeID"], soft=False)).remote() for node in nodes]  # fmt: skip
+    cluster = address or ray.get_runtime_context().gcs_address
+    for node, ref in zip(nodes, refs, strict=True):
+        where = cluster if len(nodes) == 1 else f"{cluster}, node {node.get('NodeManagerAddress')}"
+        try:
+            theirs, their_digest, error = ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            raise CorpusError(f"the Ray workers at {where} could not run seek's version check "
+                              f"({printable(one_line(lines[-1]))}): is seek {version} "
+                              "installed on the cluster?") from exc  # fmt: skip
+        if error:
+            problem = f"cannot import seek ({printable(one_line(error))})"
+        elif theirs != version:
+            problem = f"run seek {printable(one_line(theirs, 40))}"
+        elif their_digest != digest:
+            problem = f"run another build of seek {version} (other source)"
+        else:
+            continue
+        raise CorpusError(f"the Ray workers at {where} {problem}, this is seek {version}: "
+                          "install the same seek on the cluster")  # fmt: skip
 
 
 def make_runner(address: str | None, workers: int, in_process: bool) -> Runner:
