@@ -45,6 +45,7 @@ import numpy as np
 
 from bench.common import SHARED, add_bench_dir, free_port, resolve_bench_dir
 from bench.serve.serve_load import run_clients, start_indexed_server
+from seek.workspace.live import FRESHNESS_S
 
 KINDS = (("search", 0.55), ("context", 0.25), ("status", 0.20))
 FALLBACK_QUESTIONS = (
@@ -219,18 +220,22 @@ def main() -> int:
             wall = run_clients(client, args.clients)
             # Let a rebuild still running finish, and a failed update be retried (the server
             # waits up to RETRY_MAX_S between tries), before comparing (six minutes at most).
+            # Settled: a search made past the server's freshness window (it checks the tree
+            # at most once per FRESHNESS_S, so an edit in the run's last second is seen only
+            # by a search after that) answered with no note (no stale index, no other
+            # request's update under way) and the status shows no writer and no fault.
             settle_until = time.time() + 360
             while time.time() < settle_until:
+                time.sleep(FRESHNESS_S + 0.2)
                 try:
-                    if args.fill_at is not None:  # a search is what makes the server retry
-                        httpx.post(f"{url}/v1/search", json={"query": queries[0]}, timeout=60)
+                    answer = httpx.post(f"{url}/v1/search", json={"query": queries[0]}, timeout=60)
                     status = httpx.get(f"{url}/v1/status", timeout=10).json()
-                    if not status.get("writer") and not status.get("update_fault"):
+                    quiet = not status.get("writer") and not status.get("update_fault")
+                    if quiet and answer.status_code == 200 and not answer.json().get("notes"):
                         events["settled"] = round(time.perf_counter() - began, 1)
                         break
                 except (httpx.HTTPError, ValueError):
                     pass
-                time.sleep(0.5)
         finally:
             server.terminate()
             _, stderr = server.communicate(timeout=30)
@@ -239,6 +244,8 @@ def main() -> int:
         served_rows, served_vectors = index_rows(home, root)
         clean_rows, clean_vectors = index_rows(clean_home, root)
         same = served_rows == clean_rows and np.allclose(served_vectors, clean_vectors, atol=1e-6)
+        # the files whose rows differ, so that a mismatch says where it is
+        differ = sorted({row[0] for row in set(served_rows) ^ set(clean_rows)})
         if args.fill_at is not None:
             subprocess.run(["umount", "-l", home], check=False)
     total = sum(sum(c.values()) for c in answers.values())
@@ -257,7 +264,8 @@ def main() -> int:
         },
         "server_errors_5xx": server_errors, "no_index_answers": len(no_index),
         "transport_errors": len(transport),
-        "final_index_equals_clean": same, "rows": len(served_rows),
+        "final_index_equals_clean": same, "differing_files": differ[:20],
+        "rows": len(served_rows),
         "server_stderr_bytes": len(stderr or ""),
     }  # fmt: skip
     if args.fill_at is not None:

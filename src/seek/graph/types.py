@@ -119,17 +119,26 @@ class TypeFacts:
         self._classes: dict[str, str] = {}  # method qualified -> its class, for `self`
         self._literals: list[tuple[int, int, str]] = []
         self._literal_starts: list[int] = []
+        self._literal_parent: list[int] = []  # index of the literal around each, or -1
         self._parent: dict[str, str | None] = {}
 
     def _literal_at(self, byte: int) -> str | None:
-        """The innermost anonymous function holding ``byte`` (nested ones start later)."""
+        """The innermost anonymous function holding ``byte``."""
+        i = self._literal_index(byte)
+        return self._literals[i][2] if i >= 0 else None
+
+    def _literal_index(self, byte: int) -> int:
+        """The index of :meth:`_literal_at`'s literal, -1 for none: the last literal starting
+        before ``byte``, or the innermost of those around that one (literals nest, so one that
+        starts earlier and is not around it ends before ``byte``: only the enclosing chain is
+        tried, not every earlier literal; this runs for every member use)."""
         i = bisect.bisect_right(self._literal_starts, byte) - 1
         while i >= 0:
-            start, end, key = self._literals[i]
+            start, end, _ = self._literals[i]
             if start < byte < end:
-                return key
-            i -= 1
-        return None
+                return i
+            i = self._literal_parent[i]
+        return -1
 
     def _up(self, where: str) -> str | None:
         if where in self._parent:
@@ -168,7 +177,9 @@ class TypeFacts:
         found = tree_sitter.QueryCursor(literal).captures(root).get("fn", []) if literal else []
         for node in sorted(found, key=lambda n: n.start_byte):
             key = f"@{node.start_byte}"
-            self._parent[key] = self._literal_at(node.start_byte) or def_scope(node)
+            around = self._literal_index(node.start_byte)
+            self._parent[key] = self._literals[around][2] if around >= 0 else def_scope(node)
+            self._literal_parent.append(around)
             self._literals.append((node.start_byte, node.end_byte, key))
             self._literal_starts.append(node.start_byte)
 
