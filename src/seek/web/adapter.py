@@ -124,8 +124,9 @@ class Page:
     # -- search and ask -----------------------------------------------------------------
 
     def search_page(self, root: Path, query: str) -> dict[str, Any]:
-        """Hits, each with its widened block when the context kept one, highlighted; the
-        context line and the near misses (reference §8.4-§8.5)."""
+        """Hits, each with its widened block when the context kept one, highlighted, and its
+        enclosing symbol (the JSON of :meth:`seek.retrieve.types.Symbol.to_json`, or None;
+        issue 28 deliver 2); the context line and the near misses (reference §8.4-§8.5)."""
         found, context = self.spaces.found_and_context(root, query)
         blocks = context.blocks
 
@@ -140,6 +141,7 @@ class Page:
 
         hits = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
                  "score": round(h.score, 4), "html": highlight(h.path, h.content),
+                 "symbol": h.symbol.to_json() if h.symbol else None,
                  "widened": widened(h)} for h in found.hits]  # fmt: skip
         near = [{"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
                  "score": round(b.score, 4)} for b in context.near_misses]  # fmt: skip

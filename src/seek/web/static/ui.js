@@ -399,6 +399,17 @@ function copyButton(text) {
   return button;
 }
 
+// "in Context.JSON (method)": the definition a hit lies in, qualified as the CLI prints it
+// (issue 28); null (file-level code, no grammar, an older index) shows nothing. The name
+// is the workspace's text, or a team server's (a Kotlin `<img ...>` method is valid):
+// textContent only, each part in a <bdi> so a direction override in it cannot reorder the rest.
+function symbolOf(symbol) {
+  if (!symbol) return null;
+  const name = symbol.container ? symbol.container + "." + symbol.name : symbol.name;
+  return el("span", { className: "symbol" }, "in ", el("bdi", { textContent: name }),
+    " (", el("bdi", { textContent: symbol.kind }), ")");
+}
+
 async function runSearch(event) {
   event.preventDefault();
   const query = $("query").value;
@@ -415,7 +426,8 @@ async function runSearch(event) {
       const label = h.path + ":" + h.start_line + "-" + h.end_line;
       const item = el("li", { className: "hit" },
         el("div", { className: "hit-head" }, el("code", { textContent: label }),
-          el("span", { className: "score", textContent: "score " + h.score }), copyButton(label)),
+          el("span", { className: "score", textContent: "score " + h.score }), symbolOf(h.symbol),
+          copyButton(label)),
         codeBlock(h.html));
       if (h.widened) {
         item.append(el("details", {},
