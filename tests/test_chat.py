@@ -73,7 +73,8 @@ def test_answer_streams_with_the_context_in_the_prompt(workspace, settings_for, 
         pieces = []
         answer = ask(workspace, "how are retries configured?", s, on_piece=pieces.append)
     assert pieces == ANSWER and answer.text == "".join(ANSWER)
-    assert "src/retry.py (lines 1-2)\n```py\ndef configure_retries" in prompts[0]
+    heading = "src/retry.py (lines 1-2) · configure_retries"  # the block's enclosing symbol
+    assert f"{heading}\n```py\ndef configure_retries" in prompts[0]
     assert prompts[0].rstrip().endswith("Question: how are retries configured?")
 
 

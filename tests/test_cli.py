@@ -158,7 +158,8 @@ def test_embedding_server_errors_are_one_line(project, seek_home):
 
 def test_context_prints_blocks_and_the_report_line(project, seek_home):
     out = seek(seek_home, "context", "function_3 value", str(project), "--snippets", "1")
-    assert out.stdout.startswith("pkg/mod3.py (lines 1-2)\n```py\ndef function_3(value):")
+    heading = "pkg/mod3.py (lines 1-2) · function_3"  # the block's enclosing symbol
+    assert out.stdout.startswith(f"{heading}\n```py\ndef function_3(value):")
     assert out.stderr.strip().startswith("query: 'function_3 value' · weighed ")
     # The learned ranker's probabilities: the one file that answers is far above the rest.
     assert "The reranker is unavailable" not in out.stderr

@@ -61,7 +61,8 @@ def test_agent_searches_an_unseen_workspace_in_one_call(make_tree, seek_home):
     assert "class HttpClient:" in text_of(found)
     assert "files 2, chunks 2" in text_of(status)
     assert not context.is_error
-    assert "src/http_client.py (lines 1-3)\n```py\nclass HttpClient:" in text_of(context)
+    heading = "src/http_client.py (lines 1-3) · HttpClient.send"  # send holds lines 2-3 of 3
+    assert f"{heading}\n```py\nclass HttpClient:" in text_of(context)
     assert "weighed 2 candidates" in text_of(context)
     assert empty.is_error and "query is empty" in text_of(empty)
     assert missing.is_error and "does not exist" in text_of(missing)

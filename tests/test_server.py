@@ -51,7 +51,8 @@ def test_search_status_and_index(config, workspace):
     assert again.json()["hits"][0]["path"] == "src/new.py"
     blocks = context.json()["blocks"]
     assert blocks[0]["path"] == "src/client.py" and blocks[0]["kind"] == "code"
-    assert context.json()["prompt"].startswith("src/client.py (lines 1-3)\n```py\n")
+    heading = "src/client.py (lines 1-3) · HttpClient.send"  # send holds lines 2-3 of 3
+    assert context.json()["prompt"].startswith(f"{heading}\n```py\n")
     assert no_question.status_code == 400
 
 

@@ -183,7 +183,8 @@ def build_server(default_root: Path, overrides: dict[str, object] | None = None)
 
         Use it when you want to understand how something works rather than find one place:
         it returns whole functions or classes around the best matches (each headed
-        `path (lines a-b)` in a fenced block, imports included), within `budget` characters
+        `path (lines a-b)`, then ` · Class.method` when it lies in a definition, in a fenced
+        block, imports included), within `budget` characters
         (default 12,000), then a one-line report of what was weighed.
         """
         if not question.strip():

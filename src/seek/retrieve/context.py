@@ -6,6 +6,12 @@ Scores are the learned ranker's calibrated probabilities (:mod:`.ranker`, on by 
 or those of the cross-encoder that ``reranker_model`` names, a folder or a model pulled with
 ``seek models pull`` (:func:`seek.rerank.hub.resolve_reranker`, :mod:`seek.rerank`). When neither
 can score they fall back to retrieval order, ``1 - i/n``, and the note says so (§6.7).
+
+Each code block names its enclosing symbol (issue 28 deliver 2), by the rule and from the
+source search hits are named by (:mod:`.symbols`), for the block's final lines: widened,
+merged and trimmed. A deviation from §8.4: the heading ``path (lines a-b)`` is followed by
+`` · Class.method`` when the block has one. Naming changes no block's lines or content and
+the budget counts content only, so the blocks chosen are those chosen without names.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from seek.chunk.packing import LineSizes
 from seek.errors import RerankerUnavailable
 from seek.rerank.hub import resolve_reranker
 from seek.rerank.local import cross_encoder
-from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.types import Hit, SearchResult, SpanSymbols, Symbol
 from seek.scan.beneath import ESCAPES, read_beneath
 from seek.settings import Settings
 from seek.untrusted import printable
@@ -43,6 +49,9 @@ class Block:
     score: float
     kind: str = "code"
     """``code``, ``imports`` or ``team``."""
+    symbol: Symbol | None = None
+    """The innermost definition holding more than half of the block's lines (a code block,
+    and a team block whose server named one; None for imports and file-level code)."""
 
 
 @dataclass(slots=True)
@@ -60,7 +69,8 @@ class ContextResult:
     def to_json(self) -> dict[str, object]:
         def block(b: Block) -> dict[str, object]:
             return {"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
-                    "score": round(b.score, 4), "kind": b.kind, "content": b.content}  # fmt: skip
+                    "score": round(b.score, 4), "kind": b.kind, "content": b.content,
+                    "symbol": None if b.symbol is None else b.symbol.to_json()}  # fmt: skip
 
         return {
             "query": self.query,
@@ -114,10 +124,13 @@ def language_tag(path: str) -> str:
 
 
 def format_block(block: Block) -> str:
-    """``path (lines a-b)`` then a fence longer than any backtick run inside (at least 3)."""
+    """``path (lines a-b)``, `` · Class.method`` when the block names a symbol (escaped like
+    the path: workspace text), then a fence longer than any backtick run inside (at least 3)."""
     longest = max((len(run) for run in _BACKTICKS.findall(block.content)), default=0)
     fence = "`" * max(3, longest + 1)
     heading = f"{printable(block.path)} (lines {block.start + 1}-{block.end + 1})"
+    if block.symbol is not None:
+        heading += f" · {printable(block.symbol.qualified)}"
     return f"{heading}\n{fence}{language_tag(block.path)}\n{block.content}\n{fence}"
 
 
@@ -234,7 +247,7 @@ def build_context(
     n = len(candidates)
     scores, note = rerank_scores(settings, search_result, candidates)
     scored = [
-        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, score)
+        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, score, symbol=h.symbol)
         for h, score in zip(candidates, scores, strict=True)
     ]
     notes = list(search_result.notes) + ([note] if note else [])
@@ -253,7 +266,7 @@ def build_context(
             files[block.path] = None
     widened = [_widen(b, files.get(b.path), settings.widen_chars) for b in hits]
     merged = sorted(_merge(widened, files, settings.merge_chars), key=lambda b: -b.score)
-    code = [_without_blank_edges(b) for b in merged[:snippets]]
+    code = [_named(_without_blank_edges(b), search_result.symbols) for b in merged[:snippets]]
     imports = _imports_blocks(code, files, settings.imports_chars)
     kept, left, skipped = [], budget, []
     for block in [*code, *imports]:
@@ -264,7 +277,8 @@ def build_context(
             skipped.append(block)
     # Team hits follow, outside the limit and the budget (§9.1).
     kept += [
-        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, h.score, "team") for h in team
+        Block(h.path, h.start_line - 1, h.end_line - 1, h.content, h.score, "team", h.symbol)
+        for h in team
     ]
     return ContextResult(
         search_result.query,
@@ -324,6 +338,13 @@ def _without_blank_edges(block: Block) -> Block:
         return block
     content = "\n".join(lines[first : last + 1])
     return replace(block, start=block.start + first, end=block.start + last, content=content)
+
+
+def _named(block: Block, symbols: SpanSymbols | None) -> Block:
+    """The block with the symbol of its lines as they are shown (widening and merging
+    change them); None when the hits were not named by a searcher."""
+    symbol = symbols.span(block.path, block.start + 1, block.end + 1) if symbols else None
+    return replace(block, symbol=symbol)
 
 
 def _widen(block: Block, file: _File | None, max_chars: int) -> Block:

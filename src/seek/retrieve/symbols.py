@@ -75,35 +75,49 @@ class HitSymbols:
 
     # -- naming ------------------------------------------------------------------------------
     def name(self, result: SearchResult) -> SearchResult:
-        """``result`` with each hit's (and context hit's) symbol."""
+        """``result`` with each hit's (and context hit's) symbol, and this naming for other
+        spans of its files (``SearchResult.symbols``: ``seek context``'s blocks)."""
         if not result.hits and not result.context_hits:
-            return result
+            return replace(result, symbols=self)
         return replace(
-            result, hits=self.named(result.hits), context_hits=self.named(result.context_hits)
+            result,
+            hits=self.named(result.hits),
+            context_hits=self.named(result.context_hits),
+            symbols=self,
         )
 
     def named(self, hits: Sequence[Hit]) -> list[Hit]:
         if not hits:
             return list(hits)
         with self._guard:
-            if self._files is None:
-                try:
-                    self._files = self._load()
-                except Exception as exc:  # noqa: BLE001 - lance reports damage as many types
-                    log.warning("cannot read the definitions of %s: %s", self.index_dir, exc)
-                    self._files = {}
-            return [replace(hit, symbol=self.enclosing(hit)) for hit in hits]
+            self._ensure_loaded()
+            return [
+                replace(hit, symbol=self._enclosing(hit.path, hit.start_line, hit.end_line))
+                for hit in hits
+            ]
 
-    def enclosing(self, hit: Hit) -> Symbol | None:
-        """The innermost definition holding more than half of ``hit``'s lines."""
-        rows = self._rows.get(hit.path)
+    def span(self, path: str, start_line: int, end_line: int) -> Symbol | None:
+        """The symbol of lines ``start_line``-``end_line`` (1-based, inclusive) of ``path``,
+        by the hits' rule: a ``seek context`` block, widened and merged from hits."""
+        with self._guard:
+            self._ensure_loaded()
+            return self._enclosing(path, start_line, end_line)
+
+    def _ensure_loaded(self) -> None:
+        if self._files is None:
+            try:
+                self._files = self._load()
+            except Exception as exc:  # noqa: BLE001 - lance reports damage as many types
+                log.warning("cannot read the definitions of %s: %s", self.index_dir, exc)
+                self._files = {}
+
+    def _enclosing(self, path: str, start: int, end: int) -> Symbol | None:
+        """The innermost definition holding more than half of lines ``start``-``end``."""
+        rows = self._rows.get(path)
         if rows is None:
-            rows = self._rows[hit.path] = _Rows(
-                self._files.get(hit.path, "") if self._files else ""
-            )
+            rows = self._rows[path] = _Rows(self._files.get(path, "") if self._files else "")
         if not rows.names:
             return None
-        start, end = hit.start_line, hit.end_line
         held = np.minimum(rows.ends, end) - np.maximum(rows.lines, start) + 1
         most = np.flatnonzero(2 * held > end - start + 1)
         if not len(most):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 MAX_SYMBOL_NAME_CHARS = 500
 """A symbol's name or container read from another server (a team hit)."""
@@ -77,6 +77,13 @@ class Hit:
         }
 
 
+class SpanSymbols(Protocol):
+    """Names the enclosing symbol of any lines of an index's files, by the rule hits are
+    named by (:class:`seek.retrieve.symbols.HitSymbols`)."""
+
+    def span(self, path: str, start_line: int, end_line: int) -> Symbol | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     query: str
@@ -89,6 +96,9 @@ class SearchResult:
     context_hits: list[Hit] = field(default_factory=list)
     """The chunk stage's order for ``seek context`` (further parts of likely files weigh
     more there than in a search list); empty when the stage did not run."""
+    symbols: SpanSymbols | None = field(default=None, repr=False, compare=False)
+    """Names other spans of the files these hits came from by the hits' rule (``seek
+    context``'s widened, merged blocks); None when no searcher named the hits."""
 
     def with_notes_first(self, notes: list[str]) -> SearchResult:
         """The same result with ``notes`` placed before its own."""
