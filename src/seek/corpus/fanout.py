@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
@@ -88,6 +89,7 @@ class RayRunner:
             if address:
                 _join(ray, address, options)
             else:
+                _refuse_open_local_ray(ray)
                 ray.init(num_cpus=workers, **options)
                 self._started = True
             try:
@@ -135,6 +137,28 @@ class RayRunner:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+LOCAL_TOKEN_SINCE = (2, 59)
+"""The first Ray whose new local instance checks a token by default."""
+
+
+def _refuse_open_local_ray(ray: Any) -> None:
+    """A local Ray instance listens on every network interface (its GCS and raylets bind
+    all addresses), and whoever reaches those ports can run code as this user unless the
+    instance checks a token. Ray turns tokens on for a new local instance from 2.59 (it
+    makes one in ``~/.ray/auth_token`` and gives it to the instance's own workers); an older
+    Ray would start one that takes anyone's tasks, so seek does not start it. An explicit
+    ``RAY_AUTH_MODE`` is the user's choice and is left as it is."""
+    found = tuple(int(part) for part in re.findall(r"\d+", str(ray.__version__))[:2])
+    if found < LOCAL_TOKEN_SINCE:
+        since = ".".join(map(str, LOCAL_TOKEN_SINCE))
+        raise CorpusError(
+            f"Ray {printable(one_line(str(ray.__version__), 40))} would start a local instance "
+            f"that takes tasks from anyone who can reach this machine: install ray>={since} "
+            "(pip install -U 'seek-code[scale]'), join a cluster with --ray ADDRESS, or use "
+            "--in-process"
+        )
 
 
 def _ray_token_available() -> bool:
