@@ -19,8 +19,8 @@ from test_graph_index import PROJECT
 
 import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
 from seek.cli import cli
-from seek.corpus.graph import lookup
-from seek.corpus.location import CorpusLocation
+from seek.corpus.graph import RepoGraphs, lookup
+from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.serve import create_corpus_app
 from seek.serving.config import ServeConfig
 from seek.serving.requests import MAX_BODY_BYTES
@@ -37,7 +37,7 @@ def corpus(tmp_path, settings_for, make_tree) -> CorpusLocation:
     return location
 
 
-def serve(location: CorpusLocation, seek_home, token: str = ""):
+def serve_corpus(location: CorpusLocation, seek_home, token: str = ""):
     config = ServeConfig(workspaces=(), token=token, overrides={"home": str(seek_home)})
     return corpus_server(create_corpus_app(location.uri, config))
 
@@ -59,7 +59,7 @@ def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch)
          ("refs", "py/shop/prices.py:4", "--repo", "shop")),
         ("refs", {"name": "Cart", "limit": 1}, ("refs", "Cart", "--repo", "shop", "-n", "1")),
     ]  # fmt: skip
-    with serve(corpus, seek_home) as client:
+    with serve_corpus(corpus, seek_home) as client:
         for route, body, question in asked:
             repo = question[question.index("--repo") + 1]
             answer = client.post(f"/v1/{route}", json={"repo": repo, **body})
@@ -82,6 +82,67 @@ def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch)
         assert len(capped.json()["rows"]) == 1 and capped.json()["truncated"] is True
 
 
+def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
+    corpus, seek_home, settings_for, tmp_path, monkeypatch
+):
+    """A burst of questions assembles a repository's graph once (seconds for a few hundred
+    files); a corpus run that changes the repository is seen at the next repository read."""
+    import seek.corpus.graph as corpus_graph
+    import seek.corpus.serve as serve
+
+    loads: list[str] = []
+    real_load = corpus_graph.load_repo_graph
+
+    def counted(location, repo):
+        loads.append(repo)
+        return real_load(location, repo)
+
+    monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    monkeypatch.setattr(serve, "REFRESH_S", 0.0)  # the repositories' stamps read per request
+    with serve_corpus(corpus, seek_home) as client:
+        for _ in range(3):
+            for route in ("def", "refs"):
+                answer = client.post(f"/v1/{route}", json={"repo": "shop", "name": "price_of"})
+                assert answer.status_code == 200 and answer.json()["rows"]
+        assert loads == ["shop"]
+        (tmp_path / "shop/py/shop/prices.py").write_text(
+            "def price_with_tax(item):\n    return 1\n"
+        )
+        index(corpus, settings_for())
+        gone = client.post("/v1/def", json={"repo": "shop", "name": "price_of"}).json()
+        new = client.post("/v1/def", json={"repo": "shop", "name": "price_with_tax"}).json()
+        assert gone["rows"] == [] and [r["path"] for r in new["rows"]] == ["py/shop/prices.py"]
+        assert loads == ["shop", "shop"]
+
+
+def test_kept_graphs_stay_within_their_bound(corpus, monkeypatch):
+    import seek.corpus.graph as corpus_graph
+
+    loads: list[str] = []
+    real_load = corpus_graph.load_repo_graph
+
+    def counted(location, repo):
+        loads.append(repo)
+        return real_load(location, repo)
+
+    monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    shop_facts = corpus_graph._facts(real_load(corpus, "shop"))
+    beta_facts = corpus_graph._facts(real_load(corpus, "beta"))
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", shop_facts + beta_facts - 1)
+    graphs = RepoGraphs(corpus, lambda: {"shop": 1, "beta": 1})
+    for repo in ("shop", "shop", "beta", "beta", "shop"):  # beta's turn pushes shop out
+        assert graphs.get(repo) is not None
+    assert loads == ["shop", "beta", "shop"]
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", beta_facts - 1)  # beta: too large
+    graphs = RepoGraphs(corpus, lambda: {"shop": 1, "beta": 1})
+    loads.clear()
+    for _ in range(2):
+        assert graphs.get("beta") is not None
+    assert loads == ["beta", "beta"]
+    with pytest.raises(CorpusError, match="no repository 'gamma'"):
+        graphs.get("gamma")
+
+
 def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
     cases = [  # (route, body, status, code, words in the message)
         ("def", {"name": "Cart"}, 400, "bad_request", "repo must name one repository"),
@@ -102,7 +163,7 @@ def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
             for tool in ("callers", "callees", "outline", "map")
         ),
     ]  # fmt: skip
-    with serve(corpus, seek_home) as client:
+    with serve_corpus(corpus, seek_home) as client:
         for route, body, status, code, words in cases:
             answer = client.post(f"/v1/{route}", json=body)
             assert answer.status_code == status, (route, body, answer.text)
@@ -119,7 +180,7 @@ def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
 
 def test_a_token_guards_the_graph_routes_as_it_does_search(corpus, seek_home):
     body = {"repo": "shop", "name": "price_of"}
-    with serve(corpus, seek_home, token="s3cret") as client:
+    with serve_corpus(corpus, seek_home, token="s3cret") as client:
         for route in GRAPH_ROUTES:
             for headers in ({}, {"Authorization": "Bearer wrong"}):
                 refused = client.post(f"/v1/{route}", json=body, headers=headers)
@@ -163,7 +224,7 @@ def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
     """Hypothesis writes the bodies (near-valid ones and any JSON): every answer is a 200 with
     rows or a JSON error below 500, on all six graph routes."""
     seen: set[int] = set()
-    with serve(corpus, seek_home) as client:
+    with serve_corpus(corpus, seek_home) as client:
 
         @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(st.sampled_from(GRAPH_ROUTES), bodies() | VALID_BODIES)

@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from seek.corpus.catalog import Catalog
-from seek.corpus.graph import lookup
+from seek.corpus.graph import RepoGraphs, lookup
 from seek.corpus.location import CorpusLocation, check_repo_name
 from seek.corpus.search import CorpusSearcher
 from seek.errors import ApiError, CorpusError
@@ -97,6 +97,7 @@ class CorpusService:
         self._repos: dict[str, Any] | None = None
         self._repos_read = 0.0
         self._repos_guard = threading.Lock()
+        self.graphs = RepoGraphs(self.location, self._stamps)
 
     def _fresh(self) -> None:
         with self._guard:
@@ -116,9 +117,14 @@ class CorpusService:
         return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
 
     def graph(self, tool: str, repo: str, target: str, limit: int | None) -> dict[str, Any]:
-        """``seek corpus def|refs URI TARGET --repo REPO --json``'s object."""
+        """``seek corpus def|refs URI TARGET --repo REPO --json``'s object, from the graphs
+        this server keeps (each until its repository's manifest changes)."""
         self._known((repo,))  # from the snapshot, without a storage read per request
-        return {"repo": repo, **lookup(self.location, repo, tool, target, limit).to_json()}
+        found = lookup(self.location, repo, tool, target, limit, self.graphs)
+        return {"repo": repo, **found.to_json()}
+
+    def _stamps(self) -> dict[str, object]:
+        return {repo["name"]: repo["updated_at"] for repo in self.repos()["repos"]}
 
     def repos(self) -> dict[str, Any]:
         """The repositories and their counts, as read at most ``REFRESH_S`` ago."""
