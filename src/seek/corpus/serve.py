@@ -11,8 +11,10 @@ The same request checks, limits and error shape as ``seek serve`` of workspaces
 - ``POST /v1/def`` and ``POST /v1/refs`` (issue 28) -> ``seek corpus def|refs --json`` over
   one repository: the workspace server's bodies (:mod:`seek.serving.graph_requests`) plus a
   required ``repo``, answered by :func:`seek.corpus.graph.lookup`; ``/v1/callers``,
-  ``/v1/callees``, ``/v1/outline`` and ``/v1/map`` answer 404 ``workspace_only`` (the corpus
-  stores no call or outline lookups; a checkout's ``seek serve`` answers them).
+  ``/v1/callees``, ``/v1/outline`` and ``/v1/map`` answer 404 ``workspace_only`` (the
+  corpus's library answers def and refs only; a checkout's ``seek serve`` answers them).
+  Each repository's graph is kept until its manifest changes
+  (:class:`seek.corpus.graph.RepoGraphs`).
 
 Several servers can read one corpus while an indexer writes it: each sees the last committed
 table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
