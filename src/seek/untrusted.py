@@ -41,6 +41,10 @@ MAX_BUDGET_CHARS = 10_000_000
 memory."""
 MAX_SNIPPETS = 30
 """Code blocks a context may hold (``--snippets`` and the ``snippets`` setting)."""
+MAX_ROWS = 1_000
+"""Rows one code-graph answer may hold (a name used everywhere has thousands of uses)."""
+MAX_NAME_CHARS = 500
+"""A symbol name for the code graph's tools, dotted container included."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Bidirectional-text controls reorder what a terminal shows (CVE-2021-42574, "Trojan Source").

@@ -7,7 +7,14 @@ The same request checks, limits and error shape as ``seek serve`` of workspaces
   ``seek search --json``, each with its ``repo``; ``repos`` limits the search to those
   repositories, ``paths`` to files under those path prefixes;
 - ``GET /v1/repos`` -> the repositories with their file and chunk counts;
-- ``GET /v1/status`` -> the corpus's URI, table version and row count.
+- ``GET /v1/status`` -> the corpus's URI, table version and row count;
+- ``POST /v1/def`` and ``POST /v1/refs`` (issue 28) -> ``seek corpus def|refs --json`` over
+  one repository: the workspace server's bodies (:mod:`seek.serving.graph_requests`) plus a
+  required ``repo``, answered by :func:`seek.corpus.graph.lookup`; ``/v1/callers``,
+  ``/v1/callees``, ``/v1/outline`` and ``/v1/map`` answer 404 ``workspace_only`` (the
+  corpus's library answers def and refs only; a checkout's ``seek serve`` answers them).
+  Each repository's graph is kept until its manifest changes
+  (:class:`seek.corpus.graph.RepoGraphs`).
 
 Several servers can read one corpus while an indexer writes it: each sees the last committed
 table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
@@ -29,11 +36,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from seek.corpus.catalog import Catalog
-from seek.corpus.location import CorpusLocation
+from seek.corpus.graph import RepoGraphs, lookup
+from seek.corpus.location import CorpusLocation, check_repo_name
 from seek.corpus.search import CorpusSearcher
-from seek.errors import ApiError
+from seek.errors import ApiError, CorpusError
 from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.config import ServeConfig
+from seek.serving.graph_requests import lookup_target, row_limit
 from seek.serving.guard import error_response
 from seek.serving.requests import (
     check_text,
@@ -49,6 +58,9 @@ from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 
 REFRESH_S = 5.0
 MAX_REPOS = 1_000
+GRAPH_TOOLS = {"def": "defs", "refs": "refs"}
+"""Route -> the tool of :func:`seek.corpus.graph.lookup`."""
+WORKSPACE_ONLY = ("callers", "callees", "outline", "map")
 
 
 def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
@@ -65,6 +77,18 @@ def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
     return tuple(check_text(v, field) for v in value)
 
 
+def repo_field(data: dict[str, Any]) -> str:
+    """The body's required ``repo``: one repository's name, as ``seek corpus add`` allows."""
+    repo = data.get("repo")
+    if not isinstance(repo, str) or not repo:
+        message = "repo must name one repository of the corpus (GET /v1/repos lists them)"
+        raise ApiError(400, "bad_request", message)
+    try:
+        return check_repo_name(check_text(repo, "repo"))
+    except CorpusError as exc:
+        raise ApiError(400, "bad_request", str(exc)) from exc
+
+
 class CorpusService:
     def __init__(self, uri: str, overrides: dict[str, object] | None) -> None:
         self.location = CorpusLocation(uri)
@@ -75,6 +99,7 @@ class CorpusService:
         self._repos: dict[str, Any] | None = None
         self._repos_read = 0.0
         self._repos_guard = threading.Lock()
+        self.graphs = RepoGraphs(self.location, self._stamps)
 
     def _fresh(self) -> None:
         with self._guard:
@@ -82,13 +107,26 @@ class CorpusService:
                 self.searcher.refresh()
                 self._refreshed = time.monotonic()
 
-    def search(self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]) -> dict:
+    def _known(self, repos: tuple[str, ...]) -> None:
         known = {repo["name"] for repo in self.repos()["repos"]}
         unknown = [r for r in repos if r not in known]
         if unknown:
             raise ApiError(404, "no_repo", f"the corpus has no repository {', '.join(unknown)}")
+
+    def search(self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]) -> dict:
+        self._known(repos)
         self._fresh()
         return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
+
+    def graph(self, tool: str, repo: str, target: str, limit: int | None) -> dict[str, Any]:
+        """``seek corpus def|refs URI TARGET --repo REPO --json``'s object, from the graphs
+        this server keeps (each until its repository's manifest changes)."""
+        self._known((repo,))  # from the snapshot, without a storage read per request
+        found = lookup(self.location, repo, tool, target, limit, self.graphs)
+        return {"repo": repo, **found.to_json()}
+
+    def _stamps(self) -> dict[str, object]:
+        return {repo["name"]: repo["updated_at"] for repo in self.repos()["repos"]}
 
     def repos(self) -> dict[str, Any]:
         """The repositories and their counts, as read at most ``REFRESH_S`` ago."""
@@ -142,10 +180,31 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
     async def status(request: Request, deadline: float):
         return service.status, ()
 
+    def graph(tool: str):
+        async def answer(request: Request, deadline: float):
+            data = await json_body(request, deadline)
+            limit = row_limit(data)  # checked in the workspace server's order
+            target = lookup_target(tool, data)
+            return service.graph, (GRAPH_TOOLS[tool], repo_field(data), target, limit)
+
+        return answer
+
+    def workspace_only(tool: str):
+        async def answer(request: Request, deadline: float):
+            message = (
+                f"/v1/{tool} is answered per workspace only (`seek serve` of a checkout); "
+                "a corpus server answers /v1/def and /v1/refs"
+            )
+            raise ApiError(404, "workspace_only", message)
+
+        return answer
+
     routes = [
         Route("/v1/search", handler(search), methods=["POST"]),
         Route("/v1/repos", handler(repos), methods=["GET"]),
         Route("/v1/status", handler(status), methods=["GET"]),
+        *(Route(f"/v1/{t}", handler(graph(t)), methods=["POST"]) for t in GRAPH_TOOLS),
+        *(Route(f"/v1/{t}", handler(workspace_only(t)), methods=["POST"]) for t in WORKSPACE_ONLY),
     ]
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:

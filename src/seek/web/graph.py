@@ -6,7 +6,8 @@ Bodies (every one may name the workspace with ``path`` and cap its rows with ``l
 ``def`` ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
 "budget"?}`` (tokens). Checked with the servers' shared rules
-(:mod:`seek.serving.requests`): ``file`` is workspace-relative and cannot climb out.
+(:mod:`seek.serving.requests`, :mod:`seek.serving.graph_requests`): ``file`` is
+workspace-relative and cannot climb out.
 """
 
 from __future__ import annotations
@@ -17,21 +18,12 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from seek.errors import ApiError
+from seek.serving.graph_requests import file_line, lookup_target, row_limit
 from seek.serving.requests import check_text, integer, json_body, relative_file, run
 from seek.untrusted import MAX_QUERY_CHARS
-from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
+from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS
 
-MAX_LINE = 10_000_000
 TOOLS = ("def", "refs", "callers", "callees", "outline", "map")
-
-
-def _name(data: dict[str, Any]) -> str:
-    name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ApiError(400, "bad_request", "name must be a non-empty string")
-    if len(name) > MAX_NAME_CHARS:
-        raise ApiError(400, "too_long", f"names are limited to {MAX_NAME_CHARS} characters")
-    return check_text(name, "name").strip()
 
 
 def _question(data: dict[str, Any]) -> str:
@@ -51,17 +43,12 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
     def endpoint(tool: str):
         async def answer(request: Request, deadline: float) -> dict[str, Any]:
             data = await json_body(request, deadline)
-            limit = integer(data, "limit", None, 1, MAX_ROWS)
-            if tool == "def":
-                call, args = facade.defs, (_name(data), limit)
-            elif tool == "refs" and "file" not in data:
-                call, args = facade.refs, (_name(data), limit)
-            elif tool == "refs":
-                file, line = relative_file(data, "file"), integer(data, "line", 0, 1, MAX_LINE)
-                call, args = facade.refs, (f"{file}:{line}", limit)
+            limit = row_limit(data)
+            if tool in ("def", "refs"):  # read as seek serve --corpus reads them
+                call = facade.defs if tool == "def" else facade.refs
+                args = (lookup_target(tool, data), limit)
             elif tool in ("callers", "callees"):
-                file, line = relative_file(data, "file"), integer(data, "line", 0, 1, MAX_LINE)
-                call, args = getattr(facade, tool), (file, line, limit)
+                call, args = getattr(facade, tool), (*file_line(data), limit)
             elif tool == "outline":
                 call, args = facade.outline, (relative_file(data, "file"), limit)
             else:

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seek.errors import SeekError
-from seek.untrusted import MAX_PATH_CHARS, check_query, printable, printable_text
+from seek.untrusted import (
+    MAX_NAME_CHARS,
+    MAX_PATH_CHARS,
+    MAX_ROWS,
+    check_query,
+    printable,
+    printable_text,
+)
 
 if TYPE_CHECKING:
     from seek.graph import CodeGraph, Definition, Reference
@@ -32,10 +39,6 @@ if TYPE_CHECKING:
 
 TOOLS = ("defs", "refs", "callers", "callees", "outline", "map")
 DEFAULT_ROWS = 50
-MAX_ROWS = 1_000
-"""Rows one answer may hold (a name used everywhere has thousands of uses)."""
-MAX_NAME_CHARS = 500
-"""A symbol name, dotted container included."""
 DEFAULT_MAP_TOKENS = 1_024
 MAX_MAP_TOKENS = 100_000
 LINE_TEXT_CHARS = 200

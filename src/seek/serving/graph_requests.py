@@ -1,0 +1,49 @@
+"""The code graph's request fields, read alike by every server that answers them (seek.md §2
+`seek def` / `seek refs`; issue 28 deliver 2): ``seek serve``'s graph routes
+(:mod:`seek.web.graph`) and ``seek serve --corpus``'s ``/v1/def`` and ``/v1/refs``
+(:mod:`seek.corpus.serve`). One reading, so the two servers take the same bodies and refuse
+the same ones with the same errors.
+
+``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; either may cap
+its rows with ``limit``. A ``file`` is relative and cannot climb out (:func:`relative_file`):
+it is only ever a key into a stored graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from seek.errors import ApiError
+from seek.serving.requests import check_text, integer, relative_file
+from seek.untrusted import MAX_NAME_CHARS, MAX_ROWS
+
+MAX_LINE = 10_000_000
+
+
+def symbol_name(data: dict[str, Any]) -> str:
+    """The body's ``name``: a non-empty string of at most ``MAX_NAME_CHARS``, stripped."""
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ApiError(400, "bad_request", "name must be a non-empty string")
+    if len(name) > MAX_NAME_CHARS:
+        raise ApiError(400, "too_long", f"names are limited to {MAX_NAME_CHARS} characters")
+    return check_text(name, "name").strip()
+
+
+def file_line(data: dict[str, Any]) -> tuple[str, int]:
+    """The body's ``file`` (relative, ``/``-separated) and 1-based ``line``."""
+    return relative_file(data, "file"), integer(data, "line", 0, 1, MAX_LINE)
+
+
+def row_limit(data: dict[str, Any]) -> int | None:
+    """The body's ``limit`` (None: the tool's default)."""
+    return integer(data, "limit", None, 1, MAX_ROWS)
+
+
+def lookup_target(tool: str, data: dict[str, Any]) -> str:
+    """What ``def`` or ``refs`` looks up, as the library's tools take it: a name, or for
+    ``refs`` with a ``file`` the ``PATH:LINE`` of a definition."""
+    if tool == "refs" and "file" in data:
+        file, line = file_line(data)
+        return f"{file}:{line}"
+    return symbol_name(data)

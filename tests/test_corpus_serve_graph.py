@@ -1,0 +1,244 @@
+"""`seek serve --corpus` answers the code graph's `def` and `refs` (issue 28 deliver 2, "...
+and in the corpus"): the workspace server's bodies plus a required `repo`, the answers of
+`seek corpus def|refs --json`, and the server's checks (token, body size, one-line JSON
+errors) as for search. A real corpus (tree-sitter, LanceDB) in a temporary folder, served by
+uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import string
+
+import pytest
+from click.testing import CliRunner
+from corpus_helpers import REPO_B, add_repos, index
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_corpus import corpus_server
+from test_graph_index import PROJECT
+
+import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
+from seek.cli import cli
+from seek.corpus.graph import RepoGraphs, lookup
+from seek.corpus.location import CorpusError, CorpusLocation
+from seek.corpus.serve import create_corpus_app
+from seek.serving.config import ServeConfig
+from seek.serving.requests import MAX_BODY_BYTES
+
+GRAPH_ROUTES = ("def", "refs", "callers", "callees", "outline", "map")
+JSON_TYPE = {"Content-Type": "application/json"}
+
+
+@pytest.fixture
+def corpus(tmp_path, settings_for, make_tree) -> CorpusLocation:
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"shop": make_tree(PROJECT, "shop"), "beta": make_tree(REPO_B, "beta")})
+    index(location, settings_for())
+    return location
+
+
+def serve_corpus(location: CorpusLocation, seek_home, token: str = ""):
+    config = ServeConfig(workspaces=(), token=token, overrides={"home": str(seek_home)})
+    return corpus_server(create_corpus_app(location.uri, config))
+
+
+def cli_json(location: CorpusLocation, *args: str) -> dict:
+    out = CliRunner().invoke(cli, ["corpus", args[0], location.uri, *args[1:], "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch):
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    asked = [  # (route, body, the same question to `seek corpus`)
+        ("def", {"name": "price_of"}, ("def", "price_of", "--repo", "shop")),
+        ("def", {"name": "Cart.total"}, ("def", "Cart.total", "--repo", "shop")),
+        ("def", {"name": "price_of"}, ("def", "price_of", "--repo", "beta")),  # not there
+        ("refs", {"name": "price_of"}, ("refs", "price_of", "--repo", "shop")),
+        ("refs", {"file": "py/shop/prices.py", "line": 4},
+         ("refs", "py/shop/prices.py:4", "--repo", "shop")),
+        ("refs", {"name": "Cart", "limit": 1}, ("refs", "Cart", "--repo", "shop", "-n", "1")),
+    ]  # fmt: skip
+    with serve_corpus(corpus, seek_home) as client:
+        for route, body, question in asked:
+            repo = question[question.index("--repo") + 1]
+            answer = client.post(f"/v1/{route}", json={"repo": repo, **body})
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == cli_json(corpus, *question), (route, body)
+            tool = "defs" if route == "def" else "refs"
+            library = lookup(corpus, repo, tool, question[1], body.get("limit", 50))
+            assert answer.json() == {"repo": repo, **library.to_json()}
+        found = client.post("/v1/def", json={"repo": "shop", "name": "price_of"}).json()
+        assert [(r["path"], r["line"], r["kind"]) for r in found["rows"]] == [
+            ("py/shop/prices.py", 4, "function")
+        ]
+        uses = client.post("/v1/refs", json={"repo": "shop", "name": "price_of"}).json()
+        assert {(r["path"], r["line"]) for r in uses["rows"]} == {
+            ("py/shop/cart.py", 1),
+            ("py/shop/cart.py", 9),
+        }
+        assert uses["rows"][0]["text"]  # each use's line, from the corpus's chunks
+        capped = client.post("/v1/refs", json={"repo": "shop", "name": "Cart", "limit": 1})
+        assert len(capped.json()["rows"]) == 1 and capped.json()["truncated"] is True
+
+
+def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
+    corpus, seek_home, settings_for, tmp_path, monkeypatch
+):
+    """A burst of questions assembles a repository's graph once (seconds for a few hundred
+    files); a corpus run that changes the repository is seen at the next repository read."""
+    import seek.corpus.graph as corpus_graph
+    import seek.corpus.serve as serve
+
+    loads: list[str] = []
+    real_load = corpus_graph.load_repo_graph
+
+    def counted(location, repo):
+        loads.append(repo)
+        return real_load(location, repo)
+
+    monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    monkeypatch.setattr(serve, "REFRESH_S", 0.0)  # the repositories' stamps read per request
+    with serve_corpus(corpus, seek_home) as client:
+        for _ in range(3):
+            for route in ("def", "refs"):
+                answer = client.post(f"/v1/{route}", json={"repo": "shop", "name": "price_of"})
+                assert answer.status_code == 200 and answer.json()["rows"]
+        assert loads == ["shop"]
+        (tmp_path / "shop/py/shop/prices.py").write_text(
+            "def price_with_tax(item):\n    return 1\n"
+        )
+        index(corpus, settings_for())
+        gone = client.post("/v1/def", json={"repo": "shop", "name": "price_of"}).json()
+        new = client.post("/v1/def", json={"repo": "shop", "name": "price_with_tax"}).json()
+        assert gone["rows"] == [] and [r["path"] for r in new["rows"]] == ["py/shop/prices.py"]
+        assert loads == ["shop", "shop"]
+
+
+def test_kept_graphs_stay_within_their_bound(corpus, monkeypatch):
+    import seek.corpus.graph as corpus_graph
+
+    loads: list[str] = []
+    real_load = corpus_graph.load_repo_graph
+
+    def counted(location, repo):
+        loads.append(repo)
+        return real_load(location, repo)
+
+    monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    shop_facts = corpus_graph._facts(real_load(corpus, "shop"))
+    beta_facts = corpus_graph._facts(real_load(corpus, "beta"))
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", shop_facts + beta_facts - 1)
+    graphs = RepoGraphs(corpus, lambda: {"shop": 1, "beta": 1})
+    for repo in ("shop", "shop", "beta", "beta", "shop"):  # beta's turn pushes shop out
+        assert graphs.get(repo) is not None
+    assert loads == ["shop", "beta", "shop"]
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", beta_facts - 1)  # beta: too large
+    graphs = RepoGraphs(corpus, lambda: {"shop": 1, "beta": 1})
+    loads.clear()
+    for _ in range(2):
+        assert graphs.get("beta") is not None
+    assert loads == ["beta", "beta"]
+    with pytest.raises(CorpusError, match="no repository 'gamma'"):
+        graphs.get("gamma")
+
+
+def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
+    cases = [  # (route, body, status, code, words in the message)
+        ("def", {"name": "Cart"}, 400, "bad_request", "repo must name one repository"),
+        ("refs", {"name": "Cart", "repo": ""}, 400, "bad_request", "repo must name"),
+        ("def", {"name": "Cart", "repo": ["shop"]}, 400, "bad_request", "repo must name"),
+        ("def", {"name": "Cart", "repo": "../shop"}, 400, "bad_request", "bad repository name"),
+        ("def", {"name": "Cart", "repo": "sh\x00op"}, 400, "bad_request", "NUL"),
+        ("def", {"name": "Cart", "repo": "gamma"}, 404, "no_repo", "no repository gamma"),
+        ("def", {"repo": "shop"}, 400, "bad_request", "name must be a non-empty string"),
+        ("def", {"repo": "shop", "name": "x" * 501}, 400, "too_long", "names are limited"),
+        ("refs", {"repo": "shop", "name": "Cart", "limit": 0}, 400, "bad_request", "limit"),
+        ("refs", {"repo": "shop", "file": "../x.py", "line": 1}, 400, "bad_request", "'..'"),
+        ("refs", {"repo": "shop", "file": "py/shop/cart.py"}, 400, "bad_request", "line"),
+        ("refs", {"repo": "shop", "file": "a.py", "line": True}, 400, "bad_request", "line"),
+        *(
+            (tool, {"repo": "shop", "file": "py/shop/cart.py", "line": 8}, 404,
+             "workspace_only", "answered per workspace only")
+            for tool in ("callers", "callees", "outline", "map")
+        ),
+    ]  # fmt: skip
+    with serve_corpus(corpus, seek_home) as client:
+        for route, body, status, code, words in cases:
+            answer = client.post(f"/v1/{route}", json=body)
+            assert answer.status_code == status, (route, body, answer.text)
+            error = answer.json()["error"]
+            assert error["code"] == code and words in error["message"], (route, body, error)
+            assert "\n" not in error["message"] and "Traceback" not in answer.text
+        assert client.post("/v1/def", content=b"{", headers=JSON_TYPE).json()["error"]["code"] == (
+            "bad_json"
+        )
+        huge = {"repo": "shop", "name": "Cart", "pad": "x" * MAX_BODY_BYTES}
+        assert client.post("/v1/def", json=huge).status_code == 413
+        assert client.get("/v1/refs").status_code == 405
+
+
+def test_a_token_guards_the_graph_routes_as_it_does_search(corpus, seek_home):
+    body = {"repo": "shop", "name": "price_of"}
+    with serve_corpus(corpus, seek_home, token="s3cret") as client:
+        for route in GRAPH_ROUTES:
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                refused = client.post(f"/v1/{route}", json=body, headers=headers)
+                assert refused.status_code == 401, (route, refused.text)
+                assert refused.json()["error"]["code"] == "unauthorized"
+        allowed = client.post("/v1/def", json=body, headers={"Authorization": "Bearer s3cret"})
+        assert allowed.status_code == 200 and allowed.json()["rows"][0]["name"] == "price_of"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+FIELD_VALUES = {
+    "repo": st.sampled_from(["shop", "beta", "gamma", "", "../shop", ".x"]) | JSON_VALUES,
+    "name": st.sampled_from(["price_of", "Cart.total", " ", "a:1", "py/shop/cart.py:8"])
+    | st.text(alphabet=string.printable + "\x00\u202e\udc80", max_size=40)
+    | JSON_VALUES,
+    "file": st.sampled_from(["py/shop/cart.py", "/etc/passwd", "..", "./a", "a\\..\\b", ""])
+    | JSON_VALUES,
+    "line": st.integers(-2, 12) | st.sampled_from([10**7, 10**7 + 1, 2**70]) | JSON_VALUES,
+    "limit": st.integers(-1, 1002) | JSON_VALUES,
+}
+
+
+@st.composite
+def bodies(draw) -> dict:
+    fields = draw(st.sets(st.sampled_from(sorted(FIELD_VALUES))))
+    return {field: draw(FIELD_VALUES[field]) for field in sorted(fields)}
+
+
+VALID_BODIES = st.fixed_dictionaries(
+    {"repo": st.sampled_from(["shop", "beta"]), "name": st.sampled_from(["price_of", "Cart"])},
+    optional={"limit": st.integers(1, 3)},
+)
+"""Questions the server answers, so a run sees 200s beside the refusals."""
+
+
+def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
+    """Hypothesis writes the bodies (near-valid ones and any JSON): every answer is a 200 with
+    rows or a JSON error below 500, on all six graph routes."""
+    seen: set[int] = set()
+    with serve_corpus(corpus, seek_home) as client:
+
+        @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(st.sampled_from(GRAPH_ROUTES), bodies() | VALID_BODIES)
+        def check(route, body):
+            raw = json.dumps(body).encode()  # ASCII escapes: a lone surrogate travels too
+            answer = client.post(f"/v1/{route}", content=raw, headers=JSON_TYPE)
+            seen.add(answer.status_code)
+            assert answer.status_code < 500, (route, body, answer.text)
+            data = answer.json()
+            if answer.status_code >= 400:
+                assert isinstance(data["error"]["code"], str) and data["error"]["message"]
+                assert "\n" not in data["error"]["message"]
+            else:
+                assert route in ("def", "refs") and isinstance(data["rows"], list)
+
+        check()
+    assert {200, 400, 404} <= seen  # the generator reached answers and both kinds of refusal
