@@ -765,3 +765,25 @@ def test_one_walk_falls_back_to_the_patterns_that_compile(monkeypatch):
         assert extract("pkg/app.py", source) == expected
     finally:
         module._one_pass.cache_clear()
+
+
+def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_reexports():
+    """`def NAME` ranks by the uses of NAME's definitions alone (lookup.inbound_of), which
+    must count what the whole count (inbound) does, uses through `as` aliases and a
+    package's renaming re-export included."""
+    files = {
+        **ALIASED,
+        "pkg/__init__.py": b"from .base import Blueprint as Exported\n",
+        "app.py": b"from pkg import Exported\n\n\ndef make():\n    return Exported()\n",
+    }
+    graph = build_graph(files)
+    whole = graph.inbound()
+    names = {d.name for facts in graph.files.values() for d in facts.definitions}
+    fresh = build_graph(files)  # a graph whose whole count was never made
+    for name in names:
+        part = fresh.inbound_of((name,))
+        assert {d: part.get(d, 0) for d in graph.by_name[name]} == {
+            d: whole.get(d, 0) for d in graph.by_name[name]
+        }, name
+    original = next(d for d in graph.by_name["Blueprint"] if d.path == "pkg/base.py")
+    assert build_graph(files).inbound_of(("Blueprint",))[original] >= 3  # via both aliases

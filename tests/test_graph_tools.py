@@ -192,6 +192,24 @@ def test_a_server_keeps_the_graph_until_the_index_changes(
     assert len(loaded) == 1
 
 
+def test_a_one_shot_outline_reads_the_files_row_and_answers_as_a_server_does(
+    project, library, settings_for, hash_provider, monkeypatch
+):
+    server = Workspaces(live=True, settings=settings_for(provider=hash_provider))
+    paths = [*PROJECT, "py/nowhere.py", "README.md"]
+    expected = {p: server.outline(project, p) for p in paths}
+    loaded = []
+    monkeypatch.setattr(
+        "seek.workspace.code_graph.load_graph",
+        _counting(loaded, __import__("seek.workspace.code_graph").workspace.code_graph.load_graph),
+    )
+    for path in paths:
+        found = library.outline(project, path)
+        assert (found.rows, found.notes) == (expected[path].rows, expected[path].notes), path
+    assert any(expected[p].notes for p in paths) and any(expected[p].rows for p in paths)
+    assert loaded == []  # no whole graph was assembled
+
+
 def _counting(calls, function):
     def counted(*args):
         calls.append(args)

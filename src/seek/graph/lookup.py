@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,7 @@ class CodeGraph(Bindings):
         bound: set[Definition] = set()
         if from_path is not None:
             bound = set(self.candidates(Reference(from_path, last, 0, 0, None)))
-        inbound = self.inbound()
+        inbound = self.inbound_of((last,))
         near = self._nearness(from_path) if from_path is not None else (lambda d: 0)
         return sorted(
             found,
@@ -94,7 +95,7 @@ class CodeGraph(Bindings):
         for ref in uses:
             found = self.candidates(ref)
             if found:
-                inbound = self.inbound()
+                inbound = self.inbound_of({d.name for d in found})
                 near = self._nearness(path)
                 return min(
                     found,
@@ -201,6 +202,35 @@ class CodeGraph(Bindings):
                         counts[d] += 1 / len(found)
             self._inbound = {d: int(c + 0.5) for d, c in counts.items()}
         return self._inbound
+
+    def inbound_of(self, names: Iterable[str]) -> dict[Definition, int]:
+        """:meth:`inbound` for the definitions with these names only, the same counts: a use
+        can mean a definition of another name only through an import's alias (`from m import
+        a as b`, and re-exports of it), so only the uses of the names and of their aliases
+        are bound, not every use of the workspace (a one-shot `seek def` on gin: 1.3 s of
+        binding before). Once the whole count is made, it is read from it."""
+        wanted = set(names)
+        if self._inbound is not None:
+            return {d: n for d, n in self._inbound.items() if d.name in wanted}
+        spelt = set(wanted)
+        while True:  # the aliases of the names, and the aliases of those
+            more = {
+                imp.alias
+                for facts in self.files.values()
+                for imp in facts.imports
+                if imp.alias and imp.names and imp.names[0] in spelt and imp.alias not in spelt
+            }
+            if not more:
+                break
+            spelt |= more
+        counts: dict[Definition, float] = defaultdict(float)
+        for name in spelt:
+            for ref in self.refs_by_name.get(name, ()):
+                found = self.candidates(ref)
+                for d in found:
+                    if d.name in wanted:
+                        counts[d] += 1 / len(found)
+        return {d: int(c + 0.5) for d, c in counts.items()}
 
     def ranked(
         self, question: str = "", seeds: tuple[str, ...] = ()

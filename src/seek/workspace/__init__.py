@@ -264,8 +264,17 @@ class Workspaces:
         """A file's definitions with their spans and signatures, in file order."""
         from seek.workspace import code_graph as cg
 
-        path = cg.check_path(path)
-        return cg.outline(self._lookup(root), path, cg.check_limit(limit or cg.MAX_ROWS))
+        path, limit = cg.check_path(path), cg.check_limit(limit or cg.MAX_ROWS)
+        if self.live is None:
+            # one call (the CLI, the library): the file's stored row alone; a server keeps
+            # its whole graph, so it answers from that
+            from seek.index.indexer import refresh_before_search
+            from seek.store import index_dir_for
+
+            settings = self.settings(root)
+            notes = refresh_before_search(root, settings)
+            return cg.file_outline(root, index_dir_for(root, settings), path, limit, notes)
+        return cg.outline(self._lookup(root), path, limit)
 
     def map(self, root: Path, question: str = "", budget: int | None = None) -> GraphResult:
         """The repository's most central definitions as signatures within ``budget`` tokens,
