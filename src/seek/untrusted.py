@@ -45,6 +45,8 @@ MAX_ROWS = 1_000
 """Rows one code-graph answer may hold (a name used everywhere has thousands of uses)."""
 MAX_NAME_CHARS = 500
 """A symbol name for the code graph's tools, dotted container included."""
+MAX_LINE = 10_000_000
+"""The largest line number a request may name (the graph's and ``related``'s)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Bidirectional-text controls reorder what a terminal shows (CVE-2021-42574, "Trojan Source").

@@ -9,7 +9,7 @@ import click
 
 from seek.cli import Context, cli
 from seek.settings import load_settings
-from seek.untrusted import CLI_MAX_K, printable
+from seek.untrusted import CLI_MAX_K, MAX_ROWS, printable
 
 URI = click.argument("uri", metavar="URI")
 
@@ -199,7 +199,7 @@ def _graph_command(tool: str, target: str, uri: str, repo: str, limit: int, as_j
 
 
 _REPO = click.option("--repo", required=True, help="The repository to look in.")
-_LIMIT = click.option("-n", "--limit", "limit", type=click.IntRange(1, 1000), default=50,
+_LIMIT = click.option("-n", "--limit", "limit", type=click.IntRange(1, MAX_ROWS), default=50,
                       show_default=True, help="At most this many rows.")  # fmt: skip
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 

@@ -15,9 +15,7 @@ from typing import Any
 
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, relative_file
-from seek.untrusted import MAX_NAME_CHARS, MAX_ROWS
-
-MAX_LINE = 10_000_000
+from seek.untrusted import MAX_LINE, MAX_NAME_CHARS, MAX_ROWS
 
 
 def symbol_name(data: dict[str, Any]) -> str:

@@ -18,9 +18,7 @@ from starlette.routing import Route
 
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, json_body, run
-from seek.untrusted import MAX_K, MAX_PATH_CHARS
-
-MAX_LINE = 10_000_000
+from seek.untrusted import MAX_K, MAX_LINE, MAX_PATH_CHARS
 
 
 def related_route(service: Any, handler: Any) -> Route:
