@@ -77,6 +77,14 @@ def seek_home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def in_home(seek_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The CLI and MCP server run in this process, on the test's index home."""
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(seek_home / "config"))
+    return seek_home
+
+
+@pytest.fixture
 def settings_for(seek_home: Path) -> Callable[..., Settings]:
     def make(workspace: Path | None = None, **overrides: object) -> Settings:
         return load_settings(

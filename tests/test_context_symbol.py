@@ -8,7 +8,7 @@ from dataclasses import replace
 import anyio
 import httpx
 import pytest
-from click.testing import CliRunner
+from cli_in_process import run_cli
 from mcp.client.client import Client
 from seek_server import running
 
@@ -131,33 +131,16 @@ def test_a_hostile_team_symbol_is_escaped_in_the_prompt_and_exact_in_json(projec
 # -- the front-ends ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def in_home(seek_home, monkeypatch):
-    """The CLI and MCP server in this process, on the test's index home."""
-    monkeypatch.setenv("SEEK_HOME", str(seek_home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(seek_home / "config"))
-    return seek_home
-
-
-def seek(project, *args):
-    import seek.cli.context_cmd  # noqa: F401 - registers the command
-    from seek.cli import cli
-
-    found = CliRunner().invoke(cli, ["-C", str(project), *args])
-    assert found.exit_code == 0, found.output
-    return found.output
-
-
 def session_heading(text):
     return next(line for line in text.splitlines() if line.startswith("src/session.py (lines "))
 
 
 @pytest.mark.slow
 def test_the_cli_names_the_symbol_in_text_and_json(project, in_home):
-    assert session_heading(seek(project, "context", "zebra", "--threshold", "0.5")).endswith(
+    assert session_heading(run_cli(project, "context", "zebra", "--threshold", "0.5")).endswith(
         ") · Session.request"
     )
-    data = json.loads(seek(project, "context", "zebra", "--threshold", "0.5", "--json"))
+    data = json.loads(run_cli(project, "context", "zebra", "--threshold", "0.5", "--json"))
     assert data["blocks"][0]["symbol"] == REQUEST
     assert session_heading(data["prompt"]).endswith(") · Session.request")
 

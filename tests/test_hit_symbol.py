@@ -6,7 +6,7 @@ import json
 import anyio
 import httpx
 import pytest
-from click.testing import CliRunner
+from cli_in_process import run_cli
 from mcp.client.client import Client
 from seek_server import running
 
@@ -181,36 +181,19 @@ def test_a_team_hit_keeps_a_well_formed_symbol_only():
 # -- the front-ends ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def in_home(seek_home, monkeypatch):
-    """The CLI and MCP server in this process, on the test's index home."""
-    monkeypatch.setenv("SEEK_HOME", str(seek_home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(seek_home / "config"))
-    return seek_home
-
-
-def seek(project, *args):
-    import seek.cli.search_cmd  # noqa: F401 - registers the commands
-    from seek.cli import cli
-
-    found = CliRunner().invoke(cli, ["-C", str(project), *args])
-    assert found.exit_code == 0, found.output
-    return found.output
-
-
 @pytest.mark.slow
 def test_the_cli_shows_the_symbol_in_text_and_json_and_not_in_vimgrep(project, in_home):
-    head = seek(project, "search", "zebra", "-k", "1").splitlines()[0].split()
+    head = run_cli(project, "search", "zebra", "-k", "1").splitlines()[0].split()
     assert head[:2] == ["1", "src/session.py:1-25"] and head[-1] == "Session.request"
-    hit = json.loads(seek(project, "search", "walrus", "-k", "1", "--json"))["hits"][0]
+    hit = json.loads(run_cli(project, "search", "walrus", "-k", "1", "--json"))["hits"][0]
     assert (hit["path"], hit["symbol"]) == ("src/script.py", None)
     assert (
-        json.loads(seek(project, "search", "zebra", "-k", "1", "--format", "jsonl"))["symbol"]
+        json.loads(run_cli(project, "search", "zebra", "-k", "1", "--format", "jsonl"))["symbol"]
         == REQUEST
     )
-    vimgrep = seek(project, "search", "zebra", "-k", "1", "--format", "vimgrep")
+    vimgrep = run_cli(project, "search", "zebra", "-k", "1", "--format", "vimgrep")
     assert vimgrep.endswith('src/session.py:1:1:"""Sessions."""\n')
-    near = json.loads(seek(project, "related", "src/shapes.py:6", "--json"))
+    near = json.loads(run_cli(project, "related", "src/shapes.py:6", "--json"))
     assert REQUEST in [hit["symbol"] for hit in near["hits"]]
 
 
