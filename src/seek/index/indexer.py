@@ -86,8 +86,12 @@ class Indexer(EmbedSteps):
         embedder: Embedder | None = None,
         progress: Callable[[Progress], None] | None = None,
         cancel: Event | None = None,
+        verify_graph: bool = False,
     ) -> None:
         self.root = root
+        self.verify_graph = verify_graph
+        """Read the whole graph table to check it, even when it is the one the hit symbols'
+        saved copy was derived from (a repair: a graph tool could not read it)."""
         self.settings = settings
         self.index_dir = index_dir_for(root, settings)
         self.embedder = embedder
@@ -237,6 +241,7 @@ class Indexer(EmbedSteps):
         report.removed = len(removed)
 
         if not self.fresh_table:
+            self._check_graph(manifest)
             self._backfill_graph(manifest)
         if removed or stale or manifest.run_open:
             # Before the first row: a disk too small is refused now, not found full halfway.
@@ -349,6 +354,22 @@ class Indexer(EmbedSteps):
             del manifest.files[path]
         self._save(manifest)
 
+    def _check_graph(self, manifest: Manifest) -> None:
+        """A graph table that cannot be read is dropped, so that :meth:`_backfill_graph`
+        makes it again from the files (the chunk table is left as it is). It is read only
+        when its files are not those the hit symbols' saved copy was derived from (a
+        no-change run then loads no LanceDB), or when the run is a graph tool's repair."""
+        from seek.retrieve.symbols import graph_unchanged
+
+        if not manifest.has_index or not self.graph.exists():
+            return
+        if not self.verify_graph and graph_unchanged(self.index_dir, manifest):
+            return
+        problem = self.graph.problem()
+        if problem:
+            log.warning("%s: made again from the files", problem)
+            self.graph.drop()
+
     def _backfill_graph(self, manifest: Manifest) -> None:
         """An index stored before the code graph was gets it from the files as they are now,
         in one write (a run killed before it leaves no table, and the next run starts
@@ -382,7 +403,7 @@ def refresh_before_search(root: Path, settings: Settings, *, repair: bool = Fals
     if not repair and is_current(root, settings):
         return []
     try:
-        report = index_workspace(root, settings)
+        report = index_workspace(root, settings, verify_graph=repair)
     except IndexLockedError as exc:
         return [locked_note(exc)]
     except IndexUnwritableError as exc:
@@ -420,13 +441,17 @@ def index_workspace(
     embedder: Embedder | None = None,
     progress: Callable[[Progress], None] | None = None,
     cancel: Event | None = None,
+    verify_graph: bool = False,
 ) -> IndexReport:
-    """Create or update the index of ``path``; ``mode`` is ``update`` or ``rebuild``."""
+    """Create or update the index of ``path``; ``mode`` is ``update`` or ``rebuild``;
+    ``verify_graph``: read the whole code graph table (a graph tool could not) and make it
+    again from the files when it cannot be read."""
     if mode not in (UPDATE, REBUILD):
         raise ValueError(f"mode must be {UPDATE!r} or {REBUILD!r}")
     root = resolve_workspace(path)
     with ProgressFile(index_dir_for(root, settings), progress) as published:
-        indexer = Indexer(root, settings, embedder=embedder, progress=published, cancel=cancel)
+        indexer = Indexer(root, settings, embedder=embedder, progress=published, cancel=cancel,
+                          verify_graph=verify_graph)  # fmt: skip
         return indexer.run(mode)
 
 

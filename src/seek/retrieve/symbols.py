@@ -206,6 +206,16 @@ def refresh_hit_symbols(index_dir: Path, manifest: Manifest) -> None:
         log.warning("could not save the definitions of %s: %s", index_dir, exc)
 
 
+def graph_unchanged(index_dir: Path, manifest: Manifest) -> bool:
+    """Whether the graph table's files are those the saved copy was derived from (it was
+    read then): an index run need not read the table to know it is sound (as
+    :func:`seek.retrieve.search_cache.table_unchanged` spares reading the chunk table).
+    Damage that keeps every file's size is not seen here."""
+    graph_dir = index_dir / "lancedb" / f"{graph_table_name(manifest.table)}.lance"
+    saved = HitSymbols(index_dir, manifest)._saved()
+    return saved is not None and graph_dir.is_dir() and saved.get("graph") == _signature(graph_dir)
+
+
 def _signature(graph_dir: Path) -> str:
     """The graph table's files and sizes, digested: every LanceDB commit adds a file (the
     check :func:`seek.retrieve.search_cache.table_unchanged` makes of the chunk table)."""

@@ -14,6 +14,7 @@ the chunks (:mod:`seek.index.indexer`).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,8 +124,28 @@ class GraphTable:
     @writes_lance
     def drop(self) -> None:
         if self.exists():
-            self._connect().drop_table(self.name)
+            try:
+                self._connect().drop_table(self.name)
+            except Exception:  # noqa: BLE001 - a damaged table: its folder goes all the same
+                shutil.rmtree(self.db_dir / f"{self.name}.lance", ignore_errors=True)
         self._table = None
+
+    @reads_lance
+    def problem(self) -> str:
+        """What is wrong with the table ("" when nothing is, or when there is none): every
+        column of every row is read, so a data file cut short or replaced shows (LanceDB
+        reports such damage as many error types)."""
+        if not self.exists():
+            return ""
+        try:
+            table = self._open()
+            if table is not None and table.count_rows():
+                table.scan(COLUMNS)
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            self._table = None
+            detail = " ".join(str(exc).split())[:160] or type(exc).__name__
+            return f"the code graph's table cannot be read ({detail})"
+        return ""
 
     @reads_lance
     def stored_paths(self) -> set[str]:

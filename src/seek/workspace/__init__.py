@@ -215,27 +215,53 @@ class Workspaces:
         return self.search(root, question, settings.rerank_top, focus, settings=settings)
 
     # -- the code graph (seek.md §2 `seek def/refs/...`; seek.workspace.code_graph) --------
-    def _lookup(self, root: Path) -> Lookup:
-        """The graph stored with ``root``'s index, brought up to date as a search's would be."""
+    def _lookup(self, root: Path, update: bool = True) -> Lookup:
+        """The graph stored with ``root``'s index, brought up to date as a search's would be
+        (``update=False``: as it stands)."""
         from seek.workspace.code_graph import GraphCache, Lookup, graph_for
 
         settings = self.settings(root)
         if self.live is not None:
-            notes = self.live.refresh(root, settings)
+            notes = self.live.refresh(root, settings) if update else []
             with self._guard:
                 self._graphs = self._graphs or GraphCache()
             return Lookup(root, graph_for(root, settings, self._graphs, notes), notes)
         from seek.index.indexer import refresh_before_search
 
-        notes = refresh_before_search(root, settings)
+        notes = refresh_before_search(root, settings) if update else []
         return Lookup(root, graph_for(root, settings, None, notes), notes)
+
+    def _graph_answer(self, root: Path, answer: Callable[[bool], GraphResult]) -> GraphResult:
+        """``answer(update)``; when the stored graph turns out damaged (a data file cut
+        short or replaced), repair the index and answer once more, as a search does
+        (:meth:`_answer`). The repair is an index run that reads the graph table and makes a
+        damaged one again from the files; a graph still unreadable is one line
+        (:class:`DamagedIndexError`)."""
+        from dataclasses import replace
+
+        from seek.workspace.code_graph import GRAPH_REPAIRED
+
+        try:
+            return answer(True)
+        except DamagedIndexError:
+            settings = self.settings(root)
+            if self.live is not None:  # under the server's lock, retry times and faults
+                notes = self.live.repair(root, settings)
+            else:
+                from seek.index.indexer import refresh_before_search
+
+                notes = refresh_before_search(root, settings, repair=True)
+            found = answer(False)
+            return replace(found, notes=(*notes, GRAPH_REPAIRED, *found.notes))
 
     def defs(self, root: Path, name: str, limit: int | None = None) -> GraphResult:
         """Definition sites of ``name`` (or ``Container.name``), best first."""
         from seek.workspace import code_graph as cg
 
         name, limit = cg.check_name(name), cg.check_limit(limit)
-        return cg.defs(self._lookup(root), name, limit)
+        return self._graph_answer(
+            root, lambda update: cg.defs(self._lookup(root, update), name, limit)
+        )
 
     def refs(self, root: Path, target: str, limit: int | None = None) -> GraphResult:
         """Uses of NAME, or of the definition at PATH:LINE, grouped by enclosing definition."""
@@ -244,37 +270,47 @@ class Workspaces:
         target, limit = check_query(target, "the name"), cg.check_limit(limit)
         if cg.parse_location(target) is None:
             cg.check_name(target)
-        return cg.refs(self._lookup(root), target.strip(), limit)
+        target = target.strip()
+        return self._graph_answer(
+            root, lambda update: cg.refs(self._lookup(root, update), target, limit)
+        )
 
     def callers(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
         """Definitions that call the definition at (or around) ``path:line``."""
         from seek.workspace import code_graph as cg
 
         path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
-        return cg.callers(self._lookup(root), path, line, limit)
+        return self._graph_answer(
+            root, lambda update: cg.callers(self._lookup(root, update), path, line, limit)
+        )
 
     def callees(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
         """What the definition at (or around) ``path:line`` calls."""
         from seek.workspace import code_graph as cg
 
         path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
-        return cg.callees(self._lookup(root), path, line, limit)
+        return self._graph_answer(
+            root, lambda update: cg.callees(self._lookup(root, update), path, line, limit)
+        )
 
     def outline(self, root: Path, path: str, limit: int | None = None) -> GraphResult:
         """A file's definitions with their spans and signatures, in file order."""
         from seek.workspace import code_graph as cg
 
         path, limit = cg.check_path(path), cg.check_limit(limit or cg.MAX_ROWS)
-        if self.live is None:
-            # one call (the CLI, the library): the file's stored row alone; a server keeps
-            # its whole graph, so it answers from that
+
+        def answer(update: bool) -> GraphResult:
+            if self.live is not None:  # a server keeps its whole graph: it answers from that
+                return cg.outline(self._lookup(root, update), path, limit)
+            # one call (the CLI, the library): the file's stored row alone
             from seek.index.indexer import refresh_before_search
             from seek.store import index_dir_for
 
             settings = self.settings(root)
-            notes = refresh_before_search(root, settings)
+            notes = refresh_before_search(root, settings) if update else []
             return cg.file_outline(root, index_dir_for(root, settings), path, limit, notes)
-        return cg.outline(self._lookup(root), path, limit)
+
+        return self._graph_answer(root, answer)
 
     def map(self, root: Path, question: str = "", budget: int | None = None) -> GraphResult:
         """The repository's most central definitions as signatures within ``budget`` tokens,
@@ -282,7 +318,10 @@ class Workspaces:
         from seek.workspace import code_graph as cg
 
         question, budget = check_query(question, "the question"), cg.check_budget(budget)
-        return cg.repo_map(self._lookup(root), question.strip(), budget)
+        question = question.strip()
+        return self._graph_answer(
+            root, lambda update: cg.repo_map(self._lookup(root, update), question, budget)
+        )
 
     # -- status and index runs -------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seek.errors import SeekError
+from seek.errors import DamagedIndexError, SeekError
 from seek.untrusted import (
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
@@ -42,6 +42,9 @@ DEFAULT_ROWS = 50
 DEFAULT_MAP_TOKENS = 1_024
 MAX_MAP_TOKENS = 100_000
 LINE_TEXT_CHARS = 200
+GRAPH_REPAIRED = (
+    "The stored code graph could not be read; the index run made it again from the files."
+)
 NOT_BUILT = (
     "The code graph is not stored with this index yet (an index from an older seek, or "
     "one being updated now): run `seek index`."
@@ -183,7 +186,21 @@ def load_graph(index_dir: Path) -> tuple[CodeGraph | None, str]:
     table = GraphTable(index_dir, graph_table_name(manifest.table))
     if manifest.has_index and not table.exists():
         return None, stamp
-    return assemble(table.load_all()), stamp
+    try:
+        return assemble(table.load_all()), stamp
+    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        raise graph_damaged(index_dir, exc) from exc
+
+
+def graph_damaged(index_dir: Path, exc: BaseException) -> DamagedIndexError:
+    """The stored graph cannot be read: the facade repairs the index (an index run that
+    reads the graph table and makes a damaged one again from the files) and asks once more;
+    this line is what a caller sees when that did not help."""
+    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return DamagedIndexError(
+        f"the code graph stored in {index_dir} cannot be read ({detail}): run `seek index` "
+        "to repair it"
+    )
 
 
 def file_definitions(index_dir: Path, paths: list[str]) -> dict[str, list[Definition]]:
@@ -199,7 +216,10 @@ def file_definitions(index_dir: Path, paths: list[str]) -> dict[str, list[Defini
     if not manifest.has_index:
         return {}
     table = GraphTable(index_dir, graph_table_name(manifest.table))
-    return {path: definitions(path, text) for path, text in table.definitions(paths).items()}
+    try:
+        return {path: definitions(path, text) for path, text in table.definitions(paths).items()}
+    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        raise graph_damaged(index_dir, exc) from exc
 
 
 class GraphCache:

@@ -156,7 +156,7 @@ class LiveIndexes:
             return []
         self._updating.add(root)
         try:
-            report = index_workspace(root, settings)
+            report = index_workspace(root, settings, verify_graph=repair)
         except IndexLockedError as exc:
             return [locked_note(exc)]
         except IndexUnwritableError as exc:
