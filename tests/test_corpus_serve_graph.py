@@ -12,7 +12,7 @@ import string
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import REPO_B, add_repos, index
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_corpus import corpus_server
 from test_graph_index import PROJECT
@@ -306,6 +306,15 @@ VALID_BODIES = st.fixed_dictionaries(
 refusals."""
 
 
+def every_route_answered(check):
+    """A valid body for each route and one of an unknown repository, tried on every run
+    besides the generated ones."""
+    body = {"repo": "shop", "name": "Cart", "file": "py/shop/cart.py", "line": 8}
+    for route in GRAPH_ROUTES:
+        check = example(route, body)(check)
+    return example("outline", {**body, "repo": "gamma"})(check)
+
+
 def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
     """Hypothesis writes the bodies (near-valid ones and any JSON): every answer is a 200 with
     rows or a JSON error below 500, on all six graph routes."""
@@ -315,6 +324,7 @@ def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
 
         @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(st.sampled_from(GRAPH_ROUTES), bodies() | VALID_BODIES)
+        @every_route_answered
         def check(route, body):
             raw = json.dumps(body).encode()  # ASCII escapes: a lone surrogate travels too
             answer = client.post(f"/v1/{route}", content=raw, headers=JSON_TYPE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS
+from seek.untrusted import MAX_MAP_TOKENS
 
 
 def split_location(location: str) -> tuple[str, int]:
@@ -17,8 +17,10 @@ def split_location(location: str) -> tuple[str, int]:
     return name, int(line_text)
 
 
+# the default is code_graph.DEFAULT_MAP_TOKENS, written out: importing that module would load
+# the workspace facade for every `seek corpus` subcommand (search, list, ...)
 budget_option = click.option(
-    "--budget", type=click.IntRange(1, MAX_MAP_TOKENS), default=DEFAULT_MAP_TOKENS,
+    "--budget", type=click.IntRange(1, MAX_MAP_TOKENS), default=1024,
     show_default=True, metavar="TOKENS", help="Size of the map in tokens (about 4 characters "
     "each).",
 )  # fmt: skip

@@ -16,8 +16,7 @@ from typing import Any
 
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, relative_file
-from seek.untrusted import MAX_LINE, MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_ROWS
-from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS
+from seek.untrusted import MAX_LINE, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_ROWS
 
 
 def symbol_name(data: dict[str, Any]) -> str:
@@ -50,9 +49,9 @@ def map_question(data: dict[str, Any]) -> str:
     return check_text(question, "question")
 
 
-def map_budget(data: dict[str, Any]) -> int:
-    """The body's ``budget`` of ``map``, in tokens."""
-    return integer(data, "budget", DEFAULT_MAP_TOKENS, 1, MAX_MAP_TOKENS)
+def map_budget(data: dict[str, Any]) -> int | None:
+    """The body's ``budget`` of ``map``, in tokens (None: the tool's default)."""
+    return integer(data, "budget", None, 1, MAX_MAP_TOKENS)
 
 
 def lookup_target(tool: str, data: dict[str, Any]) -> str:
