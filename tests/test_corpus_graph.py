@@ -1,8 +1,9 @@
 """The code graph in the corpus (issue 28 deliver 1): a corpus run stores each repository's
 graph beside its chunk rows, updates it with edits and removals, repairs it after a killed
 run, drops it with a rebuilt or removed repository, fills it for a repository indexed
-before it; `seek corpus def` / `refs` answer from it. Real tree-sitter and LanceDB, in-process
-runs (the corpus tests' way)."""
+before it; `seek corpus def` / `refs` / `callers` / `callees` / `outline` / `map` answer from
+it, as the workspace's tools answer over an index of the same tree. Real tree-sitter and
+LanceDB, in-process runs (the corpus tests' way)."""
 
 from __future__ import annotations
 
@@ -225,6 +226,156 @@ def test_corpus_graph_lookups_refuse_bad_input_in_one_line(tmp_path, settings_fo
     out = CliRunner().invoke(cli, ["corpus", "refs", location.uri, " ", "--repo", "shop"])
     assert out.exit_code == 1 and isinstance(out.exception, SeekError)  # main prints one line
     assert str(out.exception) == "the name is empty"
+
+
+QUESTIONS = [  # (tool, target, limit, budget): asked of a corpus and of a workspace index
+    ("defs", "Cart", None, None),
+    ("refs", "price_of", None, None),
+    ("refs", "py/shop/prices.py:4", None, None),
+    ("callers", "py/shop/prices.py:5", None, None),  # a line inside price_of
+    ("callers", "py/shop/cart.py:9", None, None),  # inside Cart.total: checkout, GiftCart
+    ("callers", "go/store/store.go:4", None, None),
+    ("callers", "web/src/format.ts:1", None, None),
+    ("callers", "py/shop/prices.py:2", None, None),  # no definition there: a note
+    ("callees", "py/main.py:5", None, None),
+    ("callees", "py/main.py:5", 1, None),  # Cart and Cart.total: one of them
+    ("callees", "py/shop/gift.py:6", None, None),
+    ("outline", "py/shop/cart.py", None, None),
+    ("outline", "py/shop/cart.py", 2, None),
+    ("outline", "go/store/store.go", None, None),
+    ("outline", "README.md", None, None),  # not a source file: a note
+    ("map", "", None, None),
+    ("map", "price", None, 40),
+]
+
+
+def workspace_answer(library, root, tool, target, limit, budget):
+    """The same question to the workspace facade (``seek def`` etc. in the checkout)."""
+    if tool in ("defs", "refs"):
+        return getattr(library, tool)(root, target, limit)
+    if tool in ("callers", "callees"):
+        path, line = target.rsplit(":", 1)
+        return getattr(library, tool)(root, path, int(line), limit)
+    if tool == "outline":
+        return library.outline(root, target, limit)
+    return library.map(root, target, budget)
+
+
+def test_corpus_graph_tools_answer_as_the_workspace_does_over_the_same_tree(
+    tmp_path, settings_for, repos
+):
+    """callers, callees, outline and map over a corpus repository are the workspace's own
+    functions over its stored graph: the rows (less ``repo``), the notes and the map's text
+    equal a workspace index's of the same files."""
+    from seek.workspace import Workspaces
+
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    library = Workspaces(live=False, settings=settings_for())
+    for tool, target, limit, budget in QUESTIONS:
+        ours = lookup(location, "shop", tool, target, limit, budget=budget)
+        theirs = workspace_answer(library, repos["shop"], tool, target, limit, budget)
+        asked = (tool, target, limit, budget)
+        assert all(row.pop("repo") == "shop" for row in ours.rows), asked
+        assert ours.to_json() == theirs.to_json(), asked
+    # the questions reach rows, truncation and notes (the equality is not of empty answers)
+    answers = {(t, g, n): lookup(location, "shop", t, g, n, budget=b) for t, g, n, b in QUESTIONS}
+    assert sorted(r["name"] for r in answers["callers", "py/shop/prices.py:5", None].rows) == [
+        "total"
+    ]
+    assert {r["name"] for r in answers["callers", "py/shop/cart.py:9", None].rows} >= {"checkout"}
+    assert [r["name"] for r in answers["callers", "go/store/store.go:4", None].rows] == ["main"]
+    assert answers["callers", "py/shop/prices.py:2", None].notes == (
+        "No definition at py/shop/prices.py:2.",
+    )
+    assert answers["callees", "py/main.py:5", 1].truncated
+    assert [r["name"] for r in answers["outline", "py/shop/cart.py", None].rows] == [
+        "Cart", "__init__", "total",
+    ]  # fmt: skip
+    assert answers["outline", "py/shop/cart.py", 2].truncated
+    assert "not a source file" in answers["outline", "README.md", None].notes[0]
+    overview = answers["map", "", None]
+    assert overview.rows and overview.to_json()["map"].startswith("py/")
+    assert len(answers["map", "price", None].to_json()["map"]) <= 40 * 4
+    # another repository has its own graph
+    assert lookup(location, "beta", "outline", "py/shop/cart.py").rows == []
+
+
+def test_seek_corpus_callers_callees_outline_and_map(
+    tmp_path, seek_home, settings_for, repos, monkeypatch
+):
+    """The CLI prints the library's answer (--json: plus ``repo``) and the workspace
+    commands' text."""
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    runner = CliRunner()
+    uri = location.uri
+    asked = [  # (the command line after URI, the library's question)
+        (["callers", "py/shop/prices.py:5"], ("callers", "py/shop/prices.py:5", 50, None)),
+        (["callees", "py/main.py:5", "-n", "1"], ("callees", "py/main.py:5", 1, None)),
+        (["outline", "py/shop/cart.py"], ("outline", "py/shop/cart.py", None, None)),
+        (["outline", "./py/shop/cart.py", "-n", "2"], ("outline", "py/shop/cart.py", 2, None)),
+        (["map"], ("map", "", None, None)),
+        (["map", "price", "--budget", "40"], ("map", "price", None, 40)),
+    ]
+    for args, (tool, target, limit, budget) in asked:
+        out = runner.invoke(cli, ["corpus", args[0], uri, *args[1:], "--repo", "shop", "--json"])
+        assert out.exit_code == 0, (args, out.output)
+        library = lookup(location, "shop", tool, target, limit, budget=budget)
+        assert json.loads(out.output) == {"repo": "shop", **library.to_json()}, args
+    text = runner.invoke(cli, ["corpus", "outline", uri, "py/shop/cart.py", "--repo", "shop"])
+    assert text.exit_code == 0
+    assert text.output.startswith("py/shop/cart.py:4-9  class  Cart\n      class Cart:\n")
+    text = runner.invoke(cli, ["corpus", "callers", uri, "go/store/store.go:4", "--repo", "shop"])
+    assert text.exit_code == 0 and text.output.startswith("go/main.go:5-8  function  main\n")
+    text = runner.invoke(cli, ["corpus", "map", uri, "--repo", "shop", "--budget", "30"])
+    library = lookup(location, "shop", "map", "", budget=30)
+    assert text.exit_code == 0 and text.output == library.text.rstrip("\n") + "\n"
+
+
+def test_corpus_callers_callees_outline_and_map_refuse_bad_input_in_one_line(
+    tmp_path, settings_for, repos
+):
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, repos)
+    index(location, settings_for())
+    uri = location.uri
+    runner = CliRunner()
+    usage = [  # refused as `seek callers` / `seek map` refuse them (click: exit 2)
+        (["callers", uri, "py/shop/prices.py", "--repo", "shop"], "expected PATH:LINE"),
+        (["callees", uri, "py/shop/prices.py:0", "--repo", "shop"], "expected PATH:LINE"),
+        (["callees", uri, ":4", "--repo", "shop"], "expected PATH:LINE"),
+        (["map", uri, "--repo", "shop", "--budget", "0"], "--budget"),
+        (["outline", uri, "py/shop/cart.py", "--repo", "shop", "-n", "0"], "--limit"),
+        (["outline", uri, "py/shop/cart.py"], "--repo"),
+    ]
+    for args, words in usage:
+        out = runner.invoke(cli, ["corpus", *args])
+        assert out.exit_code == 2 and words in out.output, (args, out.output)
+    refused = [  # the library's one-line errors (main prints them)
+        (["callers", uri, "../x.py:3", "--repo", "shop"], "is not a workspace-relative file"),
+        (["outline", uri, "/etc/passwd", "--repo", "shop"], "is not a workspace-relative file"),
+        (["outline", uri, "a.py", "--repo", "gamma"], "no repository 'gamma'"),
+        (["map", uri, "x\x00", "--repo", "shop"], "NUL"),
+    ]
+    for args, words in refused:
+        out = runner.invoke(cli, ["corpus", *args])
+        assert out.exit_code == 1 and isinstance(out.exception, SeekError), (args, out.output)
+        assert words in str(out.exception) and "\n" not in str(out.exception), args
+    bad_library = [
+        (("callers", "py/shop/prices.py"), {}, "expected PATH:LINE"),
+        (("callees", "py/shop/prices.py:0"), {}, "the line must be"),
+        (("outline", ""), {}, "is not a workspace-relative file"),
+        (("outline", "py/shop/cart.py"), {"limit": -1}, "the limit must be"),
+        (("map", ""), {"budget": 10**6}, "the budget must be"),
+        (("nearby", "Cart"), {}, "unknown graph tool"),
+    ]
+    for (tool, target), options, words in bad_library:
+        with pytest.raises(SeekError, match=words):
+            lookup(location, "shop", tool, target, **options)
 
 
 @pytest.mark.scale

@@ -1,8 +1,8 @@
-"""`seek serve --corpus` answers the code graph's `def` and `refs` (issue 28 deliver 2, "...
-and in the corpus"): the workspace server's bodies plus a required `repo`, the answers of
-`seek corpus def|refs --json`, and the server's checks (token, body size, one-line JSON
-errors) as for search. A real corpus (tree-sitter, LanceDB) in a temporary folder, served by
-uvicorn on 127.0.0.1."""
+"""`seek serve --corpus` answers the code graph's `def`, `refs`, `callers`, `callees`,
+`outline` and `map` (issue 28 deliver 2, "... and in the corpus"): the workspace server's
+bodies plus a required `repo`, the answers of `seek corpus TOOL --json`, and the server's
+checks (token, body size, one-line JSON errors) as for search. A real corpus (tree-sitter,
+LanceDB) in a temporary folder, served by uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import string
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import REPO_B, add_repos, index
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_corpus import corpus_server
 from test_graph_index import PROJECT
@@ -24,6 +24,7 @@ from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.serve import create_corpus_app
 from seek.serving.config import ServeConfig
 from seek.serving.requests import MAX_BODY_BYTES
+from seek.untrusted import MAX_QUERY_CHARS
 
 GRAPH_ROUTES = ("def", "refs", "callers", "callees", "outline", "map")
 JSON_TYPE = {"Content-Type": "application/json"}
@@ -48,7 +49,20 @@ def cli_json(location: CorpusLocation, *args: str) -> dict:
     return json.loads(out.output)
 
 
-def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch):
+def library_answer(location: CorpusLocation, repo: str, route: str, body: dict):
+    """The body's question to :func:`seek.corpus.graph.lookup`, written out by hand."""
+    limit = body.get("limit")
+    if route == "map":
+        return lookup(location, repo, "map", body.get("question", ""), budget=body.get("budget"))
+    if "file" in body and route != "outline":
+        target = f"{body['file']}:{body['line']}"
+    else:
+        target = body.get("file", body.get("name"))
+    tool = "defs" if route == "def" else route
+    return lookup(location, repo, tool, target, limit if limit else None)
+
+
+def test_the_graph_routes_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch):
     monkeypatch.setenv("SEEK_HOME", str(seek_home))
     asked = [  # (route, body, the same question to `seek corpus`)
         ("def", {"name": "price_of"}, ("def", "price_of", "--repo", "shop")),
@@ -58,6 +72,22 @@ def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch)
         ("refs", {"file": "py/shop/prices.py", "line": 4},
          ("refs", "py/shop/prices.py:4", "--repo", "shop")),
         ("refs", {"name": "Cart", "limit": 1}, ("refs", "Cart", "--repo", "shop", "-n", "1")),
+        ("callers", {"file": "py/shop/prices.py", "line": 5},
+         ("callers", "py/shop/prices.py:5", "--repo", "shop")),
+        ("callers", {"file": "go/store/store.go", "line": 4},
+         ("callers", "go/store/store.go:4", "--repo", "shop")),
+        ("callees", {"file": "py/main.py", "line": 5},
+         ("callees", "py/main.py:5", "--repo", "shop")),
+        ("callees", {"file": "py/main.py", "line": 5, "limit": 1},
+         ("callees", "py/main.py:5", "--repo", "shop", "-n", "1")),
+        ("outline", {"file": "py/shop/cart.py"}, ("outline", "py/shop/cart.py", "--repo", "shop")),
+        ("outline", {"file": "lib/cache.py", "limit": 1},
+         ("outline", "lib/cache.py", "--repo", "beta", "-n", "1")),
+        ("outline", {"file": "README.md"}, ("outline", "README.md", "--repo", "shop")),
+        ("map", {}, ("map", "--repo", "shop")),
+        ("map", {"question": "price", "budget": 40},
+         ("map", "price", "--repo", "shop", "--budget", "40")),
+        ("map", {"budget": 30}, ("map", "--repo", "beta", "--budget", "30")),
     ]  # fmt: skip
     with serve_corpus(corpus, seek_home) as client:
         for route, body, question in asked:
@@ -65,9 +95,8 @@ def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch)
             answer = client.post(f"/v1/{route}", json={"repo": repo, **body})
             assert answer.status_code == 200, answer.text
             assert answer.json() == cli_json(corpus, *question), (route, body)
-            tool = "defs" if route == "def" else "refs"
-            library = lookup(corpus, repo, tool, question[1], body.get("limit", 50))
-            assert answer.json() == {"repo": repo, **library.to_json()}
+            library = library_answer(corpus, repo, route, body)
+            assert answer.json() == {"repo": repo, **library.to_json()}, (route, body)
         found = client.post("/v1/def", json={"repo": "shop", "name": "price_of"}).json()
         assert [(r["path"], r["line"], r["kind"]) for r in found["rows"]] == [
             ("py/shop/prices.py", 4, "function")
@@ -80,6 +109,25 @@ def test_def_and_refs_answer_as_seek_corpus_does(corpus, seek_home, monkeypatch)
         assert uses["rows"][0]["text"]  # each use's line, from the corpus's chunks
         capped = client.post("/v1/refs", json={"repo": "shop", "name": "Cart", "limit": 1})
         assert len(capped.json()["rows"]) == 1 and capped.json()["truncated"] is True
+        # the new routes' answers are not empty ones
+        callers = {"repo": "shop", "file": "go/store/store.go", "line": 4}
+        assert [r["name"] for r in client.post("/v1/callers", json=callers).json()["rows"]] == [
+            "main"
+        ]
+        callees = {"repo": "shop", "file": "py/main.py", "line": 5}
+        assert {r["name"] for r in client.post("/v1/callees", json=callees).json()["rows"]} == {
+            "Cart", "total",
+        }  # fmt: skip
+        outline = client.post("/v1/outline", json={"repo": "shop", "file": "py/shop/cart.py"})
+        assert [(r["line"], r["name"], r["repo"]) for r in outline.json()["rows"]] == [
+            (4, "Cart", "shop"), (5, "__init__", "shop"), (8, "total", "shop"),
+        ]  # fmt: skip
+        overview = client.post("/v1/map", json={"repo": "shop", "budget": 60}).json()
+        assert overview["rows"] and 0 < len(overview["map"]) <= 60 * 4
+        assert (
+            f"{overview['rows'][0]['line']}: {overview['rows'][0]['signature']}"
+            in (overview["map"])
+        )
 
 
 def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
@@ -99,11 +147,17 @@ def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
 
     monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
     monkeypatch.setattr(serve, "REFRESH_S", 0.0)  # the repositories' stamps read per request
+    questions = {  # every route's question about shop, each with rows
+        "def": {"name": "price_of"}, "refs": {"name": "price_of"},
+        "callers": {"file": "py/shop/prices.py", "line": 5},
+        "callees": {"file": "py/main.py", "line": 5},
+        "outline": {"file": "py/shop/cart.py"}, "map": {"question": "price"},
+    }  # fmt: skip
     with serve_corpus(corpus, seek_home) as client:
         for _ in range(3):
-            for route in ("def", "refs"):
-                answer = client.post(f"/v1/{route}", json={"repo": "shop", "name": "price_of"})
-                assert answer.status_code == 200 and answer.json()["rows"]
+            for route, body in questions.items():
+                answer = client.post(f"/v1/{route}", json={"repo": "shop", **body})
+                assert answer.status_code == 200 and answer.json()["rows"], route
         assert loads == ["shop"]
         (tmp_path / "shop/py/shop/prices.py").write_text(
             "def price_with_tax(item):\n    return 1\n"
@@ -157,11 +211,25 @@ def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
         ("refs", {"repo": "shop", "file": "../x.py", "line": 1}, 400, "bad_request", "'..'"),
         ("refs", {"repo": "shop", "file": "py/shop/cart.py"}, 400, "bad_request", "line"),
         ("refs", {"repo": "shop", "file": "a.py", "line": True}, 400, "bad_request", "line"),
-        *(
-            (tool, {"repo": "shop", "file": "py/shop/cart.py", "line": 8}, 404,
-             "workspace_only", "answered per workspace only")
-            for tool in ("callers", "callees", "outline", "map")
-        ),
+        ("callers", {"file": "py/shop/cart.py", "line": 8}, 400, "bad_request", "repo must"),
+        ("callers", {"repo": "shop", "file": "py/shop/cart.py"}, 400, "bad_request", "line"),
+        ("callers", {"repo": "shop", "file": "a.py", "line": 0}, 400, "bad_request", "line"),
+        ("callees", {"repo": "shop", "line": 3}, 400, "bad_request", "file must be"),
+        ("callees", {"repo": "shop", "file": "/etc/passwd", "line": 1}, 400, "bad_request",
+         "'..'"),
+        ("callees", {"repo": "gamma", "file": "a.py", "line": 1}, 404, "no_repo", "gamma"),
+        ("callers", {"repo": "shop", "file": "a.py", "line": 2, "limit": 1001}, 400,
+         "bad_request", "limit"),
+        ("outline", {"repo": "shop"}, 400, "bad_request", "file must be"),
+        ("outline", {"repo": "shop", "file": "../../x.py"}, 400, "bad_request", "'..'"),
+        ("outline", {"repo": "shop", "file": 7}, 400, "bad_request", "file must be"),
+        ("outline", {"repo": "shop", "file": "a\x00.py"}, 400, "bad_request", "NUL"),
+        ("map", {"repo": "shop", "question": 3}, 400, "bad_request", "question must be a string"),
+        ("map", {"repo": "shop", "question": "x" * (MAX_QUERY_CHARS + 1)}, 400, "too_long",
+         "questions are limited"),
+        ("map", {"repo": "shop", "budget": 0}, 400, "bad_request", "budget"),
+        ("map", {"repo": "shop", "budget": "40"}, 400, "bad_request", "budget"),
+        ("map", {"question": "price"}, 400, "bad_request", "repo must name"),
     ]  # fmt: skip
     with serve_corpus(corpus, seek_home) as client:
         for route, body, status, code, words in cases:
@@ -186,8 +254,12 @@ def test_a_token_guards_the_graph_routes_as_it_does_search(corpus, seek_home):
                 refused = client.post(f"/v1/{route}", json=body, headers=headers)
                 assert refused.status_code == 401, (route, refused.text)
                 assert refused.json()["error"]["code"] == "unauthorized"
-        allowed = client.post("/v1/def", json=body, headers={"Authorization": "Bearer s3cret"})
+        token = {"Authorization": "Bearer s3cret"}
+        allowed = client.post("/v1/def", json=body, headers=token)
         assert allowed.status_code == 200 and allowed.json()["rows"][0]["name"] == "price_of"
+        outline = {"repo": "shop", "file": "py/shop/prices.py"}
+        allowed = client.post("/v1/outline", json=outline, headers=token)
+        assert allowed.status_code == 200 and allowed.json()["rows"][0]["name"] == "TAX"
 
 
 JSON_VALUES = st.recursive(
@@ -204,6 +276,10 @@ FIELD_VALUES = {
     | JSON_VALUES,
     "line": st.integers(-2, 12) | st.sampled_from([10**7, 10**7 + 1, 2**70]) | JSON_VALUES,
     "limit": st.integers(-1, 1002) | JSON_VALUES,
+    "question": st.sampled_from(["", "price", "how are prices taxed"])
+    | st.text(alphabet=string.printable + "\x00\u202e\udc80", max_size=40)
+    | JSON_VALUES,
+    "budget": st.integers(-1, 100_002) | JSON_VALUES,
 }
 
 
@@ -214,20 +290,41 @@ def bodies(draw) -> dict:
 
 
 VALID_BODIES = st.fixed_dictionaries(
-    {"repo": st.sampled_from(["shop", "beta"]), "name": st.sampled_from(["price_of", "Cart"])},
-    optional={"limit": st.integers(1, 3)},
+    {
+        "repo": st.sampled_from(["shop", "beta", "gamma"]),  # gamma: 404 no_repo
+        "name": st.sampled_from(["price_of", "Cart"]),
+        "file": st.sampled_from(["py/shop/cart.py", "lib/cache.py", "nowhere.py"]),
+        "line": st.integers(1, 12),
+    },
+    optional={
+        "limit": st.integers(1, 3),
+        "question": st.sampled_from(["", "price", "cache"]),
+        "budget": st.integers(1, 200),
+    },
 )
-"""Questions the server answers, so a run sees 200s beside the refusals."""
+"""Questions the server answers (every route's fields), so a run sees 200s beside the
+refusals."""
+
+
+def every_route_answered(check):
+    """A valid body for each route and one of an unknown repository, tried on every run
+    besides the generated ones."""
+    body = {"repo": "shop", "name": "Cart", "file": "py/shop/cart.py", "line": 8}
+    for route in GRAPH_ROUTES:
+        check = example(route, body)(check)
+    return example("outline", {**body, "repo": "gamma"})(check)
 
 
 def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
     """Hypothesis writes the bodies (near-valid ones and any JSON): every answer is a 200 with
     rows or a JSON error below 500, on all six graph routes."""
     seen: set[int] = set()
+    answered: set[str] = set()
     with serve_corpus(corpus, seek_home) as client:
 
         @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(st.sampled_from(GRAPH_ROUTES), bodies() | VALID_BODIES)
+        @every_route_answered
         def check(route, body):
             raw = json.dumps(body).encode()  # ASCII escapes: a lone surrogate travels too
             answer = client.post(f"/v1/{route}", content=raw, headers=JSON_TYPE)
@@ -238,7 +335,10 @@ def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
                 assert isinstance(data["error"]["code"], str) and data["error"]["message"]
                 assert "\n" not in data["error"]["message"]
             else:
-                assert route in ("def", "refs") and isinstance(data["rows"], list)
+                assert answer.status_code == 200 and isinstance(data["rows"], list)
+                assert route != "map" or isinstance(data["map"], str)
+                answered.add(route)
 
         check()
     assert {200, 400, 404} <= seen  # the generator reached answers and both kinds of refusal
+    assert answered == set(GRAPH_ROUTES), answered

@@ -47,6 +47,9 @@ MAX_NAME_CHARS = 500
 """A symbol name for the code graph's tools, dotted container included."""
 MAX_LINE = 10_000_000
 """The largest line number a request may name (the graph's and ``related``'s)."""
+MAX_MAP_TOKENS = 100_000
+"""The largest budget of the code graph's ``map``, in tokens (``--budget``, a body's
+``budget``)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Bidirectional-text controls reorder what a terminal shows (CVE-2021-42574, "Trojan Source").

@@ -8,6 +8,7 @@ import json
 import click
 
 from seek.cli import Context, cli
+from seek.cli.graph_args import budget_option, split_location
 from seek.settings import load_settings
 from seek.untrusted import CLI_MAX_K, MAX_ROWS, printable
 
@@ -183,11 +184,14 @@ def unlock_command(uri: str, name: str) -> None:
     CorpusLocation(uri).delete(f"locks/{check_repo_name(name)}.json")
 
 
-def _graph_command(tool: str, target: str, uri: str, repo: str, limit: int, as_json: bool) -> None:
+def _graph_command(
+    tool: str, target: str, uri: str, repo: str, limit: int | None, as_json: bool,
+    budget: int | None = None,
+) -> None:  # fmt: skip
     from seek.corpus.graph import lookup
     from seek.corpus.location import CorpusLocation
 
-    result = lookup(CorpusLocation(uri), repo, tool, target, limit)
+    result = lookup(CorpusLocation(uri), repo, tool, target, limit, budget=budget)
     if as_json:
         click.echo(json.dumps({"repo": repo, **result.to_json()}, indent=2))
         return
@@ -196,6 +200,13 @@ def _graph_command(tool: str, target: str, uri: str, repo: str, limit: int, as_j
         click.echo(f"note: only the first {len(result.rows)} rows (ask for more with -n)", err=True)
     for note in result.notes:
         click.echo(f"note: {printable(note)}", err=True)
+
+
+def _location(location: str) -> str:
+    """``PATH:LINE`` checked as `seek callers` checks it (the path is the repository's, not
+    one of this machine: it is only a key into the stored graph)."""
+    path, line = split_location(location)
+    return f"{path}:{line}"
 
 
 _REPO = click.option("--repo", required=True, help="The repository to look in.")
@@ -226,3 +237,53 @@ def refs_command(uri: str, target: str, repo: str, limit: int, as_json: bool) ->
     """Who uses NAME (or the definition at PATH:LINE) in one repository of the corpus,
     grouped by file and enclosing definition; as `seek refs`."""
     _graph_command("refs", target, uri, repo, limit, as_json)
+
+
+@corpus_group.command("callers")
+@URI
+@click.argument("location", metavar="PATH:LINE")
+@_REPO
+@_LIMIT
+@_JSON
+def callers_command(uri: str, location: str, repo: str, limit: int, as_json: bool) -> None:
+    """The definitions that call the function at PATH:LINE (a path of the repository) in
+    one repository of the corpus; as `seek callers`."""
+    _graph_command("callers", _location(location), uri, repo, limit, as_json)
+
+
+@corpus_group.command("callees")
+@URI
+@click.argument("location", metavar="PATH:LINE")
+@_REPO
+@_LIMIT
+@_JSON
+def callees_command(uri: str, location: str, repo: str, limit: int, as_json: bool) -> None:
+    """What the function at PATH:LINE (a path of the repository) calls, each resolved to its
+    definition in one repository of the corpus; as `seek callees`."""
+    _graph_command("callees", _location(location), uri, repo, limit, as_json)
+
+
+@corpus_group.command("outline")
+@URI
+@click.argument("path", metavar="PATH")
+@_REPO
+@click.option("-n", "--limit", "limit", type=click.IntRange(1, MAX_ROWS), default=None,
+              help="At most this many rows (default: all).")  # fmt: skip
+@_JSON
+def outline_command(uri: str, path: str, repo: str, limit: int | None, as_json: bool) -> None:
+    """PATH's definitions (a path of the repository) with their line spans and signatures,
+    in file order; as `seek outline`."""
+    _graph_command("outline", path, uri, repo, limit, as_json)
+
+
+@corpus_group.command("map")
+@URI
+@click.argument("question", required=False, default="")
+@_REPO
+@budget_option
+@_JSON
+def map_command(uri: str, question: str, repo: str, budget: int, as_json: bool) -> None:
+    """One repository's most central definitions (PageRank over who uses what), as
+    signatures under their files, within --budget; with QUESTION, those near its words; as
+    `seek map`."""
+    _graph_command("map", question, uri, repo, None, as_json, budget)

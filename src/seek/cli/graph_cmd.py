@@ -20,10 +20,11 @@ from pathlib import Path
 import click
 
 from seek.cli import Context, cli
+from seek.cli.graph_args import budget_option, split_location
 from seek.cli.output import FORMATS, editor_path, workspace_file
 from seek.cli.search_cmd import workspace_and_prefixes
 from seek.untrusted import printable
-from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_ROWS, GraphResult
+from seek.workspace.code_graph import MAX_ROWS, GraphResult
 
 
 def format_option(command):  # a click decorator
@@ -49,11 +50,9 @@ def _root(obj: Context) -> Path:
 
 def _location(obj: Context, location: str) -> tuple[Path, str, int]:
     """The workspace, the workspace-relative file and the line of ``PATH:LINE``."""
-    name, sep, line_text = location.rpartition(":")
-    if not sep or not name or not line_text.isdigit() or int(line_text) < 1:
-        raise click.BadParameter("expected PATH:LINE, e.g. src/app.py:42", param_hint="PATH:LINE")
+    name, line = split_location(location)
     root, rel = _file(obj, name)
-    return root, rel, int(line_text)
+    return root, rel, line
 
 
 def _file(obj: Context, name: str) -> tuple[Path, str]:
@@ -137,10 +136,7 @@ def outline_command(obj: Context, path: str, fmt: str, as_json: bool, limit: int
 
 @cli.command("map")
 @click.argument("question", required=False, default="")
-@click.option(
-    "--budget", type=click.IntRange(1, MAX_MAP_TOKENS), default=1024, show_default=True,
-    metavar="TOKENS", help="Size of the map in tokens (about 4 characters each).",
-)  # fmt: skip
+@budget_option
 @format_option
 @click.pass_obj
 def map_command(obj: Context, question: str, budget: int, fmt: str, as_json: bool) -> None:

@@ -1,12 +1,14 @@
-"""`seek corpus def` and `seek corpus refs`: the code-graph lookups over one repository of a
-corpus (issue 28 deliver 1, "... and in the corpus"; seek.md §2 `seek def/refs`).
+"""`seek corpus def|refs|callers|callees|outline|map`: the code-graph tools over one
+repository of a corpus (issue 28 deliver 1, "... and in the corpus", and deliver 2; seek.md
+§2 `seek def/refs/callers/callees/outline/map`).
 
 A question names one repository: its graph is assembled from its rows of the corpus graph
 table (:mod:`seek.store.corpus_graph`) with the workspace's own decoding and import
 resolution (:func:`seek.index.graph_rows.assemble`) and answered by the workspace's tools
-(:mod:`seek.workspace.code_graph`), so a repository's answers are those `seek def` and
-`seek refs` give in its checkout. One repository, not the whole corpus: imports resolve to
-files of the same repository, and two repositories' paths and names would otherwise mix.
+(:mod:`seek.workspace.code_graph`), so a repository's answers are those `seek def`, `refs`,
+`callers`, `callees`, `outline` and `map` give in its checkout. One repository, not the
+whole corpus: imports resolve to files of the same repository, and two repositories' paths
+and names would otherwise mix.
 
 A use's line of text comes from the corpus's own chunk rows, not from a checkout: the
 reader may run on a machine without the repositories, and a folder named by a shared
@@ -30,22 +32,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
+from seek.errors import SeekError
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import CorpusTable
-from seek.workspace.code_graph import (
-    LINE_TEXT_CHARS,
-    GraphResult,
-    Lookup,
-    check_limit,
-    check_name,
-    defs,
-    refs,
-)
+from seek.untrusted import MAX_ROWS, check_query
+from seek.workspace import code_graph as cg
+from seek.workspace.code_graph import LINE_TEXT_CHARS, GraphResult, Lookup
 
 if TYPE_CHECKING:
     from seek.graph import CodeGraph
 
-TOOLS = ("defs", "refs")
+TOOLS = cg.TOOLS
+"""The workspace's six tools: ``defs``, ``refs``, ``callers``, ``callees``, ``outline``, ``map``."""
 MAX_KEPT_FACTS = 1_000_000
 """A :class:`RepoGraphs` keeps graphs of at most this many definitions and uses together
 (zod's graph, 105,742 uses, held 28 MB: about 270 MB at the bound); the least recently asked
@@ -116,19 +114,21 @@ def lookup(
     target: str,
     limit: int | None = None,
     graphs: RepoGraphs | None = None,
+    budget: int | None = None,
 ) -> GraphResult:
-    """``defs NAME`` or ``refs NAME|PATH:LINE`` over ``repo`` of the corpus at ``location``.
-    Rows as the workspace's tools give them (``path`` relative to the repository), each
-    with ``repo`` added; a use's ``text`` is its line from the corpus's chunks. ``graphs``:
-    a server's kept graphs (the repositories it knows), else the graph is read for this
-    answer."""
+    """One of :data:`TOOLS` over ``repo`` of the corpus at ``location``: ``defs NAME``,
+    ``refs NAME|PATH:LINE``, ``callers``/``callees PATH:LINE``, ``outline PATH`` or ``map
+    [QUESTION]`` within ``budget`` tokens (``limit`` is not used by ``map``). Rows as the
+    workspace's tools give them (``path`` relative to the repository), each with ``repo``
+    added; a use's ``text`` is its line from the corpus's chunks. ``graphs``: a server's
+    kept graphs (the repositories it knows), else the graph is read for this answer."""
     from seek.corpus.catalog import Catalog
 
     if tool not in TOOLS:
         raise CorpusError(f"unknown graph tool {tool!r}: one of {', '.join(TOOLS)}")
     check_repo_name(repo)
-    limit = check_limit(limit)
-    target = check_name(target)
+    # checked before the graph is read, with the workspace facade's rules and defaults
+    answer = _tool(tool, target, limit, budget)
     if graphs is not None:
         graph = graphs.get(repo)
     elif repo not in Catalog(location).repos():
@@ -141,12 +141,34 @@ def lookup(
         found = Lookup(Path(empty), graph)
         if graph is None:
             found.notes.append(not_stored(repo))
-        result = (defs if tool == "defs" else refs)(found, target, limit)
+        result = answer(found)
     for row in result.rows:
         row["repo"] = repo
     if tool == "refs" and result.rows:
         _fill_texts(location, repo, result.rows)
     return result
+
+
+def _tool(
+    tool: str, target: str, limit: int | None, budget: int | None
+) -> Callable[[Lookup], GraphResult]:
+    """``tool``'s checked question as a call of the workspace's function over a Lookup."""
+    if tool == "map":
+        question, budget = check_query(target, "the question").strip(), cg.check_budget(budget)
+        return lambda found: cg.repo_map(found, question, budget)
+    if tool == "outline":
+        path, rows = cg.check_path(target), cg.check_limit(limit or MAX_ROWS)  # all by default
+        return lambda found: cg.outline(found, path, rows)
+    rows = cg.check_limit(limit)
+    if tool in ("callers", "callees"):
+        location = cg.parse_location(target)
+        if location is None:
+            raise SeekError(f"expected PATH:LINE, e.g. src/app.py:42, not {target.strip()!r}")
+        call = cg.callers if tool == "callers" else cg.callees
+        return lambda found: call(found, *location, rows)
+    name = cg.check_name(target)
+    call = cg.defs if tool == "defs" else cg.refs
+    return lambda found: call(found, name, rows)
 
 
 def _fill_texts(location: CorpusLocation, repo: str, rows: list[dict]) -> None:

@@ -8,13 +8,11 @@ The same request checks, limits and error shape as ``seek serve`` of workspaces
   repositories, ``paths`` to files under those path prefixes;
 - ``GET /v1/repos`` -> the repositories with their file and chunk counts;
 - ``GET /v1/status`` -> the corpus's URI, table version and row count;
-- ``POST /v1/def`` and ``POST /v1/refs`` (issue 28) -> ``seek corpus def|refs --json`` over
+- ``POST /v1/def``, ``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline`` and
+  ``/v1/map`` (issue 28) -> ``seek corpus def|refs|callers|callees|outline|map --json`` over
   one repository: the workspace server's bodies (:mod:`seek.serving.graph_requests`) plus a
-  required ``repo``, answered by :func:`seek.corpus.graph.lookup`; ``/v1/callers``,
-  ``/v1/callees``, ``/v1/outline`` and ``/v1/map`` answer 404 ``workspace_only`` (the
-  corpus's library answers def and refs only; a checkout's ``seek serve`` answers them).
-  Each repository's graph is kept until its manifest changes
-  (:class:`seek.corpus.graph.RepoGraphs`).
+  required ``repo``, answered by :func:`seek.corpus.graph.lookup`. Each repository's graph
+  is kept until its manifest changes (:class:`seek.corpus.graph.RepoGraphs`).
 
 Several servers can read one corpus while an indexer writes it: each sees the last committed
 table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
@@ -42,7 +40,7 @@ from seek.corpus.search import CorpusSearcher
 from seek.errors import ApiError, CorpusError
 from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.config import ServeConfig
-from seek.serving.graph_requests import lookup_target, row_limit
+from seek.serving.graph_requests import lookup_target, map_budget, row_limit
 from seek.serving.guard import error_response
 from seek.serving.requests import (
     check_text,
@@ -58,9 +56,9 @@ from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 
 REFRESH_S = 5.0
 MAX_REPOS = 1_000
-GRAPH_TOOLS = {"def": "defs", "refs": "refs"}
+GRAPH_TOOLS = {"def": "defs", "refs": "refs", "callers": "callers", "callees": "callees",
+               "outline": "outline", "map": "map"}  # fmt: skip
 """Route -> the tool of :func:`seek.corpus.graph.lookup`."""
-WORKSPACE_ONLY = ("callers", "callees", "outline", "map")
 
 
 def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
@@ -118,11 +116,13 @@ class CorpusService:
         self._fresh()
         return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
 
-    def graph(self, tool: str, repo: str, target: str, limit: int | None) -> dict[str, Any]:
-        """``seek corpus def|refs URI TARGET --repo REPO --json``'s object, from the graphs
-        this server keeps (each until its repository's manifest changes)."""
+    def graph(
+        self, tool: str, repo: str, target: str, limit: int | None, budget: int | None = None
+    ) -> dict[str, Any]:
+        """``seek corpus TOOL URI TARGET --repo REPO --json``'s object, from the graphs this
+        server keeps (each until its repository's manifest changes)."""
         self._known((repo,))  # from the snapshot, without a storage read per request
-        found = lookup(self.location, repo, tool, target, limit, self.graphs)
+        found = lookup(self.location, repo, tool, target, limit, self.graphs, budget)
         return {"repo": repo, **found.to_json()}
 
     def _stamps(self) -> dict[str, object]:
@@ -184,18 +184,9 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
         async def answer(request: Request, deadline: float):
             data = await json_body(request, deadline)
             limit = row_limit(data)  # checked in the workspace server's order
+            budget = map_budget(data) if tool == "map" else None
             target = lookup_target(tool, data)
-            return service.graph, (GRAPH_TOOLS[tool], repo_field(data), target, limit)
-
-        return answer
-
-    def workspace_only(tool: str):
-        async def answer(request: Request, deadline: float):
-            message = (
-                f"/v1/{tool} is answered per workspace only (`seek serve` of a checkout); "
-                "a corpus server answers /v1/def and /v1/refs"
-            )
-            raise ApiError(404, "workspace_only", message)
+            return service.graph, (GRAPH_TOOLS[tool], repo_field(data), target, limit, budget)
 
         return answer
 
@@ -204,7 +195,6 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
         Route("/v1/repos", handler(repos), methods=["GET"]),
         Route("/v1/status", handler(status), methods=["GET"]),
         *(Route(f"/v1/{t}", handler(graph(t)), methods=["POST"]) for t in GRAPH_TOOLS),
-        *(Route(f"/v1/{t}", handler(workspace_only(t)), methods=["POST"]) for t in WORKSPACE_ONLY),
     ]
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:

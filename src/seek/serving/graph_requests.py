@@ -1,12 +1,13 @@
 """The code graph's request fields, read alike by every server that answers them (seek.md §2
-`seek def` / `seek refs`; issue 28 deliver 2): ``seek serve``'s graph routes
-(:mod:`seek.web.graph`) and ``seek serve --corpus``'s ``/v1/def`` and ``/v1/refs``
+`seek def` / `refs` / `callers` / `callees` / `outline` / `map`; issue 28 deliver 2):
+``seek serve``'s graph routes (:mod:`seek.web.graph`) and ``seek serve --corpus``'s
 (:mod:`seek.corpus.serve`). One reading, so the two servers take the same bodies and refuse
 the same ones with the same errors.
 
-``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; either may cap
-its rows with ``limit``. A ``file`` is relative and cannot climb out (:func:`relative_file`):
-it is only ever a key into a stored graph.
+``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
+``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
+"budget"?}`` (tokens); any may cap its rows with ``limit``. A ``file`` is relative and cannot
+climb out (:func:`relative_file`): it is only ever a key into a stored graph.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, relative_file
-from seek.untrusted import MAX_LINE, MAX_NAME_CHARS, MAX_ROWS
+from seek.untrusted import MAX_LINE, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_ROWS
 
 
 def symbol_name(data: dict[str, Any]) -> str:
@@ -38,10 +39,31 @@ def row_limit(data: dict[str, Any]) -> int | None:
     return integer(data, "limit", None, 1, MAX_ROWS)
 
 
+def map_question(data: dict[str, Any]) -> str:
+    """The body's optional ``question`` of ``map`` (empty: the whole repository's map)."""
+    question = data.get("question", "")
+    if not isinstance(question, str):
+        raise ApiError(400, "bad_request", "question must be a string")
+    if len(question) > MAX_QUERY_CHARS:
+        raise ApiError(400, "too_long", f"questions are limited to {MAX_QUERY_CHARS} characters")
+    return check_text(question, "question")
+
+
+def map_budget(data: dict[str, Any]) -> int | None:
+    """The body's ``budget`` of ``map``, in tokens (None: the tool's default)."""
+    return integer(data, "budget", None, 1, MAX_MAP_TOKENS)
+
+
 def lookup_target(tool: str, data: dict[str, Any]) -> str:
-    """What ``def`` or ``refs`` looks up, as the library's tools take it: a name, or for
-    ``refs`` with a ``file`` the ``PATH:LINE`` of a definition."""
-    if tool == "refs" and "file" in data:
+    """What ``tool`` (a route's name) looks up, as :func:`seek.corpus.graph.lookup` takes it:
+    a name, or for ``refs`` with a ``file`` the ``PATH:LINE`` of a definition; the
+    ``PATH:LINE`` of ``callers`` and ``callees``; the file of ``outline``; the question of
+    ``map``."""
+    if tool in ("callers", "callees") or (tool == "refs" and "file" in data):
         file, line = file_line(data)
         return f"{file}:{line}"
+    if tool == "outline":
+        return relative_file(data, "file")
+    if tool == "map":
+        return map_question(data)
     return symbol_name(data)

@@ -17,22 +17,16 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from seek.errors import ApiError
-from seek.serving.graph_requests import file_line, lookup_target, row_limit
-from seek.serving.requests import check_text, integer, json_body, relative_file, run
-from seek.untrusted import MAX_QUERY_CHARS
-from seek.workspace.code_graph import DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS
+from seek.serving.graph_requests import (
+    file_line,
+    lookup_target,
+    map_budget,
+    map_question,
+    row_limit,
+)
+from seek.serving.requests import json_body, relative_file, run
 
 TOOLS = ("def", "refs", "callers", "callees", "outline", "map")
-
-
-def _question(data: dict[str, Any]) -> str:
-    question = data.get("question", "")
-    if not isinstance(question, str):
-        raise ApiError(400, "bad_request", "question must be a string")
-    if len(question) > MAX_QUERY_CHARS:
-        raise ApiError(400, "too_long", f"questions are limited to {MAX_QUERY_CHARS} characters")
-    return check_text(question, "question")
 
 
 def graph_routes(service: Any, handler: Any) -> list[Route]:
@@ -52,8 +46,8 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
             elif tool == "outline":
                 call, args = facade.outline, (relative_file(data, "file"), limit)
             else:
-                budget = integer(data, "budget", DEFAULT_MAP_TOKENS, 1, MAX_MAP_TOKENS)
-                call, args = facade.map, (_question(data), budget)
+                budget = map_budget(data)
+                call, args = facade.map, (map_question(data), budget)
             root = service.root(data.get("path"))
 
             def find() -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from seek.errors import DamagedIndexError, SeekError
 from seek.untrusted import (
+    MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
     MAX_ROWS,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 TOOLS = ("defs", "refs", "callers", "callees", "outline", "map")
 DEFAULT_ROWS = 50
 DEFAULT_MAP_TOKENS = 1_024
-MAX_MAP_TOKENS = 100_000
 LINE_TEXT_CHARS = 200
 GRAPH_REPAIRED = (
     "The stored code graph could not be read; the index run made it again from the files."
