@@ -130,22 +130,32 @@ def test_the_graph_routes_answer_as_seek_corpus_does(corpus, seek_home, monkeypa
         )
 
 
-def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
-    corpus, seek_home, settings_for, tmp_path, monkeypatch
-):
-    """A burst of questions assembles a repository's graph once (seconds for a few hundred
-    files); a corpus run that changes the repository is seen at the next repository read."""
+def count_graph_loads(monkeypatch) -> list[str]:
+    """The repositories whose graph is assembled from here on, one entry a load."""
+    import functools
+
     import seek.corpus.graph as corpus_graph
-    import seek.corpus.serve as serve
 
     loads: list[str] = []
     real_load = corpus_graph.load_repo_graph
 
+    @functools.wraps(real_load)
     def counted(location, repo):
         loads.append(repo)
         return real_load(location, repo)
 
     monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    return loads
+
+
+def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
+    corpus, seek_home, settings_for, tmp_path, monkeypatch
+):
+    """A burst of questions assembles a repository's graph once (seconds for a few hundred
+    files); a corpus run that changes the repository is seen at the next repository read."""
+    import seek.corpus.serve as serve
+
+    loads = count_graph_loads(monkeypatch)
     monkeypatch.setattr(serve, "REFRESH_S", 0.0)  # the repositories' stamps read per request
     questions = {  # every route's question about shop, each with rows
         "def": {"name": "price_of"}, "refs": {"name": "price_of"},
@@ -172,14 +182,8 @@ def test_a_server_keeps_a_repositorys_graph_until_its_next_run(
 def test_kept_graphs_stay_within_their_bound(corpus, monkeypatch):
     import seek.corpus.graph as corpus_graph
 
-    loads: list[str] = []
-    real_load = corpus_graph.load_repo_graph
-
-    def counted(location, repo):
-        loads.append(repo)
-        return real_load(location, repo)
-
-    monkeypatch.setattr(corpus_graph, "load_repo_graph", counted)
+    loads = count_graph_loads(monkeypatch)
+    real_load = corpus_graph.load_repo_graph.__wrapped__
     shop_facts = corpus_graph._facts(real_load(corpus, "shop"))
     beta_facts = corpus_graph._facts(real_load(corpus, "beta"))
     monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", shop_facts + beta_facts - 1)
