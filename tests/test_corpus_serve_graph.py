@@ -7,7 +7,11 @@ LanceDB) in a temporary folder, served by uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import os
 import string
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -346,3 +350,30 @@ def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
         check()
     assert {200, 400, 404} <= seen  # the generator reached answers and both kinds of refusal
     assert answered == set(GRAPH_ROUTES), answered
+
+
+def test_an_unreadable_graph_is_one_line_from_the_cli_and_a_json_error_from_the_server(
+    corpus, seek_home
+):
+    """A corpus graph table whose data files were cut short: `seek corpus def` says so in
+    one line (exit 1, no traceback), and the server answers a JSON error naming it."""
+    from seek.store.corpus_graph import GRAPH_TABLE
+
+    graph_dir = Path(corpus.uri) / "lancedb" / f"{GRAPH_TABLE}.lance"
+    data_files = list((graph_dir / "data").iterdir())
+    assert data_files
+    for data in data_files:
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    env = {**os.environ, "SEEK_HOME": str(seek_home)}
+    found = subprocess.run(
+        [sys.executable, "-m", "seek", "corpus", "def", corpus.uri, "price_of", "--repo", "shop"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert found.returncode == 1 and "Traceback" not in found.stderr
+    lines = found.stderr.strip().splitlines()
+    assert lines[-1].startswith("seek: error: the code graph of shop stored in the corpus")
+    assert "cannot be read" in lines[-1]
+    with serve_corpus(corpus, seek_home) as client:
+        answer = client.post("/v1/def", json={"repo": "shop", "name": "price_of"})
+        assert answer.status_code == 422
+        assert "the code graph of shop" in answer.json()["error"]["message"]

@@ -61,8 +61,20 @@ def load_repo_graph(location: CorpusLocation, repo: str) -> CodeGraph | None:
     """The code graph of ``repo`` as the corpus stores it; None when it has none stored."""
     from seek.index.graph_rows import assemble
 
-    rows = CorpusGraph(CorpusTable(location)).load_repo(check_repo_name(repo))
-    return None if rows is None else assemble(rows)
+    check_repo_name(repo)
+    try:
+        rows = CorpusGraph(CorpusTable(location)).load_repo(repo)
+        return None if rows is None else assemble(rows)
+    except SeekError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+        # one line, not LanceDB's traceback (a data file cut short or replaced); a server
+        # answers it as a JSON error
+        detail = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise CorpusError(
+            f"the code graph of {repo} stored in the corpus {location.uri} cannot be read "
+            f"({detail})"
+        ) from exc
 
 
 def _facts(graph: CodeGraph) -> int:
