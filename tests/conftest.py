@@ -13,6 +13,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from seek.settings import Settings, load_settings
+from seek.workspace import Workspaces
 
 # Hypothesis judges speed per example (200 ms by default): on a shared 2-core machine a test
 # writing files or LanceDB rows fails that by chance, not because behaviour broke. A hanging
@@ -74,6 +75,13 @@ def seek_home(tmp_path: Path) -> Path:
     home = tmp_path / "seek-home"
     home.mkdir()
     return home
+
+
+@pytest.fixture
+def library(settings_for: Callable[..., Settings], hash_provider: str) -> Workspaces:
+    """The library's facade (one call at a time, no server), embedding with the hash
+    embedder."""
+    return Workspaces(live=False, settings=settings_for(provider=hash_provider))
 
 
 @pytest.fixture

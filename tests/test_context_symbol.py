@@ -11,12 +11,12 @@ import pytest
 from cli_in_process import run_cli
 from mcp.client.client import Client
 from seek_server import running
+from test_hit_symbol import SCRIPT
 
 from seek.mcp import build_server
 from seek.retrieve.context import Block, build_context, format_block
 from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.serving.config import ServeConfig
-from seek.workspace import Workspaces
 
 
 def method(name, word):
@@ -36,14 +36,6 @@ SESSION = (
     + method("close", "heron")  # 51-71
     + method("retry", "bison")  # 73-93
 )
-SCRIPT = (
-    "import sys\n\nnames = []\n"
-    "for argument in sys.argv[1:]:\n"
-    "    names.append(argument.upper())\n"
-    "    print('walrus', argument)\n"
-    "if names:\n"
-    "    print('walrus totals', len(names))\n"
-)
 REQUEST = {"name": "request", "kind": "method", "container": "Session", "line": 29, "end_line": 49}
 SESSION_CLASS = {"name": "Session", "kind": "class", "container": None, "line": 6, "end_line": 93}
 
@@ -51,11 +43,6 @@ SESSION_CLASS = {"name": "Session", "kind": "class", "container": None, "line": 
 @pytest.fixture
 def project(make_tree):
     return make_tree({"src/session.py": SESSION, "src/script.py": SCRIPT})
-
-
-@pytest.fixture
-def library(settings_for, hash_provider):
-    return Workspaces(live=False, settings=settings_for(provider=hash_provider))
 
 
 def code_blocks(result):

@@ -59,11 +59,6 @@ def project(make_tree):
     return make_tree(PROJECT)
 
 
-@pytest.fixture
-def library(settings_for, hash_provider):
-    return Workspaces(live=False, settings=settings_for(provider=hash_provider))
-
-
 def sites(result):
     return [(r["path"], r["line"]) for r in result.rows]
 

@@ -16,7 +16,6 @@ from seek.retrieve.symbols import SIDECAR
 from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.serving.config import ServeConfig
 from seek.store.graph_table import GraphTable
-from seek.workspace import Workspaces
 
 BODY = "".join(f"        prepared['zebra_{i}'] = method.upper() + url\n" for i in range(16))
 SESSION = (
@@ -53,11 +52,6 @@ REQUEST = {"name": "request", "kind": "method", "container": "Session", "line": 
 @pytest.fixture
 def project(make_tree):
     return make_tree(PROJECT)
-
-
-@pytest.fixture
-def library(settings_for, hash_provider):
-    return Workspaces(live=False, settings=settings_for(provider=hash_provider))
 
 
 def symbols_by_path(result):
