@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seek.store.corpus_table import TABLE, files_filter, repo_filter
+from seek.store.corpus_table import TABLE, delete_files, delete_repo, files_filter, repo_filter
 from seek.store.graph_table import graph_table_name
 from seek.store.table import in_batches
 
@@ -122,17 +122,11 @@ class CorpusGraph:
             )
 
     def delete(self, repo: str, paths: Sequence[str]) -> None:
-        table = self.open()
-        if table is None:
-            return
-        for batch in in_batches(paths):
-            table.delete(files_filter(repo, batch))
+        delete_files(self.open(), repo, paths)
 
     def delete_repo(self, repo: str) -> None:
         """Every row of ``repo``, its marker included."""
-        table = self.open()
-        if table is not None:
-            table.delete(repo_filter([repo]))
+        delete_repo(self.open(), repo)
 
     def fill(self, repo: str, rows: Sequence[Row]) -> None:
         """``repo``'s whole graph in one commit: its old rows are dropped first, then its

@@ -93,6 +93,21 @@ def files_filter(repo: str, paths: Sequence[str]) -> str:
     return f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
 
 
+def delete_files(table: Any | None, repo: str, paths: Sequence[str]) -> None:
+    """Delete ``repo``'s rows of ``paths`` from an opened table of the corpus (its chunks or
+    its graph; None: there is no table yet), in SQL lists of bounded size."""
+    if table is None:
+        return
+    for batch in in_batches(paths):
+        table.delete(files_filter(repo, batch))
+
+
+def delete_repo(table: Any | None, repo: str) -> None:
+    """Delete every row of ``repo`` from an opened table of the corpus (None: none yet)."""
+    if table is not None:
+        table.delete(repo_filter([repo]))
+
+
 class CorpusTable:
     """The ``chunks`` table of a corpus, opened lazily (reading never creates it)."""
 
@@ -254,16 +269,10 @@ class CorpusTable:
             self.add(pa.concat_tables(new_rows))
 
     def delete(self, repo: str, paths: Sequence[str]) -> None:
-        table = self.open()
-        if table is None:
-            return
-        for batch in in_batches(paths):
-            table.delete(files_filter(repo, batch))
+        delete_files(self.open(), repo, paths)
 
     def delete_repo(self, repo: str) -> None:
-        table = self.open()
-        if table is not None:
-            table.delete(repo_filter([repo]))
+        delete_repo(self.open(), repo)
 
     def stored_paths(self, repo: str) -> set[str]:
         table = self.open()
