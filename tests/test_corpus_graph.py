@@ -1,6 +1,6 @@
 """The code graph in the corpus (issue 28 deliver 1): a corpus run stores each repository's
 graph beside its chunk rows, updates it with edits and removals, repairs it after a killed
-run, drops it with a rebuilt or removed repository, fills it for a repository indexed
+run, drops it with a rebuilt or removed repository, fills it for a repository location
 before it; `seek corpus def` / `refs` / `callers` / `callees` / `outline` / `map` answer from
 it, as the workspace's tools answer over an index of the same tree. Real tree-sitter and
 LanceDB, in-process runs (the corpus tests' way)."""
@@ -53,10 +53,16 @@ def repos(make_tree):
     return {"shop": make_tree(PROJECT, "shop"), "beta": make_tree(REPO_B, "beta")}
 
 
-def test_a_corpus_run_stores_each_repositorys_graph(tmp_path, settings_for, repos):
+@pytest.fixture
+def location(tmp_path, settings_for, repos) -> CorpusLocation:
+    """A corpus in a temporary folder with ``repos`` added and indexed."""
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, repos)
     index(location, settings_for())
+    return location
+
+
+def test_a_corpus_run_stores_each_repositorys_graph(location, repos):
     for name, root in repos.items():
         assert_graph_of_disk(location, name, root)
     assert "README.md" not in load_repo_graph(location, "shop").files
@@ -83,10 +89,7 @@ def test_a_task_ships_its_graph_rows_back_in_its_result(tmp_path, settings_for, 
     ]
 
 
-def test_edits_and_removals_update_the_graph(tmp_path, settings_for, repos):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
+def test_edits_and_removals_update_the_graph(location, settings_for, repos):
     shop = repos["shop"]
     prices = "TAX = 3\n\n\ndef price_with_tax(item):\n    return 1\n"
     (shop / "py/shop/prices.py").write_text(prices)
@@ -147,11 +150,8 @@ def test_a_run_killed_between_rows_and_stamps_is_repaired(
 
 
 def test_a_removed_or_rebuilt_repository_loses_its_graph_and_a_rebuild_refills_it(
-    tmp_path, settings_for, repos
+    location, settings_for, repos
 ):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
     graph = CorpusGraph(CorpusTable(location))
     stale_row = ("py/gone.py", "[]", json.dumps({"g": "python", "r": [], "i": [], "t": {},
                                                   "b": {}}))  # fmt: skip
@@ -166,11 +166,8 @@ def test_a_removed_or_rebuilt_repository_loses_its_graph_and_a_rebuild_refills_i
 
 
 def test_a_repository_indexed_before_the_graph_gets_it_on_its_next_run(
-    tmp_path, settings_for, repos
+    location, settings_for, repos
 ):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
     CorpusTable(location).connect().drop_table(GRAPH_TABLE)  # a corpus of an older seek
     assert load_repo_graph(location, "shop") is None
     result = lookup(location, "shop", "defs", "Cart")
@@ -181,12 +178,7 @@ def test_a_repository_indexed_before_the_graph_gets_it_on_its_next_run(
         assert_graph_of_disk(location, name, root)
 
 
-def test_corpus_def_and_refs_answer_from_the_stored_graph(
-    tmp_path, seek_home, settings_for, repos, monkeypatch
-):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
+def test_corpus_def_and_refs_answer_from_the_stored_graph(location, seek_home, repos, monkeypatch):
     monkeypatch.setenv("SEEK_HOME", str(seek_home))
     runner = CliRunner()
     uri = location.uri
@@ -215,10 +207,7 @@ def test_corpus_def_and_refs_answer_from_the_stored_graph(
     assert beta.exit_code == 0 and beta.output == "Nothing found.\n"
 
 
-def test_corpus_graph_lookups_refuse_bad_input_in_one_line(tmp_path, settings_for, repos):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
+def test_corpus_graph_lookups_refuse_bad_input_in_one_line(location):
     with pytest.raises(CorpusError, match="no repository 'gamma'"):
         lookup(location, "gamma", "defs", "Cart")
     with pytest.raises(CorpusError, match="bad repository name"):
@@ -262,16 +251,13 @@ def workspace_answer(library, root, tool, target, limit, budget):
 
 
 def test_corpus_graph_tools_answer_as_the_workspace_does_over_the_same_tree(
-    tmp_path, settings_for, repos
+    location, settings_for, repos
 ):
     """callers, callees, outline and map over a corpus repository are the workspace's own
     functions over its stored graph: the rows (less ``repo``), the notes and the map's text
     equal a workspace index's of the same files."""
     from seek.workspace import Workspaces
 
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
     library = Workspaces(live=False, settings=settings_for())
     for tool, target, limit, budget in QUESTIONS:
         ours = lookup(location, "shop", tool, target, limit, budget=budget)
@@ -302,14 +288,9 @@ def test_corpus_graph_tools_answer_as_the_workspace_does_over_the_same_tree(
     assert lookup(location, "beta", "outline", "py/shop/cart.py").rows == []
 
 
-def test_seek_corpus_callers_callees_outline_and_map(
-    tmp_path, seek_home, settings_for, repos, monkeypatch
-):
+def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkeypatch):
     """The CLI prints the library's answer (--json: plus ``repo``) and the workspace
     commands' text."""
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
     monkeypatch.setenv("SEEK_HOME", str(seek_home))
     runner = CliRunner()
     uri = location.uri
@@ -336,12 +317,7 @@ def test_seek_corpus_callers_callees_outline_and_map(
     assert text.exit_code == 0 and text.output == library.text.rstrip("\n") + "\n"
 
 
-def test_corpus_callers_callees_outline_and_map_refuse_bad_input_in_one_line(
-    tmp_path, settings_for, repos
-):
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
+def test_corpus_callers_callees_outline_and_map_refuse_bad_input_in_one_line(location):
     uri = location.uri
     runner = CliRunner()
     usage = [  # refused as `seek callers` / `seek map` refuse them (click: exit 2)
