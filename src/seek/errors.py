@@ -28,6 +28,13 @@ exported by ``seek``.
 """
 
 
+def failure_line(exc: BaseException) -> str:
+    """A caught failure (a library's, e.g. LanceDB reporting a damaged file) on one line of
+    at most 160 characters, its kind when it has no message: the cause a seek error names."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
 class SeekError(Exception):
     """Base class of every error seek raises deliberately."""
 

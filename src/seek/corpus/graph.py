@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
-from seek.errors import SeekError
+from seek.errors import SeekError, failure_line
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import CorpusTable
 from seek.untrusted import MAX_ROWS, check_query
@@ -70,10 +70,9 @@ def load_repo_graph(location: CorpusLocation, repo: str) -> CodeGraph | None:
     except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
         # one line, not LanceDB's traceback (a data file cut short or replaced); a server
         # answers it as a JSON error
-        detail = " ".join(str(exc).split())[:160] or type(exc).__name__
         raise CorpusError(
             f"the code graph of {repo} stored in the corpus {location.uri} cannot be read "
-            f"({detail})"
+            f"({failure_line(exc)})"
         ) from exc
 
 

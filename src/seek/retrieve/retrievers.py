@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from seek.errors import DamagedIndexError
+from seek.errors import DamagedIndexError, failure_line
 from seek.retrieve.embedding import IndexEmbedder
 from seek.retrieve.loaded import LoadedIndex
 from seek.store import ChunkTable
@@ -28,9 +28,8 @@ SCOPE_OVERFETCH = 4
 
 
 def damaged(root: Path, exc: BaseException) -> DamagedIndexError:
-    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
     return DamagedIndexError(
-        f"the index of {root} is damaged ({detail}): run `seek index` to repair it"
+        f"the index of {root} is damaged ({failure_line(exc)}): run `seek index` to repair it"
     )
 
 

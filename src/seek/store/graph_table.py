@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seek.errors import failure_line
 from seek.store.threads import reads_lance, writes_lance
 
 # The table code (numpy, asyncio) loads on first use: the freshness check before every
@@ -143,8 +144,7 @@ class GraphTable:
                 table.scan(COLUMNS)
         except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
             self._table = None
-            detail = " ".join(str(exc).split())[:160] or type(exc).__name__
-            return f"the code graph's table cannot be read ({detail})"
+            return f"the code graph's table cannot be read ({failure_line(exc)})"
         return ""
 
     @reads_lance

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from seek.errors import failure_line as one_line
 from seek.store.files import files_state
 from seek.store.table import KEYWORD_COLUMN, ChunkTable, needs_keyword_index
 from seek.store.threads import reads_lance
@@ -74,9 +75,3 @@ def read_check(table: ChunkTable, expected_chunks: int | None) -> str:
     except Exception as exc:  # lance reports damage as many error types
         return f"the table cannot be read ({one_line(exc)})"
     return ""
-
-
-def one_line(exc: BaseException) -> str:
-    """A failure on one line of at most 160 characters (its kind when it has no message)."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 160 else text[:157] + "..."

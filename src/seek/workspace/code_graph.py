@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seek.errors import DamagedIndexError, SeekError
+from seek.errors import DamagedIndexError, SeekError, failure_line
 from seek.untrusted import (
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
@@ -196,10 +196,9 @@ def graph_damaged(index_dir: Path, exc: BaseException) -> DamagedIndexError:
     """The stored graph cannot be read: the facade repairs the index (an index run that
     reads the graph table and makes a damaged one again from the files) and asks once more;
     this line is what a caller sees when that did not help."""
-    detail = " ".join(str(exc).split())[:160] or type(exc).__name__
     return DamagedIndexError(
-        f"the code graph stored in {index_dir} cannot be read ({detail}): run `seek index` "
-        "to repair it"
+        f"the code graph stored in {index_dir} cannot be read ({failure_line(exc)}): run "
+        "`seek index` to repair it"
     )
 
 
