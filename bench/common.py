@@ -172,6 +172,67 @@ def peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (Linux: ``/proc/PID/task/TID/children``)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            queue.extend(int(child) for child in children)
+    return found
+
+
+def tree_pss_kb(pid: int) -> int:
+    """The proportional set size (KiB) of ``pid`` and its descendants together: a page shared
+    by n of them counts 1/n to each, so a forked worker's pages shared with the process it
+    was forked from count once (a sum of RSS would count them twice)."""
+    total = 0
+    for member in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+        except OSError:
+            pass  # it ended between the listing and the read
+    return total
+
+
+def run_sampling_memory(
+    command: list[str], env: dict[str, str], cwd: Path, timeout: float, every_s: float = 0.01
+) -> tuple[str, float]:
+    """Run ``command``; its stdout and the peak of :func:`tree_pss_kb` over its life, in MiB,
+    sampled every ``every_s`` from this process (the measured one does not pay for it)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
+        peak, deadline = 0, time.monotonic() + timeout
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise RuntimeError(f"timed out after {timeout:.0f} s")
+            peak = max(peak, tree_pss_kb(proc.pid))
+            time.sleep(every_s)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            tail = (err.read() or out.read()).strip().splitlines()[-15:]
+            raise RuntimeError(f"exit {proc.returncode}: " + "\n".join(tail))
+        return out.read(), peak / 1024
+
+
 def peak_rss_mb() -> float:
     """:func:`peak_rss_kb` in MiB."""
     return peak_rss_kb() / 1024

@@ -9,8 +9,15 @@ Per repository and run, two fresh child processes of ``bench.speed.index_speed``
 run): ``graph``, as shipped, and ``nograph``, the same with the per-file graph extraction
 switched off (``seek.index.stages.file_facts`` returns nothing, so no facts are read or
 written). Their order alternates by repository and run, so drift in the machine's load
-does not favour one arm. Ratios are graph / nograph of the cold wall time, cold CPU time and
-peak RSS.
+does not favour one arm. Ratios are graph / nograph of the cold wall time, cold CPU time
+(the graph worker's included: it is a waited-for child) and peak RSS.
+
+The graph's facts are extracted on a forked worker where the machine allows
+(:mod:`seek.index.graph_worker`), whose memory the index process's own peak RSS does not
+show. So per repository and arm ``--memory-runs`` more children (default 1, not timed) are
+watched from this process: the peak, over the child's life, of the proportional set size of
+it and its descendants together (``tree_pss_mb``; a page the worker shares with the index
+process counts once), and its ratio.
 
 ``--parts`` adds, per repository, one more child that splits the graph's share: CPU seconds
 of one pass over the files seek indexes (the default settings' scan) for chunking (its
@@ -30,13 +37,21 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.common import RESULTS, builtin_model_dir, read_benchmark_roots, repo_folder
+from bench.common import (
+    REPO_ROOT,
+    RESULTS,
+    builtin_model_dir,
+    read_benchmark_roots,
+    repo_folder,
+    run_sampling_memory,
+)
 from bench.speed.index_speed import child_env, prewarm, run_child
 
 DEFAULT_REPOS = ("requests", "gin", "express", "flask")
 DEFAULT_OUT = RESULTS / "graph_index_cost.json"
 ARMS = ("graph", "nograph")
 PARTS = ("chunk_s", "parse_s", "extract_s", "encode_s")
+MEASURES = ("cold_s", "cold_cpu_s", "peak_rss_mb", "tree_pss_mb")
 
 
 def parts(folder: str) -> dict:
@@ -90,9 +105,11 @@ def parts(folder: str) -> dict:
 
 def worker(arm: str, folder: str) -> dict:
     if arm == "nograph":
+        import seek.index.embed_steps
         import seek.index.stages
 
-        seek.index.stages.file_facts = lambda *args: None  # the one switch: no extraction
+        seek.index.stages.file_facts = lambda *args: None  # the one switch: no extraction...
+        seek.index.embed_steps.usable = lambda files: False  # ...so no graph worker either
     from bench.speed.index_speed import seek_worker
 
     return seek_worker(folder)
@@ -105,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     parser.add_argument("--parts", action="store_true", help="split the graph's CPU share")
+    parser.add_argument("--memory-runs", type=int, default=1,
+                        help="untimed runs per arm: their process tree's PSS")  # fmt: skip
     parser.add_argument("--worker", choices=(*ARMS, "parts"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker == "parts":
@@ -134,6 +153,13 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
+        tree_pss: dict[str, list[float]] = {arm: [] for arm in ARMS}
+        for _ in range(args.memory_runs):
+            for arm in ARMS:
+                command = [sys.executable, "-m", "bench.graph.index_cost", "--worker", arm]
+                _, peak = run_sampling_memory([*command, str(folder)], env, REPO_ROOT, 1800)
+                tree_pss[arm].append(peak)
+                print(f"{name} {arm}: process tree peak PSS {peak:.0f} MB", file=sys.stderr)
         row = {"repo": name}
         for arm in ARMS:
             row[arm] = {
@@ -144,15 +170,19 @@ def main(argv: list[str] | None = None) -> int:
                 "chunks": samples[arm][-1]["chunks"],
                 "loadavg_1m": [s["loadavg_1m"] for s in samples[arm]],
             }
-        for key in ("cold_s", "cold_cpu_s", "peak_rss_mb"):
-            row[f"{key}_ratio"] = row["graph"][key] / row["nograph"][key]
+            if tree_pss[arm]:
+                row[arm]["tree_pss_mb"] = max(tree_pss[arm])
+        for key in MEASURES:
+            if key in row["graph"]:
+                row[f"{key}_ratio"] = row["graph"][key] / row["nograph"][key]
         if args.parts:
             command = [sys.executable, "-m", "bench.graph.index_cost", "--worker", "parts"]
             row["parts"] = run_child([*command, str(folder)], env, timeout=1800)
         rows.append(row)
     summary = {
         f"{key}_ratio_median": statistics.median(r[f"{key}_ratio"] for r in rows)
-        for key in ("cold_s", "cold_cpu_s", "peak_rss_mb")
+        for key in MEASURES
+        if all(f"{key}_ratio" in r for r in rows)
     }
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -162,14 +192,20 @@ def main(argv: list[str] | None = None) -> int:
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     head = "| repo | files | cold s (graph / none) | ratio | CPU ratio | peak MB (graph / none) |"
-    print(head + " ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(head + " ratio | tree PSS MB (graph / none) | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         g, n = r["graph"], r["nograph"]
+        pss = (
+            f"{g['tree_pss_mb']:.0f} / {n['tree_pss_mb']:.0f} | {r['tree_pss_mb_ratio']:.3f}"
+            if "tree_pss_mb_ratio" in r
+            else "- | -"
+        )
         print(
             f"| {r['repo']} | {g['files']} | {g['cold_s']:.2f} / {n['cold_s']:.2f} | "
             f"{r['cold_s_ratio']:.3f} | {r['cold_cpu_s_ratio']:.3f} | "
-            f"{g['peak_rss_mb']:.0f} / {n['peak_rss_mb']:.0f} | {r['peak_rss_mb_ratio']:.3f} |"
+            f"{g['peak_rss_mb']:.0f} / {n['peak_rss_mb']:.0f} | {r['peak_rss_mb_ratio']:.3f} | "
+            f"{pss} |"
         )
     if args.parts:
         print("\n| repo | files (with facts) | chunk s | parse s (spared) | extract s | encode s "

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from threading import Event
 
@@ -20,11 +21,13 @@ import numpy as np
 
 from seek.embed import Embedder, make_embedder
 from seek.errors import EmbeddingError
+from seek.index.graph_worker import GraphWorker, usable
 from seek.index.pending import Pending
 from seek.index.report import IndexReport, Progress
 from seek.index.rules import is_resized
 from seek.index.stages import FileSpec, prepare_file
 from seek.index.written import WrittenRows
+from seek.retrieve.search_cache import BuiltRows, build_written
 from seek.scan import ScannedFile
 from seek.settings import Settings
 from seek.store import ChunkTable, Manifest
@@ -69,12 +72,31 @@ class EmbedSteps:
     _unwritten: Pending
     _unwritten_since: float
     _written: WrittenRows | None
+    _graph_worker: GraphWorker | None = None
+    _built: BuiltRows | None = None
+    """The search data of a created table's rows, built in the last write (see _write)."""
 
     def _save(self, manifest: Manifest, name: str | None = None) -> None:
         raise NotImplementedError  # the run's (Indexer._save)
 
     def _embed_stale(
         self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport
+    ) -> None:
+        """Chunk, embed and write ``stale``; their graph facts are extracted on a forked
+        worker where that can overlap (:mod:`seek.index.graph_worker`), forked here, before
+        the writer thread exists, and ended however the run ends."""
+        worker = GraphWorker(self.root) if self.spec.graph and usable(len(stale)) else None
+        self._graph_worker = worker
+        try:
+            spec = replace(self.spec, graph_elsewhere=True) if worker else self.spec
+            self._steps(manifest, stale, report, spec)
+        finally:
+            self._graph_worker = None
+            if worker is not None:
+                worker.close()
+
+    def _steps(
+        self, manifest: Manifest, stale: list[ScannedFile], report: IndexReport, spec: FileSpec
     ) -> None:
         """Chunk files on this thread while a writer thread embeds the previous step and
         writes what is embedded (tokenizing and LanceDB writes release the GIL, so both cores
@@ -97,7 +119,7 @@ class EmbedSteps:
                         break
                     recent = (recent + [scanned.rel])[-3:]
                     self.progress(Progress("embedding", done, total, tuple(recent), report.chunks))
-                    self._prepare(manifest, scanned, pending, report)
+                    self._prepare(manifest, scanned, pending, report, spec)
                     if len(pending) >= step_files or len(pending.texts) >= EMBED_STEP_ROWS:
                         if in_flight is not None:
                             in_flight.result()
@@ -111,7 +133,7 @@ class EmbedSteps:
                     in_flight.result()
         if len(pending):
             self._embed_step(manifest, pending, report)
-        self._write(manifest, report)
+        self._write(manifest, report, last=True)
         self.progress(Progress("embedding", done, total, chunks=report.chunks))
 
     def _get_ready(self) -> None:
@@ -130,11 +152,16 @@ class EmbedSteps:
             log.debug("getting ready to embed and write failed: %s", exc)
 
     def _prepare(
-        self, manifest: Manifest, scanned: ScannedFile, pending: Pending, report: IndexReport
+        self,
+        manifest: Manifest,
+        scanned: ScannedFile,
+        pending: Pending,
+        report: IndexReport,
+        spec: FileSpec,
     ) -> None:
         """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
         merged: its windows queued, or its stamp refreshed."""
-        prepared = prepare_file(self.root, scanned, manifest.files.get(scanned.rel), self.spec)
+        prepared = prepare_file(self.root, scanned, manifest.files.get(scanned.rel), spec)
         rel = prepared.rel
         if prepared.stamp is None:
             log.warning("cannot read %s: %s", printable(rel), prepared.unreadable)
@@ -152,6 +179,9 @@ class EmbedSteps:
         pending.texts.extend(prepared.texts)
         if prepared.graph is not None:
             pending.graph.append((rel, *prepared.graph))
+        if prepared.graph_source is not None and self._graph_worker is not None:
+            self._graph_worker.submit(rel, prepared.graph_source)
+            pending.graph_elsewhere.append(rel)
 
     def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
         """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""
@@ -174,8 +204,9 @@ class EmbedSteps:
         ):
             self._write(manifest, report)
 
-    def _write(self, manifest: Manifest, report: IndexReport) -> None:
-        """Replace the rows of the embedded files waiting, then save their stamps."""
+    def _write(self, manifest: Manifest, report: IndexReport, last: bool = False) -> None:
+        """Replace the rows of the embedded files waiting, then save their stamps (``last``:
+        the run's last write)."""
         pending, self._unwritten = self._unwritten, Pending()
         if not len(pending):
             return
@@ -183,11 +214,20 @@ class EmbedSteps:
         if pending.vectors:
             rows.vectors = np.concatenate(pending.vectors)
         self.table.replace_files(pending.had_rows, rows)
+        if self._written is not None and len(rows):  # a table this run created
+            self._written.add(rows)
+        worker = self._graph_worker
+        if pending.graph_elsewhere and worker is not None:
+            if last and self._written is not None and not worker.answered(pending.graph_elsewhere):
+                # The worker is still extracting: the new table's search data is built
+                # meanwhile, on this core, rather than after the run (its rows are final).
+                self._built = build_written(self._written.columns())
+            pending.graph.extend(worker.take(pending.graph_elsewhere))
+        if last and worker is not None:
+            worker.close()  # its memory is let go before the search cache is built
         # The graph rows of the same files, also before their stamps (a killed run's are
         # removed or replaced by the next run, as its chunk rows are).
         self.graph.replace_files(pending.had_rows, pending.graph)
-        if self._written is not None and len(rows):  # a table this run created
-            self._written.add(rows)
         # A write's Arrow copy and LanceDB's buffers are freed into heaps that the next
         # step's allocations only partly reuse: handed back, a cold index of abseil-cpp
         # held ~60 MB less when its search cache began (a few ms a write; issue 14).

@@ -136,7 +136,8 @@ class Indexer(EmbedSteps):
             except DimensionsChanged as exc:
                 report = self._run(REBUILD, reason=str(exc))
             written, self._written = self._written, None
-            refresh_search_cache(self.index_dir, written.columns() if written else None)
+            built, self._built = self._built, None
+            refresh_search_cache(self.index_dir, built or (written.columns() if written else None))
         report.seconds = time.perf_counter() - started
         return report
 
@@ -201,6 +202,7 @@ class Indexer(EmbedSteps):
         self.manifest_name = MANIFEST_NAME
         self.fresh_table = False
         self._written = None
+        self._built = None
         manifest = self.store.load_manifest()
         self._collect_tables(manifest)
         self.table = self.store.table(manifest.table)

@@ -31,6 +31,9 @@ class Pending:
     graph: list[tuple[str, str, str]] = field(default_factory=list)
     """(path, definitions, facts) of the files with code-graph facts (encoded:
     :mod:`seek.index.graph_rows`), written with the rows."""
+    graph_elsewhere: list[str] = field(default_factory=list)
+    """Files whose graph rows a :class:`seek.index.graph_worker.GraphWorker` extracts, taken
+    just before the write."""
 
     def __len__(self) -> int:
         return len(self.stamps) + len(self.refreshed)
@@ -43,3 +46,4 @@ class Pending:
         self.rows.extend(step.rows)
         self.vectors.extend(step.vectors)
         self.graph.extend(step.graph)
+        self.graph_elsewhere.extend(step.graph_elsewhere)

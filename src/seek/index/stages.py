@@ -35,6 +35,9 @@ class FileSpec:
     graph: bool = False
     """Extract each source file's code-graph facts too (the workspace index and the corpus
     store them)."""
+    graph_elsewhere: bool = False
+    """...but leave that to the caller: a file with facts to extract carries its bytes in
+    ``Prepared.graph_source`` instead (:mod:`seek.index.graph_worker`)."""
 
 
 @dataclass(slots=True)
@@ -56,6 +59,9 @@ class Prepared:
     graph: tuple[str, str] | None = None
     """The file's code-graph row, encoded (:data:`seek.index.graph_rows.Encoded`); None: no
     facts."""
+    graph_source: bytes | None = None
+    """With ``FileSpec.graph_elsewhere``: the bytes whose facts the caller extracts (the file
+    was parsed, so it has a grammar and no minified line); None: no facts."""
 
 
 def is_binary(data: bytes, sniff_bytes: int) -> bool:
@@ -101,7 +107,10 @@ def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: File
     if chunks and spec.graph and tree is not None:
         # the chunker's tree: no second parse (a file it did not parse has no facts either:
         # no grammar, a minified line, a parser failure)
-        prepared.graph = file_facts(rel, data, root, tree)
+        if spec.graph_elsewhere:
+            prepared.graph_source = data
+        else:
+            prepared.graph = file_facts(rel, data, root, tree)
     for number, chunk in enumerate(chunks):
         windows = embedding_windows(chunk.content, chunking.window, chunking.window_overlap)
         # Only part 0 is searched by keyword, so the other windows of a chunk leave the

@@ -394,7 +394,29 @@ def table_unchanged(index_dir: Path, manifest: Manifest) -> bool | None:
     )
 
 
-def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None) -> None:
+@dataclass
+class BuiltRows:
+    """The search data of the rows a run wrote to a table it created, built before the run's
+    manifest is final (:func:`build_written`), for :func:`refresh_search_cache`."""
+
+    table: str
+    chunks: int
+    """Its chunks (rows of part 0), to compare with the manifest's."""
+    data: SearchData
+
+
+def build_written(written: dict[str, Any]) -> BuiltRows:
+    """:class:`SearchData` of ``written`` (as :func:`refresh_search_cache` takes it, handed
+    over): a run whose code graph is still being extracted on its worker builds it while it
+    waits (seek.index.graph_worker), rather than after."""
+    release_free_memory()  # see refresh_search_cache
+    chunks = sum(1 for part in written["part"] if part == 0)
+    return BuiltRows(written["table"], chunks, SearchData.from_rows(written, consume=True))
+
+
+def refresh_search_cache(
+    index_dir: Path, written: dict[str, Any] | BuiltRows | None = None
+) -> None:
     """After an index run's last commit (under the writer lock): write the cache of the
     current manifest unless it exists. A failure costs speed, never the run: the next search
     reads the table and tries again.
@@ -402,9 +424,9 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
     ``written``: every row of a table, as the run that created it wrote them (in
     :meth:`ChunkTable.load_all`'s form, plus the ``table`` name), so a cold index need not
     read its table back (a scan that cost a small folder's run ~20 MB of LanceDB's query
-    code and an Arrow copy of every row; issue 14). Used only when that table is the
-    manifest's (a cancelled rebuild keeps the old one) and its chunks add up to the
-    manifest's."""
+    code and an Arrow copy of every row; issue 14), or their search data already built
+    (:func:`build_written`). Used only when that table is the manifest's (a cancelled
+    rebuild keeps the old one) and its chunks add up to the manifest's."""
     from seek.store import ChunkTable, load_manifest
 
     manifest = load_manifest(index_dir)
@@ -414,18 +436,29 @@ def refresh_search_cache(index_dir: Path, written: dict[str, Any] | None = None)
         return
     table = ChunkTable(index_dir, manifest.table)
     expected = sum(stamp.chunks for stamp in manifest.files.values())
-    if written is not None and (
-        written.get("table") != manifest.table
-        or sum(1 for part in written["part"] if part == 0) != expected
-    ):
-        written = None
+    if isinstance(written, BuiltRows):
+        usable = written.table == manifest.table and written.chunks == expected
+        built, written = (written.data if usable else None), None
+    else:
+        built = None
+        if written is not None and (
+            written.get("table") != manifest.table
+            or sum(1 for part in written["part"] if part == 0) != expected
+        ):
+            written = None
     # An index run's writes (its writer thread, LanceDB's threads) leave freed memory in
     # heaps this thread does not allocate from, which the cache built next would add to
     # instead of reusing (issue 14): ~70 MB on abseil-cpp without the trim after each write
     # (seek.index.indexer), ~20 MB with it.
     release_free_memory()
     try:
-        data = SearchData.from_rows(table.load_all() if written is None else written, consume=True)
+        data = (
+            built
+            if built is not None
+            else SearchData.from_rows(
+                table.load_all() if written is None else written, consume=True
+            )
+        )
         write_cache(index_dir, key, data, table.db_dir / f"{table.name}.lance")
     except Exception as exc:  # lance reports damage as many error types
         log.warning("could not write the search cache of %s: %s", index_dir, exc)

@@ -1,0 +1,194 @@
+"""The code graph's facts extracted on a second core (issue 28 deliver 1: the graph costs a
+cold index at most a quarter more time).
+
+Extracting a file's definitions and references (:func:`seek.index.graph_rows.file_facts`) is
+Python and tree-sitter work that holds the GIL, so a thread beside the run's chunking gives
+no overlap (docs/research/graph-rounds.md, "Why +25 % is out of reach in this process"). A
+:class:`GraphWorker` is a child process forked at the start of a run's embedding steps: the
+run's thread sends it each source file's bytes as read and hashed (the very bytes its chunks
+come from), the child parses and extracts them while the run chunks, embeds and writes, and
+the writer takes the encoded rows of a write's files just before writing them.
+
+Why a fork and not a fresh interpreter: a fresh one costs ~30 MB before it holds a tree,
+more than the +10 % peak memory the graph may cost; a forked child shares the index
+process's pages and owns only what it allocates (``gc.freeze`` keeps its collections from
+touching, and so copying, the pages it inherited).
+
+It never changes what is stored: a file the child could not answer for (the child died, a
+pipe broke, the extractor failed there) is extracted on the run's side as before, and a run
+that cannot fork (not Linux, one core, a small run) extracts in-process throughout.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from seek.index.graph_rows import Encoded, file_facts
+
+log = logging.getLogger("seek.index.indexer")
+
+MIN_FILES = 2
+"""Fewer stale files than this are extracted in-process: a save under ``seek watch`` is one
+file, and a fork's set-up is not worth it."""
+
+_FAILED = "failed"
+
+
+def usable(files: int) -> bool:
+    """Whether a run of ``files`` stale files extracts its graph on a worker: Linux (where a
+    fork is cheap and safe for a child that runs only Python and tree-sitter), a second core
+    this process may use, enough files, and not switched off (``SEEK_GRAPH_WORKER=0``, for
+    measuring the in-process path)."""
+    if files < MIN_FILES or not sys.platform.startswith("linux"):
+        return False
+    if os.environ.get("SEEK_GRAPH_WORKER", "1") == "0":
+        return False
+    return len(os.sched_getaffinity(0)) > 1
+
+
+class GraphWorker:
+    """A forked child that turns (path, bytes) into encoded graph rows.
+
+    ``submit`` (the run's thread) queues a file and returns at once; a sender thread feeds the
+    child and a reader thread collects its answers as they come (neither side of a pipe ever
+    waits on the other: the run is not slowed to the child's pace, nor the child stopped by
+    answers nobody reads yet). ``take`` (the writer thread) waits for the answers of a
+    write's files. ``close`` ends the child.
+    """
+
+    def __init__(self, root: Path) -> None:
+        import multiprocessing
+
+        self.root = root
+        self._sources: dict[str, bytes] = {}
+        """Files sent and not yet taken: extracted here if the child cannot answer."""
+        self._answers: dict[str, Encoded | None | str] = {}
+        self._changed = threading.Condition()
+        self._broken = False
+        self._closed = False
+        self._outbox: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        context = multiprocessing.get_context("fork")
+        to_child_r, self._to_child = context.Pipe(duplex=False)
+        self._from_child, from_child_w = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_serve,
+            args=(root, to_child_r, from_child_w, (self._to_child, self._from_child)),
+            name="seek-graph",
+            daemon=True,
+        )
+        # The run's own collections would write to every object the two share, and each page
+        # written is copied; frozen, they skip them until the worker is done (gc.freeze's
+        # documented use before a fork).
+        gc.freeze()
+        try:
+            self._process.start()
+        except BaseException:
+            gc.unfreeze()
+            raise
+        to_child_r.close()
+        from_child_w.close()
+        self._threads = [
+            threading.Thread(target=self._send, name="seek-graph-send", daemon=True),
+            threading.Thread(target=self._receive, name="seek-graph-receive", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, rel: str, data: bytes) -> None:
+        with self._changed:
+            self._sources[rel] = data
+        self._outbox.put((rel, data))
+
+    def answered(self, rels: Iterable[str]) -> bool:
+        """Whether ``take(rels)`` would not wait."""
+        with self._changed:
+            return self._broken or all(rel in self._answers for rel in rels)
+
+    def take(self, rels: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(path, definitions, facts) of those of ``rels`` that have facts, in their order."""
+        rows = []
+        for rel in rels:
+            with self._changed:
+                self._changed.wait_for(lambda rel=rel: rel in self._answers or self._broken)
+                facts = self._answers.pop(rel, _FAILED)
+                data = self._sources.pop(rel)
+            if facts == _FAILED:
+                facts = file_facts(rel, data, self.root)
+            if facts is not None:
+                rows.append((rel, *facts))
+        return rows
+
+    def close(self) -> None:
+        """End the child (and let go of its memory); again: nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self._outbox.put(None)  # the sender closes the pipe; the child's recv ends: it exits
+        self._threads[0].join(timeout=5)
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._threads[1].join(timeout=5)
+        self._from_child.close()
+        gc.unfreeze()
+
+    def _send(self) -> None:
+        while (item := self._outbox.get()) is not None:
+            if self._broken:
+                continue
+            try:
+                self._to_child.send(item)
+            except (OSError, ValueError) as exc:
+                self._break(exc)
+        self._to_child.close()
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                rel, facts = self._from_child.recv()
+            except (EOFError, OSError) as exc:
+                self._break(exc)
+                return
+            with self._changed:
+                self._answers[rel] = facts
+                self._changed.notify_all()
+
+    def _break(self, exc: BaseException) -> None:
+        with self._changed:
+            if not self._broken and not isinstance(exc, EOFError):
+                log.debug("the graph worker stopped (%s); extracting in-process", exc)
+            self._broken = True
+            self._changed.notify_all()
+
+
+def _serve(
+    root: Path, inbox: Connection, outbox: Connection, parent_ends: tuple[Connection, ...]
+) -> None:
+    """The child: extract each file sent until the run's end closes the pipe."""
+    gc.freeze()  # what the child inherited is never collected here, so its pages stay shared
+    for end in parent_ends:  # the fork copied them: the run's close must be the pipe's last
+        end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
+    while True:
+        try:
+            rel, data = inbox.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            facts: Encoded | None | str = file_facts(rel, data, root)
+        except Exception:  # noqa: BLE001 - the run extracts it again and reports
+            facts = _FAILED
+        try:
+            outbox.send((rel, facts))
+        except OSError:
+            return

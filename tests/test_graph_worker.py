@@ -1,0 +1,158 @@
+"""The graph extracted on a forked worker (seek.index.graph_worker): the same rows as an
+in-process run, whatever happens to the worker, and no process left behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+
+import pytest
+from test_graph_index import PROJECT, graph_rows
+
+import seek.index.embed_steps
+import seek.index.graph_worker
+from seek.index.graph_rows import file_facts
+from seek.index.graph_worker import usable
+from seek.index.indexer import index_workspace
+from seek.retrieve.search_cache import PREFIX, build_written
+from seek.store import index_dir_for
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the worker is forked on Linux only"
+)
+
+
+@pytest.fixture
+def settings(settings_for, hash_provider):
+    return settings_for(provider=hash_provider)
+
+
+@pytest.fixture
+def on_worker(monkeypatch):
+    """Every run with a source file uses the worker (whatever this machine's cores)."""
+    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: True)
+
+
+def in_process_rows(make_tree, settings, monkeypatch):
+    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
+    root = make_tree(PROJECT)
+    index_workspace(root, settings)
+    monkeypatch.undo()
+    return graph_rows(root, settings)
+
+
+def record_extractions(monkeypatch, tmp_path, fail=None):
+    """Make the worker module's extraction note the process it ran in (one line a file, in
+    a file both processes append to), and fail as ``fail(rel)`` says in the child."""
+    log = tmp_path / "extracted-in"
+    parent = os.getpid()
+
+    def facts(rel, data, root=None, tree=None):
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()} {rel}\n")
+        if os.getpid() != parent and fail is not None:
+            fail(rel)
+        return file_facts(rel, data, root, tree)
+
+    monkeypatch.setattr(seek.index.graph_worker, "file_facts", facts)
+    return lambda: [line.split(" ", 1) for line in log.read_text().splitlines()]
+
+
+def test_the_worker_stores_the_rows_an_in_process_run_stores(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    root = make_tree(PROJECT)
+    extracted = record_extractions(monkeypatch, tmp_path)
+    index_workspace(root, settings)
+    rows = graph_rows(root, settings)
+    pids = {pid for pid, _ in extracted()}
+    assert pids and str(os.getpid()) not in pids, "every file was extracted by the worker"
+    assert len(extracted()) == len(rows)
+    monkeypatch.undo()
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_worker_that_dies_midway_loses_no_row(make_tree, settings, monkeypatch, tmp_path,
+                                                on_worker):  # fmt: skip
+    def die_on_the_third(rel):
+        if rel == "py/shop/gift.py":
+            os._exit(3)
+
+    root = make_tree(PROJECT)
+    extracted = record_extractions(monkeypatch, tmp_path, fail=die_on_the_third)
+    index_workspace(root, settings)
+    rows = graph_rows(root, settings)
+    by = {rel: pid for pid, rel in extracted()}
+    assert by["py/shop/gift.py"] == str(os.getpid()), "the run extracted what the worker did not"
+    monkeypatch.undo()
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_file_the_worker_fails_on_is_extracted_by_the_run(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    def fail_on_go(rel):
+        if rel.endswith(".go"):
+            raise MemoryError("the worker could not")
+
+    root = make_tree(PROJECT)
+    extracted = record_extractions(monkeypatch, tmp_path, fail=fail_on_go)
+    index_workspace(root, settings)
+    rows = graph_rows(root, settings)
+    go_files = [rel for pid, rel in extracted() if rel.endswith(".go")]
+    assert sorted(go_files) == sorted(2 * ["go/main.go", "go/store/store.go"]), "tried twice"
+    monkeypatch.undo()
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+
+
+@pytest.mark.parametrize("files", [3, 60], ids=["last-step", "step-in-flight"])
+def test_a_run_that_fails_leaves_no_worker_behind(make_tree, settings, monkeypatch, on_worker,
+                                                  files):  # fmt: skip
+    def broken_embed(self, texts):
+        raise RuntimeError("the embedder failed")
+
+    monkeypatch.setattr(seek.index.embed_steps.EmbedSteps, "_embed", broken_embed)
+    tree = {f"py/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(files)}
+    with pytest.raises(RuntimeError, match="the embedder failed"):
+        index_workspace(make_tree(tree), settings)
+    assert multiprocessing.active_children() == []
+
+
+def test_the_worker_is_used_only_where_it_can_help(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert usable(50)
+    assert not usable(1), "a single saved file is extracted in-process"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert not usable(50), "one core: nothing to overlap"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setenv("SEEK_GRAPH_WORKER", "0")
+    assert not usable(50)
+
+
+def search_cache_files(root, settings):
+    [folder] = [p for p in index_dir_for(root, settings).iterdir() if p.name.startswith(PREFIX)]
+    names = {"meta.json", "table.json"}  # the table's own (random) file names
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.name not in names}
+
+
+def test_the_search_data_built_while_the_worker_finishes_is_the_usual(
+    make_tree, settings_for, hash_provider, tmp_path, monkeypatch
+):
+    built = []
+    monkeypatch.setattr(seek.index.embed_steps, "build_written",
+                        lambda written: built.append(1) or build_written(written))  # fmt: skip
+    # the worker is still extracting when the run's last write comes
+    record_extractions(monkeypatch, tmp_path, fail=lambda rel: time.sleep(0.5))
+    caches = []
+    for use_worker in (True, False):
+        monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files, on=use_worker: on)
+        settings = settings_for(provider=hash_provider, home=str(tmp_path / f"home{use_worker}"))
+        root = make_tree(PROJECT, name=f"ws{use_worker}")
+        index_workspace(root, settings)
+        caches.append(search_cache_files(root, settings))
+    assert built == [1], "the worker's run built its search data before the graph was in"
+    assert caches[0] == caches[1] and caches[0]
