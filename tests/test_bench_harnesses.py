@@ -87,3 +87,27 @@ def test_results_name_folders_without_this_machines_paths(tmp_path: Path) -> Non
     assert common.shown(checkout, tmp_path) == "$BENCH_DIR/flask/src/flask"
     assert common.shown(common.REPO_ROOT / "src" / "seek") == "src/seek"
     assert common.shown(tmp_path / "elsewhere") == "elsewhere"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_memory_of_a_process_tree_counts_its_children_once(tmp_path: Path) -> None:
+    """bench.common.run_sampling_memory: a child that forks a worker holding 60 MB of its own
+    is measured with it; pages the two share count once (PSS), not twice (RSS)."""
+    program = (
+        "import os, time\n"
+        "shared = bytearray(40 << 20)\n"  # touched before the fork: shared by both
+        "if os.fork() == 0:\n"
+        "    own = bytearray(60 << 20)\n"  # the worker's own
+        "    time.sleep(1.5)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.5)\n"
+        "os.wait()\n"
+        "print('done')\n"
+    )
+    out, peak = common.run_sampling_memory(
+        [sys.executable, "-c", program], {}, tmp_path, timeout=60, every_s=0.02
+    )
+    assert out == "done\n"
+    assert 100 < peak < 100 + 40, peak  # 40 + 60 + two interpreters, the 40 counted once
+    with pytest.raises(RuntimeError, match="exit 3"):
+        common.run_sampling_memory([sys.executable, "-c", "raise SystemExit(3)"], {}, tmp_path, 60)
