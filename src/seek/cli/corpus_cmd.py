@@ -138,6 +138,12 @@ def index_command(
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
+    rebuilt: dict[str, list[str]] = {}
+    for repo in data["repos"]:
+        if repo["rebuild_reason"]:
+            rebuilt.setdefault(repo["rebuild_reason"], []).append(repo["name"])
+    for reason, names in rebuilt.items():  # a damaged table: every repository, one reason
+        click.echo(f"Rebuilt {', '.join(names)}: {reason}.", err=True)
     for repo in data["repos"]:
         click.echo(f"{repo['name']}: {repo['embedded']} files embedded ({repo['chunks']} "
                    f"chunks), {repo['removed']} removed, {repo['files']} files in all")  # fmt: skip

@@ -176,7 +176,8 @@ class CorpusIndexer:
         with ExitStack() as stack:
             for entry in entries:  # every lock first: a held one stops the run before work
                 stack.enter_context(self.location.lock(entry.name, "seek corpus index"))
-            repos = [self._prepare_repo(entry) for entry in entries]
+            damage = self._check_tables(entries)
+            repos = [self._prepare_repo(entry, damage) for entry in entries]
             report.repos = [r.report for r in repos]
             report.tasks = self._embed(repos)
             self.table.finish(self.ann_min_rows)
@@ -189,12 +190,35 @@ class CorpusIndexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    def _check_tables(self, entries: list[RepoEntry]) -> str:
+        """Read both tables whole before writing (seek.md §4: a damaged index is rebuilt, as
+        a workspace's is). A graph table that cannot be read is dropped: every repository's
+        graph is filled again from its stamped files, by this run or by its next, with
+        nothing embedded again. A chunk table that cannot be read is dropped too, and every
+        repository is indexed again (the reason returned); rows of the repositories a run
+        leaves out would be lost with it, so only a run over all of them may do that."""
+        problem = self.graph.problem()
+        if problem:
+            log.warning("%s: dropped, each repository's graph is read again", problem)
+            self.graph.drop()
+        problem = self.table.problem()
+        if not problem:
+            return ""
+        if {e.name for e in entries} != set(self.catalog.repos()):
+            uri = self.location.uri
+            raise CorpusError(f"{problem}: run `seek corpus index {uri}` without naming "
+                              "repositories, which indexes all of them again")  # fmt: skip
+        self.table.drop()
+        self.graph.drop()
+        return f"corpus table damaged: {problem}"
+
     # -- per repository ------------------------------------------------------------------
-    def _prepare_repo(self, entry: RepoEntry) -> _Repo:
+    def _prepare_repo(self, entry: RepoEntry, damage: str = "") -> _Repo:
+        """``damage``: the chunk table was dropped (:meth:`_check_tables`), this is why."""
         root = entry.checkout()
         manifest = self.catalog.load_manifest(entry.name)
         report = RepoReport(entry.name)
-        reason = rebuild_reason(manifest, self.model_id, self.chunking)
+        reason = damage or rebuild_reason(manifest, self.model_id, self.chunking)
         if reason or not manifest.has_index:
             if reason or manifest.run_open:
                 self.table.delete_repo(entry.name)  # rows of another model or a lost run

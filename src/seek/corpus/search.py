@@ -34,6 +34,7 @@ import numpy as np
 from seek.corpus.catalog import Catalog
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.embed import Embedder, task_prefixes
+from seek.errors import SeekError
 from seek.retrieve import signals as sig
 from seek.retrieve.embedding import IndexEmbedder, PathVectors
 from seek.retrieve.fusion import fuse
@@ -203,12 +204,34 @@ class CorpusSearcher:
         path ``prefixes`` (all when empty); hits are :class:`CorpusHit`."""
         query = check_query(query).strip()
         words = keyword_query(query)
-        timings: dict[str, float] = {}
         if not query:
             return SearchResult(query, words, [])
-        started = time.perf_counter()
         where = corpus_filter(repos, prefixes)
         n = max(self.settings.retrieve_k, 5 * k)
+        try:
+            return self._search(query, words, k, where, n, disabled)
+        except SeekError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
+            # one line, not LanceDB's traceback (a data file cut short or replaced); a
+            # server answers it as a JSON error
+            uri = self.location.uri
+            raise CorpusError(
+                f"the corpus {uri} cannot be read ({self.table._cause(exc)}): "
+                f"`seek corpus index {uri}` rebuilds it"
+            ) from exc
+
+    def _search(
+        self,
+        query: str,
+        words: str,
+        k: int,
+        where: str | None,
+        n: int,
+        disabled: frozenset[str],
+    ) -> SearchResult:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
         # Both passes run on the store's event loop while this thread embeds the question.
         keyword_job = self.table.keyword_hits(words, n, where)
         q = self._query_vector(query)

@@ -21,7 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seek.store.corpus_table import TABLE, delete_files, delete_repo, files_filter, repo_filter
+from seek.store.corpus_table import (
+    TABLE,
+    delete_files,
+    delete_repo,
+    files_filter,
+    read_problem,
+    repo_filter,
+)
 from seek.store.graph_table import graph_table_name
 from seek.store.table import in_batches
 
@@ -157,6 +164,21 @@ class CorpusGraph:
         if not count:
             return None
         return table.search().where(where).select(columns).limit(count).to_arrow()
+
+    def problem(self) -> str:
+        """What is wrong with the table ("" when nothing is, or when there is none), as
+        :meth:`CorpusTable.problem` finds it."""
+        return read_problem(self.open, "path", "the corpus's code graph table",
+                            self.chunks._cause)  # fmt: skip
+
+    def drop(self) -> None:
+        """Drop the table: each repository's graph is filled again from its stamped files by
+        its next run (:meth:`seek.corpus.build.CorpusIndexer._fill_graph`)."""
+        db = self.chunks.connect()
+        with self.chunks._storage():
+            if GRAPH_TABLE in db.list_tables().tables:
+                db.drop_table(GRAPH_TABLE)
+        self._table = None
 
     def has_graph(self, repo: str) -> bool:
         """Whether ``repo``'s graph is stored (its marker row is there)."""

@@ -93,6 +93,27 @@ def files_filter(repo: str, paths: Sequence[str]) -> str:
     return f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
 
 
+def read_problem(
+    open_table: Callable[[], Any | None],
+    column: str,
+    what: str,
+    cause: Callable[[BaseException], str],
+) -> str:
+    """ "" when the table ``open_table`` gives (None: there is none) reads whole, else
+    ``what`` "cannot be read (``cause(exc)``)" on one line: ``column`` of every row is read
+    (LanceDB reports a damaged data file as many error types)."""
+    try:
+        table = open_table()
+        rows = 0 if table is None else table.count_rows()
+        if rows:
+            table.search().select([column]).limit(rows).to_arrow()
+    except SeekError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - see above
+        return f"{what} cannot be read ({cause(exc)})"
+    return ""
+
+
 def delete_files(table: Any | None, repo: str, paths: Sequence[str]) -> None:
     """Delete ``repo``'s rows of ``paths`` from an opened table of the corpus (its chunks or
     its graph; None: there is no table yet), in SQL lists of bounded size."""
@@ -206,6 +227,20 @@ class CorpusTable:
     def count_rows(self, where: str | None = None) -> int:
         table = self.open()
         return 0 if table is None else int(table.count_rows(where))
+
+    def problem(self) -> str:
+        """What is wrong with the table ("" when nothing is, or when there is none): one
+        column of every row is read, so a data file cut short or replaced shows, as a
+        workspace's health check reads it (:func:`seek.store.health.read_check`)."""
+        return read_problem(self.open, "part", "the corpus's chunk table", self._cause)
+
+    def drop(self) -> None:
+        """Drop the table (a damaged one, before every repository is indexed again)."""
+        db = self.connect()
+        with self._storage():
+            if TABLE in db.list_tables().tables:
+                db.drop_table(TABLE)
+        self._table = self._reader = None
 
     # -- writing ---------------------------------------------------------------------
     def add(self, rows: Any) -> None:
