@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
 import sys
 import time
 
@@ -156,3 +157,22 @@ def test_the_search_data_built_while_the_worker_finishes_is_the_usual(
         caches.append(search_cache_files(root, settings))
     assert built == [1], "the worker's run built its search data before the graph was in"
     assert caches[0] == caches[1] and caches[0]
+
+
+def test_the_worker_holds_none_of_the_process_s_sockets(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    """A server's listening socket and connections are not kept open by the worker."""
+    seen = tmp_path / "sockets"
+
+    def note_sockets(rel):
+        links = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+                 if os.path.exists(f"/proc/self/fd/{fd}")]  # fmt: skip
+        seen.write_text("\n".join(link for link in links if link.startswith("socket:")))
+
+    record_extractions(monkeypatch, tmp_path, fail=note_sockets)
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        index_workspace(make_tree(PROJECT), settings)
+        mine = f"socket:[{os.fstat(listening.fileno()).st_ino}]"
+    assert seen.exists()
+    assert mine not in seen.read_text().splitlines()

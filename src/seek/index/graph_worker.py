@@ -178,6 +178,7 @@ def _serve(
     gc.freeze()  # what the child inherited is never collected here, so its pages stay shared
     for end in parent_ends:  # the fork copied them: the run's close must be the pipe's last
         end.close()
+    _close_sockets()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
     while True:
         try:
@@ -192,3 +193,20 @@ def _serve(
             outbox.send((rel, facts))
         except OSError:
             return
+
+
+def _close_sockets() -> None:
+    """Close the child's copies of the process's sockets: a server's listening socket and its
+    connections stay the server's alone (a connection it closes ends now, not when the run
+    does; its port is free once it exits). The child never uses them; the objects that own
+    them are never finalized here (``gc.freeze``, and the child ends with ``os._exit``)."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    for name in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                os.close(int(name))
+        except OSError:
+            pass  # the listing's own descriptor, already gone
