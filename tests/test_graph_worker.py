@@ -110,6 +110,18 @@ def test_a_file_the_worker_fails_on_is_extracted_by_the_run(
     assert rows == in_process_rows(make_tree, settings, monkeypatch)
 
 
+def test_a_run_that_cannot_fork_extracts_in_process(make_tree, settings, monkeypatch, on_worker):
+    def no_fork(root):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(seek.index.embed_steps, "GraphWorker", no_fork)
+    root = make_tree(PROJECT)
+    index_workspace(root, settings)
+    rows = graph_rows(root, settings)
+    monkeypatch.undo()
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+
+
 @pytest.mark.parametrize("files", [3, 60], ids=["last-step", "step-in-flight"])
 def test_a_run_that_fails_leaves_no_worker_behind(make_tree, settings, monkeypatch, on_worker,
                                                   files):  # fmt: skip

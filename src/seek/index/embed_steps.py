@@ -85,7 +85,12 @@ class EmbedSteps:
         """Chunk, embed and write ``stale``; their graph facts are extracted on a forked
         worker where that can overlap (:mod:`seek.index.graph_worker`), forked here, before
         the writer thread exists, and ended however the run ends."""
-        worker = GraphWorker(self.root) if self.spec.graph and usable(len(stale)) else None
+        worker = None
+        if self.spec.graph and usable(len(stale)):
+            try:
+                worker = GraphWorker(self.root)
+            except OSError as exc:  # no fork (process or memory limits): in-process then
+                log.debug("no graph worker (%s); extracting in-process", exc)
         self._graph_worker = worker
         try:
             spec = replace(self.spec, graph_elsewhere=True) if worker else self.spec
