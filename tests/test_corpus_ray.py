@@ -141,3 +141,44 @@ def test_workers_with_another_seek_fail_the_run_in_one_line(
     assert re.search(expected, last), last
     assert f"{address}" in last and "install the same seek" in last, last
     assert corpus_files(location) == before
+
+
+@pytest.mark.parametrize("other", sorted(OTHER_SEEKS))
+def test_a_worker_with_another_seek_that_joined_late_fails_its_task_in_one_line(
+    local_ray, other, tmp_path, seek_home, settings_for, make_tree
+):
+    """A node that joins the cluster after the run's check of every node (simulated: the
+    check skipped) runs no task with its seek: the task stops before it reads a file, the
+    run ends in one line naming both seeks, and no row of another seek is written (the next
+    run gives the corpus a clean run gives)."""
+    init, expected = (s.replace("{ours}", seek.__version__) for s in OTHER_SEEKS[other])
+    package = tmp_path / "workers" / "seek"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(init)
+    files = many_files("a", 4)
+    repo = make_tree(files, "one")
+    location = CorpusLocation(str(tmp_path / "corpus"))
+    add_repos(location, {"one": repo})
+    job = {"runtime_env": {"env_vars": {"PYTHONPATH": str(package.parent)}}}
+    env = os.environ | {"SEEK_HOME": str(seek_home),
+                        "RAY_JOB_CONFIG_JSON_ENV_VAR": json.dumps(job)}  # fmt: skip
+    address = ray.get_runtime_context().gcs_address
+    late = (
+        "import runpy, sys\n"
+        "import seek.corpus.fanout\n"
+        "seek.corpus.fanout._check_workers = lambda ray, address: None\n"
+        f"sys.argv = ['seek', 'corpus', 'index', {location.uri!r}, '--ray', {address!r}]\n"
+        "runpy.run_module('seek', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", late], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and 'File "' not in done.stderr, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("seek: error: the Ray workers on node "), done.stderr[-3000:]
+    assert re.search(expected, last) and "install the same seek" in last, last
+    index(location, settings_for())
+    clean = CorpusLocation(str(tmp_path / "clean"))
+    add_repos(clean, {"one": repo})
+    index(clean, settings_for())
+    assert_same_corpus(location, clean)

@@ -102,17 +102,21 @@ class RayRunner:
             _check_workers(ray, address)
         self.workers = int(ray.cluster_resources().get("CPU", workers))
         self._remotes: dict[Callable[..., Any], Any] = {}
+        self._where = address or ray.get_runtime_context().gcs_address
 
     def _remote(self, fn: Callable[..., Any]) -> Any:
         remote = self._remotes.get(fn)
         if remote is None:
-            remote = self._ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(fn)
+            task = _on_this_seek(fn)
+            remote = self._ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(task)
             self._remotes[fn] = remote
         return remote
 
     def map_unordered(
         self, fn: Callable[..., Any], args: Iterable[tuple], in_flight: int
     ) -> Iterator[Any]:
+        from ray import cloudpickle
+
         ray = self._ray
         remote = self._remote(fn)
         pending: list[Any] = []
@@ -122,13 +126,17 @@ class RayRunner:
             while True:
                 while not exhausted and len(pending) < max(1, in_flight):
                     try:
-                        pending.append(remote.remote(*next(queue)))
+                        pending.append(remote.remote(cloudpickle.dumps(next(queue))))
                     except StopIteration:
                         exhausted = True
                 if not pending:
                     return
                 ready, pending = ray.wait(pending, num_returns=1)
-                yield ray.get(ready[0])
+                try:
+                    result = ray.get(ready[0])
+                except ray.exceptions.RayError as exc:
+                    raise _task_failure(exc, self._where) from exc
+                yield result
         finally:
             for ref in pending:  # a run that stops early does not leave work behind
                 ray.cancel(ref, force=True)
@@ -221,11 +229,62 @@ def _seek_build_probe() -> Callable[[], tuple[str, str, str]]:
     return seek_build
 
 
+_OTHER_SEEK = "seek-build: "
+"""How a task that found another seek on its worker starts its error (see _on_this_seek)."""
+
+
+def _on_this_seek(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, run only by a worker whose seek is this one (the version and source that
+    :func:`_check_workers` compares): a node that joined the cluster after that check, with
+    another seek, fails its first task in one line instead of writing rows another way.
+    Checked once per worker process, before ``fn`` and its arguments (pickled by
+    :meth:`RayRunner.map_unordered`) are unpickled there: their classes are the worker's
+    seek's. Made here, nested, so that Ray sends it by value."""
+    from ray import cloudpickle
+
+    probe = _seek_build_probe()
+    ours = probe()[:2]
+    payload = cloudpickle.dumps(fn)
+
+    def seek_task(packed_args: bytes) -> Any:
+        import sys
+
+        if getattr(sys.modules.get("seek"), "_checked_build", None) != ours:
+            version, digest, error = probe()
+            if error or (version, digest) != ours:
+                import ray
+
+                node = ray.util.get_node_ip_address()
+                found = f"cannot import seek ({error})" if error else (
+                    f"run seek {version}" if version != ours[0]
+                    else f"run another build of seek {version} (other source)")  # fmt: skip
+                raise RuntimeError(f"{_OTHER_SEEK}the Ray workers on node {node} {found}, "
+                                   f"this is seek {ours[0]}: install the same seek on the "
+                                   "cluster")  # fmt: skip
+            sys.modules["seek"]._checked_build = ours  # type: ignore[attr-defined]
+        from ray import cloudpickle
+
+        return cloudpickle.loads(payload)(*cloudpickle.loads(packed_args))
+
+    return seek_task
+
+
+def _task_failure(exc: BaseException, where: str) -> CorpusError:
+    """A task's failure on the cluster as one line (its traceback goes to the debug log)."""
+    log.debug("a Ray task failed", exc_info=exc)
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else type(exc).__name__
+    if _OTHER_SEEK in last:
+        return CorpusError(printable(one_line(last.split(_OTHER_SEEK, 1)[1], 400)))
+    return CorpusError(f"a task on the Ray cluster at {where} failed: {printable(one_line(last))}")
+
+
 def _check_workers(ray: Any, address: str | None) -> None:
     """Run the seek probe once on every live node with CPUs (each node's workers share its
     Python and the job's runtime environment) before any task; a node whose seek differs
     from the driver's (version or source) or cannot be imported is one
-    :class:`CorpusError`. Nodes that join the cluster later are not checked."""
+    :class:`CorpusError`. A node that joins the cluster later is checked by its first task
+    (:func:`_on_this_seek`)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     probe = _seek_build_probe()
