@@ -180,6 +180,9 @@ def _serve(
         end.close()
     _close_sockets()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
+    # not a server's shutdown handler: a stop signal ends the child (the run extracts what
+    # it did not answer)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     while True:
         try:
             rel, data = inbox.recv()
