@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import socket
 import sys
 import time
@@ -188,3 +189,23 @@ def test_the_worker_holds_none_of_the_process_s_sockets(
         mine = f"socket:[{os.fstat(listening.fileno()).st_ino}]"
     assert seen.exists()
     assert mine not in seen.read_text().splitlines()
+
+
+def test_a_stop_signal_ends_the_worker_not_the_process_s_handler(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    """A server's SIGTERM handler is not the worker's: stopped, the child ends and the run
+    extracts what it did not answer."""
+    handled = tmp_path / "handled"
+    previous = signal.signal(signal.SIGTERM, lambda *_: handled.open("a").write(f"{os.getpid()}\n"))
+    try:
+        root = make_tree(PROJECT)
+        stop = lambda rel: rel == "py/shop/gift.py" and os.kill(os.getpid(), signal.SIGTERM)  # noqa: E731
+        record_extractions(monkeypatch, tmp_path, fail=stop)
+        index_workspace(root, settings)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    rows = graph_rows(root, settings)
+    assert not handled.exists(), "the child ran the process's handler"
+    monkeypatch.undo()
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
