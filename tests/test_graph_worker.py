@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -209,3 +210,25 @@ def test_a_stop_signal_ends_the_worker_not_the_process_s_handler(
     assert not handled.exists(), "the child ran the process's handler"
     monkeypatch.undo()
     assert rows == in_process_rows(make_tree, settings, monkeypatch)
+
+
+def test_a_run_in_a_process_that_uses_lancedb_prints_no_fork_warning(make_tree, tmp_path):
+    """lancedb's at-fork hook warns in every child it finds itself in (a server imports the
+    lancedb package); the worker never uses LanceDB, and its runs print nothing. A process
+    of its own: pytest records warnings instead of printing them."""
+    root = make_tree(PROJECT)
+    program = f"""
+import lancedb.background_loop  # registers the hook, as a server has
+import seek.index.embed_steps
+seek.index.embed_steps.usable = lambda files: True
+from pathlib import Path
+from seek import index_workspace, load_settings
+home = Path({str(tmp_path / "home")!r})
+settings = load_settings(overrides={{"home": str(home)}}, env={{}},
+                         user_config=home / "no-user-config.toml")
+index_workspace({str(root)!r}, settings)
+"""
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "fork" not in run.stderr, run.stderr

@@ -28,6 +28,7 @@ import queue
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -90,7 +91,12 @@ class GraphWorker:
         # documented use before a fork).
         gc.freeze()
         try:
-            self._process.start()
+            with warnings.catch_warnings():  # the child inherits the filters as they are now
+                # lancedb's at-fork hook restarts its event loop in the child and warns, once
+                # per process, that LanceDB in a forked child is experimental: this child
+                # never uses LanceDB, and a server would print the warning on every run
+                warnings.filterwarnings("ignore", "lancedb fork support", RuntimeWarning)
+                self._process.start()
         except BaseException:
             gc.unfreeze()
             raise
