@@ -96,6 +96,10 @@ class GraphWorker:
                 # per process, that LanceDB in a forked child is experimental: this child
                 # never uses LanceDB, and a server would print the warning on every run
                 warnings.filterwarnings("ignore", "lancedb fork support", RuntimeWarning)
+                # Python 3.12+ on any fork of a process with threads: this child runs only
+                # Python and tree-sitter, no lock another thread may hold (see usable)
+                warnings.filterwarnings("ignore", ".*use of fork.. may lead to deadlocks",
+                                        DeprecationWarning)  # fmt: skip
                 self._process.start()
         except BaseException:
             gc.unfreeze()
