@@ -39,8 +39,9 @@ def on_worker(monkeypatch):
 
 
 def in_process_rows(make_tree, settings, monkeypatch):
+    """The graph rows of the same project in a folder of its own, indexed in-process."""
     monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
-    root = make_tree(PROJECT)
+    root = make_tree(PROJECT, name="in-process")
     index_workspace(root, settings)
     monkeypatch.undo()
     return graph_rows(root, settings)
