@@ -142,6 +142,7 @@ def test_the_worker_is_used_only_where_it_can_help(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert usable(50)
     assert not usable(1), "a single saved file is extracted in-process"
+    assert not usable(5), "a few files: compiling the worker's queries costs more"
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert not usable(50), "one core: nothing to overlap"
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
