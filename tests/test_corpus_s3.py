@@ -171,3 +171,32 @@ def test_a_folder_named_by_a_shared_corpus_json_is_not_indexed_unless_passed(
     added = CliRunner().invoke(cli, ["corpus", "add", location.uri, str(other)])
     assert added.exit_code == 0, added.output
     assert f"index it with `seek corpus index {location.uri} --folder {other}`" in added.stderr
+
+
+def test_an_unreadable_table_on_s3_stops_the_run_and_drops_nothing(
+    bucket, s3_endpoint, settings_for, make_tree
+):
+    """On S3 a table read that fails is the storage's one line, never damage to repair: a
+    run that cannot read the chunk table stops before it writes, and the table's objects
+    stay (a bucket out of reach for a moment must not cost the corpus its rows)."""
+    import boto3
+
+    location = CorpusLocation(f"s3://{bucket}/team")
+    add_repos(location, {"alpha": make_tree(REPO_A, "alpha")})
+    index(location, settings_for())
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint)
+
+    def objects() -> dict[str, bytes]:
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix="team/lancedb/chunks.lance/")
+        return {o["Key"]: s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+                for o in listed.get("Contents", [])}  # fmt: skip
+
+    data = [key for key in objects() if "/data/" in key]
+    assert data
+    for key in data:  # cut short, as a local file was in tests/test_corpus_damage.py
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        s3.put_object(Bucket=bucket, Key=key, Body=body[: len(body) // 2])
+    before = objects()
+    with pytest.raises(CorpusError, match=f"cannot open {location.db_uri}"):
+        index(location, settings_for())
+    assert objects() == before

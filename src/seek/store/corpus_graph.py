@@ -168,16 +168,12 @@ class CorpusGraph:
     def problem(self) -> str:
         """What is wrong with the table ("" when nothing is, or when there is none), as
         :meth:`CorpusTable.problem` finds it."""
-        return read_problem(self.open, "path", "the corpus's code graph table",
-                            self.chunks._cause)  # fmt: skip
+        return read_problem(self.chunks, self.open, "path", "the corpus's code graph table")
 
     def drop(self) -> None:
         """Drop the table: each repository's graph is filled again from its stamped files by
         its next run (:meth:`seek.corpus.build.CorpusIndexer._fill_graph`)."""
-        db = self.chunks.connect()
-        with self.chunks._storage():
-            if GRAPH_TABLE in db.list_tables().tables:
-                db.drop_table(GRAPH_TABLE)
+        self.chunks.drop(GRAPH_TABLE)
         self._table = None
 
     def has_graph(self, repo: str) -> bool:

@@ -93,24 +93,23 @@ def files_filter(repo: str, paths: Sequence[str]) -> str:
     return f"repo = {sql_quote(repo)} AND path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
 
 
-def read_problem(
-    open_table: Callable[[], Any | None],
-    column: str,
-    what: str,
-    cause: Callable[[BaseException], str],
-) -> str:
+def read_problem(chunks: CorpusTable, open_table: Callable[[], Any | None], column: str,
+                 what: str) -> str:  # fmt: skip
     """ "" when the table ``open_table`` gives (None: there is none) reads whole, else
-    ``what`` "cannot be read (``cause(exc)``)" on one line: ``column`` of every row is read
-    (LanceDB reports a damaged data file as many error types)."""
+    ``what`` "cannot be read (...)" on one line: ``column`` of every row is read (LanceDB
+    reports a damaged data file as many error types). On S3 a failure is the storage's one
+    line (:class:`CorpusError`, raised), never damage: a bucket out of reach for a moment
+    must not make a run drop the table."""
     try:
-        table = open_table()
-        rows = 0 if table is None else table.count_rows()
-        if rows:
-            table.search().select([column]).limit(rows).to_arrow()
+        with chunks._storage():
+            table = open_table()
+            rows = 0 if table is None else table.count_rows()
+            if rows:
+                table.search().select([column]).limit(rows).to_arrow()
     except SeekError:
         raise
     except Exception as exc:  # noqa: BLE001 - see above
-        return f"{what} cannot be read ({cause(exc)})"
+        return f"{what} cannot be read ({chunks._cause(exc)})"
     return ""
 
 
@@ -232,15 +231,17 @@ class CorpusTable:
         """What is wrong with the table ("" when nothing is, or when there is none): one
         column of every row is read, so a data file cut short or replaced shows, as a
         workspace's health check reads it (:func:`seek.store.health.read_check`)."""
-        return read_problem(self.open, "part", "the corpus's chunk table", self._cause)
+        return read_problem(self, self.open, "part", "the corpus's chunk table")
 
-    def drop(self) -> None:
-        """Drop the table (a damaged one, before every repository is indexed again)."""
+    def drop(self, name: str = TABLE) -> None:
+        """Drop the corpus's table ``name`` (a damaged one: before every repository is
+        indexed again, or its graph read again)."""
         db = self.connect()
         with self._storage():
-            if TABLE in db.list_tables().tables:
-                db.drop_table(TABLE)
-        self._table = self._reader = None
+            if name in db.list_tables().tables:
+                db.drop_table(name)
+        if name == TABLE:
+            self._table = self._reader = None
 
     # -- writing ---------------------------------------------------------------------
     def add(self, rows: Any) -> None:
