@@ -121,3 +121,23 @@ def test_a_damaged_graph_table_is_read_again_with_nothing_embedded(corpus, setti
     assert not waiting.rows and "not stored in the corpus yet" in " ".join(waiting.notes)
     run_over(corpus, settings_for(), "beta")
     assert lookup(corpus, "beta", "defs", "LruCache") == answer
+
+
+def test_rebuild_drops_both_tables_and_indexes_every_repository(corpus, seek_home):
+    env = {**os.environ, "SEEK_HOME": str(seek_home)}
+
+    def seek(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "seek", "corpus", *args], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    some = seek("index", corpus.uri, "alpha", "--rebuild")
+    assert some.returncode == 1 and "Traceback" not in some.stderr
+    assert some.stderr.strip().splitlines()[-1] == (
+        f"seek: error: a rebuild indexes every repository: run `seek corpus index "
+        f"{corpus.uri} --rebuild` without naming repositories"
+    )
+    done = seek("index", corpus.uri, "--rebuild")
+    assert done.returncode == 0, done.stderr
+    assert "Rebuilt alpha, beta: rebuild requested." in done.stderr
+    assert f"alpha: {len(REPO_A)} files embedded" in done.stdout
+    assert f"beta: {len(REPO_B)} files embedded" in done.stdout

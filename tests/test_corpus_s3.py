@@ -174,7 +174,7 @@ def test_a_folder_named_by_a_shared_corpus_json_is_not_indexed_unless_passed(
 
 
 def test_an_unreadable_table_on_s3_stops_the_run_and_drops_nothing(
-    bucket, s3_endpoint, settings_for, make_tree
+    bucket, s3_endpoint, tmp_path, settings_for, make_tree
 ):
     """On S3 a table read that fails is the storage's one line, never damage to repair: a
     run that cannot read the chunk table stops before it writes, and the table's objects
@@ -200,3 +200,10 @@ def test_an_unreadable_table_on_s3_stops_the_run_and_drops_nothing(
     with pytest.raises(CorpusError, match=f"cannot open {location.db_uri}"):
         index(location, settings_for())
     assert objects() == before
+    # what mends it: --rebuild drops the tables unread and indexes every repository again
+    report = index(location, settings_for(), rebuild=True)
+    assert [r.rebuild_reason for r in report.repos] == ["rebuild requested"]
+    local = CorpusLocation(str(tmp_path / "local"))
+    add_repos(local, {"alpha": make_tree(REPO_A, "alpha")})
+    index(local, settings_for())
+    assert_same_corpus(location, local)

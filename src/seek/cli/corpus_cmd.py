@@ -112,11 +112,16 @@ def list_command(uri: str, as_json: bool) -> None:
     help="Index the repository whose source is this folder of this machine (repeatable; "
     "needed for an s3:// corpus, whose corpus.json others can write).",
 )
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the corpus's tables and index every repository again (no NAMES).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def index_command(
     obj: Context, uri: str, names: tuple[str, ...], address: str | None, workers: int,
-    writers: int, in_process: bool, folders: tuple[str, ...], as_json: bool,
+    writers: int, in_process: bool, folders: tuple[str, ...], rebuild: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Index the corpus's repositories (all, or NAMES): only changed files are embedded.
 
@@ -130,7 +135,7 @@ def index_command(
     runner = make_runner(address, workers, in_process)
     try:
         indexer = CorpusIndexer(CorpusLocation(uri), settings, runner, writers=writers,
-                                folders=folders)  # fmt: skip
+                                folders=folders, rebuild=rebuild)  # fmt: skip
         report = indexer.run(names)
     finally:
         runner.close()

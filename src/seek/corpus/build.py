@@ -122,8 +122,11 @@ class CorpusIndexer:
         ann_min_rows: int = ANN_MIN_ROWS,
         task: Callable[..., BatchResult] = prepare_batch,
         folders: Sequence[str | Path] = (),
+        rebuild: bool = False,
     ) -> None:
         self.location = location
+        self.rebuild = rebuild
+        """Drop both tables and index every repository again (``--rebuild``)."""
         self.settings = settings
         self.runner = runner
         self.writers = max(1, writers)
@@ -192,11 +195,21 @@ class CorpusIndexer:
 
     def _check_tables(self, entries: list[RepoEntry]) -> str:
         """Read both tables whole before writing (seek.md §4: a damaged index is rebuilt, as
-        a workspace's is). A graph table that cannot be read is dropped: every repository's
-        graph is filled again from its stamped files, by this run or by its next, with
-        nothing embedded again. A chunk table that cannot be read is dropped too, and every
-        repository is indexed again (the reason returned); rows of the repositories a run
-        leaves out would be lost with it, so only a run over all of them may do that."""
+        a workspace's is), or drop them unread for ``--rebuild``. A graph table that cannot
+        be read is dropped: every repository's graph is filled again from its stamped
+        files, by this run or by its next, with nothing embedded again. A chunk table that
+        cannot be read is dropped too, and every repository is indexed again (the reason
+        returned); rows of the repositories a run leaves out would be lost with it, so only
+        a run over all of them may do that."""
+        everyone = {e.name for e in entries} == set(self.catalog.repos())
+        uri = self.location.uri
+        if self.rebuild:  # not read first: the way to mend a table S3 cannot read
+            if not everyone:
+                raise CorpusError("a rebuild indexes every repository: run `seek corpus index "
+                                  f"{uri} --rebuild` without naming repositories")  # fmt: skip
+            self.table.drop()
+            self.graph.drop()
+            return "rebuild requested"
         problem = self.graph.problem()
         if problem:
             log.warning("%s: dropped, each repository's graph is read again", problem)
@@ -204,8 +217,7 @@ class CorpusIndexer:
         problem = self.table.problem()
         if not problem:
             return ""
-        if {e.name for e in entries} != set(self.catalog.repos()):
-            uri = self.location.uri
+        if not everyone:
             raise CorpusError(f"{problem}: run `seek corpus index {uri}` without naming "
                               "repositories, which indexes all of them again")  # fmt: skip
         self.table.drop()
