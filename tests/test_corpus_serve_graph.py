@@ -352,6 +352,61 @@ def test_generated_graph_requests_never_get_a_server_error(corpus, seek_home):
     assert answered == set(GRAPH_ROUTES), answered
 
 
+SEARCH_VALUES = {
+    "query": st.sampled_from(["price of an item", "Cart total", "", " ", "x" * 5000])
+    | st.text(alphabet=string.printable + "\x00\u202e\udc80", max_size=60)
+    | JSON_VALUES,
+    "k": st.integers(-1, 300) | st.sampled_from([2**70]) | JSON_VALUES,
+    "repos": st.lists(st.sampled_from(["shop", "beta", "gamma", "", "../x"]), max_size=3)
+    | JSON_VALUES,
+    "paths": st.lists(st.sampled_from(["py/", "lib", "", "/etc", "../", "a'b"]), max_size=3)
+    | JSON_VALUES,
+}
+
+
+@st.composite
+def search_bodies(draw) -> dict:
+    fields = draw(st.sets(st.sampled_from(sorted(SEARCH_VALUES))))
+    return {field: draw(SEARCH_VALUES[field]) for field in sorted(fields)}
+
+
+VALID_SEARCHES = st.fixed_dictionaries(
+    {"query": st.sampled_from(["price of an item", "Cart total", "evict the oldest"])},
+    optional={
+        "k": st.integers(1, 50),  # MAX_K
+        "repos": st.lists(st.sampled_from(["shop", "beta"]), max_size=2),
+        "paths": st.lists(st.sampled_from(["py/", "lib/", "web/src"]), max_size=2),
+    },
+)
+"""Searches the server answers, so a run sees 200s beside the refusals."""
+
+
+def test_generated_search_requests_never_get_a_server_error(corpus, seek_home):
+    """Hypothesis writes `POST /v1/search` bodies (near-valid ones and any JSON): every answer
+    is a 200 with hits or a one-line JSON error below 500."""
+    seen: set[int] = set()
+    with serve_corpus(corpus, seek_home) as client:
+
+        @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(search_bodies() | VALID_SEARCHES)
+        @example({"query": "price of an item", "k": 3, "repos": ["shop"], "paths": ["py/"]})
+        @example({"query": "cache", "repos": ["gamma"]})
+        def check(body):
+            raw = json.dumps(body).encode()  # ASCII escapes: a lone surrogate travels too
+            answer = client.post("/v1/search", content=raw, headers=JSON_TYPE)
+            seen.add(answer.status_code)
+            assert answer.status_code < 500, (body, answer.text)
+            data = answer.json()
+            if answer.status_code >= 400:
+                assert isinstance(data["error"]["code"], str) and data["error"]["message"]
+                assert "\n" not in data["error"]["message"]
+            else:
+                assert isinstance(data["hits"], list)
+
+        check()
+    assert {200, 400, 404} <= seen  # answers and both kinds of refusal were reached
+
+
 def test_an_unreadable_graph_is_one_line_from_the_cli_and_a_json_error_from_the_server(
     corpus, seek_home
 ):
