@@ -23,8 +23,8 @@ from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.search import CorpusSearcher
 from seek.corpus.serve import create_corpus_app
 from seek.serving.config import ServeConfig
-from seek.store.corpus_graph import GRAPH_TABLE
-from seek.store.corpus_table import TABLE
+from seek.store.corpus_graph import GRAPH_TABLE, CorpusGraph
+from seek.store.corpus_table import TABLE, CorpusTable
 
 
 @pytest.fixture
@@ -141,3 +141,21 @@ def test_rebuild_drops_both_tables_and_indexes_every_repository(corpus, seek_hom
     assert "Rebuilt alpha, beta: rebuild requested." in done.stderr
     assert f"alpha: {len(REPO_A)} files embedded" in done.stdout
     assert f"beta: {len(REPO_B)} files embedded" in done.stdout
+
+
+def test_an_unreadable_corpus_names_no_credential(corpus, settings_for, monkeypatch):
+    """LanceDB's message for a failed read can carry the endpoint with its user:password@
+    (an S3 corpus): the one line a search or a graph tool gives masks it."""
+    secret = "http://indexer:hunter2-very-secret@minio.internal:9000/code-index"
+
+    def fails(*args, **kwargs):
+        raise RuntimeError(f"lance error: Generic S3 error: {secret}: connection reset")
+
+    monkeypatch.setattr(CorpusGraph, "load_repo", fails)
+    monkeypatch.setattr(CorpusTable, "keyword_hits", fails)
+    searcher = CorpusSearcher(corpus, settings_for())
+    for ask in (lambda: lookup(corpus, "beta", "defs", "LruCache"),
+                lambda: searcher.search("retry policy")):  # fmt: skip
+        with pytest.raises(CorpusError, match="cannot be read") as caught:
+            ask()
+        assert "hunter2" not in str(caught.value) and "minio.internal" in str(caught.value)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
-from seek.errors import SeekError, failure_line
+from seek.errors import SeekError
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import CorpusTable
 from seek.untrusted import MAX_ROWS, check_query
@@ -62,18 +62,17 @@ def load_repo_graph(location: CorpusLocation, repo: str) -> CodeGraph | None:
     from seek.index.graph_rows import assemble
 
     check_repo_name(repo)
+    table = CorpusTable(location)
     try:
-        rows = CorpusGraph(CorpusTable(location)).load_repo(repo)
+        rows = CorpusGraph(table).load_repo(repo)
         return None if rows is None else assemble(rows)
     except SeekError:
         raise
     except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
         # one line, not LanceDB's traceback (a data file cut short or replaced); a server
         # answers it as a JSON error
-        raise CorpusError(
-            f"the code graph of {repo} stored in the corpus {location.uri} cannot be read "
-            f"({failure_line(exc)})"
-        ) from exc
+        what = f"the code graph of {repo} stored in the corpus {location.uri}"
+        raise CorpusError(table.unreadable(what, exc)) from exc
 
 
 def _facts(graph: CodeGraph) -> int:

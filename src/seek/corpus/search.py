@@ -216,10 +216,8 @@ class CorpusSearcher:
             # one line, not LanceDB's traceback (a data file cut short or replaced); a
             # server answers it as a JSON error
             uri = self.location.uri
-            raise CorpusError(
-                f"the corpus {uri} cannot be read ({self.table._cause(exc)}): "
-                f"`seek corpus index {uri}` rebuilds it"
-            ) from exc
+            line = self.table.unreadable(f"the corpus {uri}", exc)
+            raise CorpusError(f"{line}: `seek corpus index {uri}` rebuilds it") from exc
 
     def _search(
         self,

@@ -109,7 +109,7 @@ def read_problem(chunks: CorpusTable, open_table: Callable[[], Any | None], colu
     except SeekError:
         raise
     except Exception as exc:  # noqa: BLE001 - see above
-        return f"{what} cannot be read ({chunks._cause(exc)})"
+        return chunks.unreadable(what, exc)
     return ""
 
 
@@ -160,6 +160,11 @@ class CorpusTable:
         if "AccessDenied" in text or "InvalidAccessKeyId" in text or "Forbidden" in text:
             return self.location.access_denied()
         return one_line(text, 200, self.location.env)
+
+    def unreadable(self, what: str, exc: BaseException) -> str:
+        """``what`` "cannot be read (the cause)" on one line, the cause as :meth:`_cause` puts
+        it: credentials masked (LanceDB's message can carry an endpoint's password)."""
+        return f"{what} cannot be read ({self._cause(exc)})"
 
     def connect(self) -> Any:
         if self._db is None:
