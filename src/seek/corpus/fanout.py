@@ -21,6 +21,7 @@ Ray installed (``pip install 'seek-code[scale]'`` adds it), or with ``--in-proce
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -229,6 +230,38 @@ def _seek_build_probe() -> Callable[[], tuple[str, str, str]]:
     return seek_build
 
 
+@functools.cache
+def _driver_build() -> tuple[str, str]:
+    """This process's (version, source digest), read once: the run's check of every node and
+    each task's check compare against it."""
+    return _seek_build_probe()()[:2]
+
+
+def _build_problem() -> Callable[..., str]:
+    """A function naming how a worker's seek (``version``, ``digest``, import ``error``)
+    differs from the driver's ``ours``, "" when it does not: one wording for the run's check
+    of every node and for a task's own check. ``show(text, limit)`` puts the worker's text
+    in the line (as it is by default). Made here, nested, so that Ray sends it by value
+    with the task."""
+
+    def problem(
+        ours: tuple[str, str],
+        version: str,
+        digest: str,
+        error: str,
+        show: Callable[[str, int], str] = lambda text, limit: text,
+    ) -> str:
+        if error:
+            return f"cannot import seek ({show(error, 300)})"
+        if version != ours[0]:
+            return f"run seek {show(version, 40)}"
+        if digest != ours[1]:
+            return f"run another build of seek {version} (other source)"
+        return ""
+
+    return problem
+
+
 _OTHER_SEEK = "seek-build: "
 """How a task that found another seek on its worker starts its error (see _on_this_seek)."""
 
@@ -242,22 +275,18 @@ def _on_this_seek(fn: Callable[..., Any]) -> Callable[..., Any]:
     seek's. Made here, nested, so that Ray sends it by value."""
     from ray import cloudpickle
 
-    probe = _seek_build_probe()
-    ours = probe()[:2]
+    probe, problem, ours = _seek_build_probe(), _build_problem(), _driver_build()
     payload = cloudpickle.dumps(fn)
 
     def seek_task(packed_args: bytes) -> Any:
         import sys
 
         if getattr(sys.modules.get("seek"), "_checked_build", None) != ours:
-            version, digest, error = probe()
-            if error or (version, digest) != ours:
+            found = problem(ours, *probe())
+            if found:
                 import ray
 
                 node = ray.util.get_node_ip_address()
-                found = f"cannot import seek ({error})" if error else (
-                    f"run seek {version}" if version != ours[0]
-                    else f"run another build of seek {version} (other source)")  # fmt: skip
                 raise RuntimeError(f"{_OTHER_SEEK}the Ray workers on node {node} {found}, "
                                    f"this is seek {ours[0]}: install the same seek on the "
                                    "cluster")  # fmt: skip
@@ -287,9 +316,9 @@ def _check_workers(ray: Any, address: str | None) -> None:
     (:func:`_on_this_seek`)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    probe = _seek_build_probe()
-    version, digest, _ = probe()
-    remote = ray.remote(num_cpus=0)(probe)
+    ours = _driver_build()
+    version = ours[0]
+    remote = ray.remote(num_cpus=0)(_seek_build_probe())
     nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
     refs = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
                 node["NodeID"], soft=False)).remote() for node in nodes]  # fmt: skip
@@ -303,16 +332,15 @@ def _check_workers(ray: Any, address: str | None) -> None:
             raise CorpusError(f"the Ray workers at {where} could not run seek's version check "
                               f"({printable(one_line(lines[-1]))}): is seek {version} "
                               "installed on the cluster?") from exc  # fmt: skip
-        if error:
-            problem = f"cannot import seek ({printable(one_line(error))})"
-        elif theirs != version:
-            problem = f"run seek {printable(one_line(theirs, 40))}"
-        elif their_digest != digest:
-            problem = f"run another build of seek {version} (other source)"
-        else:
-            continue
-        raise CorpusError(f"the Ray workers at {where} {problem}, this is seek {version}: "
-                          "install the same seek on the cluster")  # fmt: skip
+        problem = _build_problem()(ours, theirs, their_digest, error, _shown)
+        if problem:
+            raise CorpusError(f"the Ray workers at {where} {problem}, this is seek {version}: "
+                              "install the same seek on the cluster")  # fmt: skip
+
+
+def _shown(text: str, limit: int) -> str:
+    """A worker's text in a line of the driver's: one line, credentials masked, escaped."""
+    return printable(one_line(text, limit))
 
 
 def make_runner(address: str | None, workers: int, in_process: bool) -> Runner:
