@@ -52,6 +52,14 @@ def index(
     return CorpusIndexer(location, settings, runner or LocalRunner(), **options).run()
 
 
+def indexed_corpus(folder: Path, repos: dict[str, Path], settings: Settings) -> CorpusLocation:
+    """A corpus in ``folder`` with ``repos`` added and indexed in this process."""
+    location = CorpusLocation(str(folder))
+    add_repos(location, repos)
+    index(location, settings)
+    return location
+
+
 def add_repos(location: CorpusLocation, repos: dict[str, Path]) -> None:
     catalog = Catalog(location)
     for name, folder in repos.items():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_helpers import REPO_A, REPO_B, add_repos, index
+from corpus_helpers import REPO_A, REPO_B, index, indexed_corpus
 from test_corpus import corpus_server
 
 import seek.corpus.serve
@@ -29,10 +29,8 @@ from seek.store.corpus_table import TABLE, CorpusTable
 
 @pytest.fixture
 def corpus(tmp_path, settings_for, make_tree) -> CorpusLocation:
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, {"alpha": make_tree(REPO_A, "alpha"), "beta": make_tree(REPO_B, "beta")})
-    index(location, settings_for())
-    return location
+    repos = {"alpha": make_tree(REPO_A, "alpha"), "beta": make_tree(REPO_B, "beta")}
+    return indexed_corpus(tmp_path / "corpus", repos, settings_for())
 
 
 def cut_short(location: CorpusLocation, table: str) -> None:

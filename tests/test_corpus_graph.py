@@ -12,7 +12,7 @@ import pickle
 
 import pytest
 from click.testing import CliRunner
-from corpus_helpers import REPO_A, REPO_B, add_repos, index
+from corpus_helpers import REPO_A, REPO_B, add_repos, index, indexed_corpus
 from test_corpus_s3 import bucket, s3_endpoint  # noqa: F401 - the S3 server fixtures
 from test_graph_index import PROJECT, disk_files
 
@@ -56,10 +56,7 @@ def repos(make_tree):
 @pytest.fixture
 def location(tmp_path, settings_for, repos) -> CorpusLocation:
     """A corpus in a temporary folder with ``repos`` added and indexed."""
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, repos)
-    index(location, settings_for())
-    return location
+    return indexed_corpus(tmp_path / "corpus", repos, settings_for())
 
 
 def test_a_corpus_run_stores_each_repositorys_graph(location, repos):

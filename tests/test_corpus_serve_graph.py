@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus_helpers import REPO_B, add_repos, index
+from corpus_helpers import REPO_B, index, indexed_corpus
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_corpus import corpus_server
@@ -36,10 +36,8 @@ JSON_TYPE = {"Content-Type": "application/json"}
 
 @pytest.fixture
 def corpus(tmp_path, settings_for, make_tree) -> CorpusLocation:
-    location = CorpusLocation(str(tmp_path / "corpus"))
-    add_repos(location, {"shop": make_tree(PROJECT, "shop"), "beta": make_tree(REPO_B, "beta")})
-    index(location, settings_for())
-    return location
+    repos = {"shop": make_tree(PROJECT, "shop"), "beta": make_tree(REPO_B, "beta")}
+    return indexed_corpus(tmp_path / "corpus", repos, settings_for())
 
 
 def serve_corpus(location: CorpusLocation, seek_home, token: str = ""):
