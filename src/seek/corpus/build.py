@@ -201,10 +201,13 @@ class CorpusIndexer:
         cannot be read is dropped too, and every repository is indexed again (the reason
         returned); rows of the repositories a run leaves out would be lost with it, so only
         a run over all of them may do that."""
-        everyone = {e.name for e in entries} == set(self.catalog.repos())
         uri = self.location.uri
+
+        def everyone() -> bool:  # the catalog read again only when a table goes
+            return {e.name for e in entries} == set(self.catalog.repos())
+
         if self.rebuild:  # not read first: the way to mend a table S3 cannot read
-            if not everyone:
+            if not everyone():
                 raise CorpusError("a rebuild indexes every repository: run `seek corpus index "
                                   f"{uri} --rebuild` without naming repositories")  # fmt: skip
             self.table.drop()
@@ -217,7 +220,7 @@ class CorpusIndexer:
         problem = self.table.problem()
         if not problem:
             return ""
-        if not everyone:
+        if not everyone():
             raise CorpusError(f"{problem}: run `seek corpus index {uri}` without naming "
                               "repositories, which indexes all of them again")  # fmt: skip
         self.table.drop()
