@@ -194,13 +194,8 @@ class CodeGraph(Bindings):
         """How many uses bind to each definition (uses that could mean n definitions count
         1/n toward each, rounded down after summing)."""
         if self._inbound is None:
-            counts: dict[Definition, float] = defaultdict(float)
-            for refs in self.refs_by_name.values():
-                for ref in refs:
-                    found = self.candidates(ref)
-                    for d in found:
-                        counts[d] += 1 / len(found)
-            self._inbound = {d: int(c + 0.5) for d, c in counts.items()}
+            uses = (ref for refs in self.refs_by_name.values() for ref in refs)
+            self._inbound = self._bound_counts(uses)
         return self._inbound
 
     def inbound_of(self, names: Iterable[str]) -> dict[Definition, int]:
@@ -223,13 +218,20 @@ class CodeGraph(Bindings):
             if not more:
                 break
             spelt |= more
+        uses = (ref for name in spelt for ref in self.refs_by_name.get(name, ()))
+        return self._bound_counts(uses, wanted)
+
+    def _bound_counts(
+        self, uses: Iterable[Reference], wanted: set[str] | None = None
+    ) -> dict[Definition, int]:
+        """How many of ``uses`` bind to each definition (named in ``wanted`` when given): a
+        use that could mean n definitions counts 1/n toward each, rounded after summing."""
         counts: dict[Definition, float] = defaultdict(float)
-        for name in spelt:
-            for ref in self.refs_by_name.get(name, ()):
-                found = self.candidates(ref)
-                for d in found:
-                    if d.name in wanted:
-                        counts[d] += 1 / len(found)
+        for ref in uses:
+            found = self.candidates(ref)
+            for d in found:
+                if wanted is None or d.name in wanted:
+                    counts[d] += 1 / len(found)
         return {d: int(c + 0.5) for d, c in counts.items()}
 
     def ranked(
