@@ -93,7 +93,7 @@ def _seed_uses(graph, seeds):
     for i, block in enumerate(seeds):
         facts = graph.files.get(block.path)
         for ref in facts.references if facts is not None else ():
-            if ref.local or not _inside(block, ref.line):
+            if not _inside(block, ref.line):
                 continue
             found = graph.candidates(ref)
             if found and len(found) <= MAX_CANDIDATES:

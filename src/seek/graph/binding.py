@@ -75,7 +75,7 @@ class Bindings:
     def candidates(self, ref: Reference) -> list[Definition]:
         """The definitions a use can mean, by the rules in the module docstring."""
         grammar = self.files[ref.path].grammar if ref.path in self.files else ""
-        if grammar == "python" and not ref.member and not ref.local:
+        if grammar == "python" and not ref.member:
             for imp in self.files[ref.path].imports:
                 # on an import line the name is the imported one, whatever the file defines;
                 # elsewhere `b` of `from m import a as b` is m's a
@@ -126,8 +126,6 @@ class Bindings:
                 best = min(near(d) for d in pool)
                 pool = [d for d in pool if near(d) == best]
             return pool
-        if ref.local:
-            return []
         owner = self.by_key.get((ref.path, ref.enclosing)) if ref.enclosing else None
         while owner is not None and owner.kind in ("field", "constant", "variable"):
             # `tag = to_json` in a class body: the field's value is in the class's scope

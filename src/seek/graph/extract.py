@@ -1,9 +1,10 @@
 """One file's definitions and references from its syntax tree (issue 28, deliver 1).
 
 Definitions come from the tags query (queries.py); references are every identifier-like
-leaf that is not a definition's own name, found with one query per grammar built from the
-grammar's node kinds (so the walk runs in C), each tied to its innermost enclosing
-definition by a sweep over the sorted spans.  Imports are read by imports.py.
+leaf that is not a definition's own name nor a name its function binds itself (model.py's
+Reference), found with one query per grammar built from the grammar's node kinds (so the
+walk runs in C), each tied to its innermost enclosing definition by a sweep over the sorted
+spans.  Imports are read by imports.py.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from operator import itemgetter
 import tree_sitter
 
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
+from seek.graph.imports import query_text as import_query
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.queries import locals_text, raw_texts, tags_text, used_only
-from seek.graph.types import TypeFacts, supported
+from seek.graph.types import TypeFacts, query_texts, supported
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
 _EXTRA_NAME_KINDS = {
@@ -117,23 +119,26 @@ def _alternation_kinds(text: str) -> list[str]:
 
 
 @cache
-def _one_pass(grammar: str) -> tuple[tree_sitter.Query, int, int] | None:
-    """The tags, binder and name queries of a grammar joined into one, so that the tree is
-    walked once rather than three times (a walk costs about as much as its matching):
-    (query, index of the first binder pattern, index of the first name pattern).  The tags
-    patterns come first, so a tags pattern keeps the number it has alone (_scan prefers the
-    lowest).  Compiled once from the texts as written; when that fails, from the patterns
-    that compile alone."""
+def _one_pass(grammar: str) -> tuple[tree_sitter.Query, tuple[int, ...]] | None:
+    """The tags, binder, declared-type, anonymous-function, import and name queries of a
+    grammar joined into one, so that the tree is walked once rather than six times (a walk
+    costs about as much as its matching): (query, the index of each section's first pattern
+    after the tags: binders, types, anonymous functions, imports, names).  The tags patterns
+    come first, so a tags pattern keeps the number it has alone (_scan prefers the lowest).
+    Compiled once from the texts as written; when that fails, from the patterns that compile
+    alone."""
     language = load_language(grammar)
     if language is None:
         return None
     tags, binders = raw_texts(grammar)
-    sections = [tags, binders, _raw_name_text(grammar, language)]
+    declared, anonymous = query_texts(grammar)
+    imports = import_query(grammar)
+    sections = [tags, binders, declared, anonymous, imports, _raw_name_text(grammar, language)]
     try:
         query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
     except Exception:  # a part does not compile for this grammar version: checked texts
-        sections = [tags_text(grammar) or "", locals_text(grammar) or "", _name_text(grammar)]
-        sections[2] = sections[2] or ""
+        sections = [tags_text(grammar) or "", locals_text(grammar) or "", declared, anonymous,
+                    imports, _name_text(grammar) or ""]  # fmt: skip
         if not any(sections):
             return None
         query = tree_sitter.Query(language, "\n".join(t for t in sections if t))
@@ -144,14 +149,15 @@ def _one_pass(grammar: str) -> tuple[tree_sitter.Query, int, int] | None:
         starts.append(offset)
         if text:
             offset += len(text.encode("utf-8")) + 1
-    first = [query.pattern_count] * 3
+    first = [query.pattern_count] * len(sections)
     for index in range(query.pattern_count - 1, -1, -1):
         begin = query.start_byte_for_pattern(index)
-        for section in (1, 2):
+        for section in range(1, len(sections)):
             if sections[section] and begin >= starts[section]:
                 first[section] = min(first[section], index)
-    first[1] = min(first[1], first[2])
-    return query, first[1], first[2]
+    for section in range(len(sections) - 2, 0, -1):  # an empty section ends where the next begins
+        first[section] = min(first[section], first[section + 1])
+    return query, tuple(first[1:])
 
 
 def _kind_ok(language: tree_sitter.Language, kind: str, whole: bool = False) -> bool:
@@ -182,7 +188,7 @@ def extract(
     return facts
 
 
-ReferenceRow = tuple[str, int, int, "str | None", bool, bool, "str | None", bool, "str | None"]
+ReferenceRow = tuple[str, int, int, "str | None", bool, bool, "str | None", "str | None"]
 """A reference's fields after its path, in :class:`Reference`'s order."""
 
 
@@ -208,7 +214,8 @@ def extract_rows(
     root = tree.root_node
     lines = source.split(b"\n")
     facts = FileFacts(path=path, grammar=grammar)
-    def_nodes, name_starts, call_starts, binders, names = _scan(grammar, root)
+    scan = _scan(grammar, root)
+    def_nodes, name_starts, call_starts, binders, names, declared, anonymous, imports = scan
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
     kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
@@ -242,27 +249,41 @@ def extract_rows(
         qualified_at = {
             name.start_byte: q for (_, name, _), (_, _, q) in zip(def_nodes, spans, strict=True)
         }
-        typing.read(root, qualified_at, spans, kinds)
+        typing.read(declared, anonymous, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
     rows = _references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
-    facts.imports = read_imports(path, grammar, root)
+    facts.imports = read_imports(path, grammar, root, imports)
     return facts, rows
 
 
 def _scan(grammar, root):
     """One walk of the tree (:func:`_one_pass`): (definition node, name node, kind) sorted by
     position, one per name node; the start bytes of definition names and of call names;
-    the binder captures ({"local": [...], "global": [...]}); the identifier-like leaves."""
+    the binder captures ({"local": [...], "global": [...]}); the identifier-like leaves;
+    the declared-type matches' captures and the anonymous functions (types.query_texts); the
+    import matches' captures (imports.query_text)."""
     found: dict[int, tuple[int, tree_sitter.Node, tree_sitter.Node, str]] = {}
     calls: set[int] = set()
     binders: dict[str, list[tree_sitter.Node]] = {"local": [], "global": []}
     leaves: list[tree_sitter.Node] = []
+    declared: list[dict[str, list[tree_sitter.Node]]] = []
+    anonymous: list[tree_sitter.Node] = []
+    imports: list[dict[str, list[tree_sitter.Node]]] = []
     one = _one_pass(grammar)
     if one is not None:
-        query, first_binder, first_name = one
+        query, (first_binder, first_declared, first_anonymous, first_import, first_name) = one
         for pattern, captures in tree_sitter.QueryCursor(query).matches(root):
             if pattern >= first_name:
                 leaves.extend(captures.get("id", ()))
+                continue
+            if pattern >= first_import:
+                imports.append(captures)
+                continue
+            if pattern >= first_anonymous:
+                anonymous.extend(captures.get("fn", ()))
+                continue
+            if pattern >= first_declared:
+                declared.append(captures)
                 continue
             if pattern >= first_binder:
                 for capture, nodes in captures.items():
@@ -282,7 +303,7 @@ def _scan(grammar, root):
                     calls.add(name_node.start_byte)
     ordered = sorted(found.values(), key=lambda f: (f[1].start_byte, -f[1].end_byte))
     definitions = [(node, name, kind) for _, node, name, kind in ordered]
-    return definitions, set(found), calls, binders, leaves
+    return definitions, set(found), calls, binders, leaves, declared, anonymous, imports
 
 
 def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
@@ -349,10 +370,14 @@ def _references(
     keyed.sort(key=itemgetter(0))
     go = grammar == "go"
     function_field = _field_id(grammar, "function")
+    member_fields, owner_fields = _field_ids(grammar)
     refs: list[ReferenceRow] = []
     append = refs.append
     open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
     next_span, span_count = 0, len(spans)
+    # receivers are methods' spans, which never nest: the one around a use is found by a
+    # sweep, as the enclosing definition is
+    next_receiver, receiver_count = 0, len(receivers)
     # enclosing definition -> the names bound for uses inside it (_visible)
     visible: dict[str | None, frozenset[str] | set[str]] = {None: frozenset()}
     for start, node in keyed:
@@ -371,14 +396,18 @@ def _references(
         parent = node.parent
         parent_type = parent.type if parent is not None else None
         if parent_type in _MEMBER_NODES:
-            member, owner_node = _member_owner(grammar, parent, node)
+            member, owner_node = _member_owner(parent, node, member_fields, owner_fields)
         if member:
             qualifier = _owner_name(owner_node)
             if typing is not None:
                 owner = typing.owner(owner_node, enclosing)
-            for span_start, span_end, receiver in receivers:
-                if qualifier == receiver and span_start <= start < span_end:
-                    qualifier = "self"  # documented on Reference.qualifier
+            if receiver_count:
+                while next_receiver < receiver_count and receivers[next_receiver][1] <= start:
+                    next_receiver += 1
+                if next_receiver < receiver_count:
+                    span_start, _, receiver = receivers[next_receiver]
+                    if qualifier == receiver and span_start <= start:
+                        qualifier = "self"  # documented on Reference.qualifier
         elif go and parent_type == "literal_element" and _is_literal_key(grammar, node):
             # `T{field: v}`: a field of T, whatever local shares its name
             member, qualifier = True, _literal_type(node)
@@ -386,6 +415,8 @@ def _references(
             if typing is not None and composite is not None:
                 if composite.type == "composite_literal":
                     owner = typing.type_of(composite.child_by_field_name("type"))
+        elif bound and name in (visible.get(enclosing) or _visible(visible, bound, enclosing)):
+            continue  # a name its function binds (a parameter, a local): it means no definition
         call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
         if not call and function_field is not None:
             # is the use (or its `owner.member` node) the callee of a call?  node.parent is
@@ -402,7 +433,6 @@ def _references(
                 call,
                 member,
                 qualifier,
-                False if member or not bound else name in _visible(visible, bound, enclosing),
                 owner,
             )
         )
@@ -440,10 +470,15 @@ def _field_ids(grammar: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     )
 
 
-def _member_owner(grammar: str, parent: tree_sitter.Node, node: tree_sitter.Node):
+def _member_owner(
+    parent: tree_sitter.Node,
+    node: tree_sitter.Node,
+    member_fields: tuple[int, ...],
+    owner_fields: tuple[int, ...],
+):
     """(is ``node`` the member name of ``parent``, the owner's node) for a member-node parent:
-    the member is the node under a member field, and it counts only when an owner exists."""
-    member_fields, owner_fields = _field_ids(grammar)
+    the member is the node under a member field (``member_fields``, the grammar's ids:
+    :func:`_field_ids`), and it counts only when an owner exists."""
     owner = None
     for field in owner_fields:
         owner = parent.child_by_field_id(field)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from functools import cache, partial
+from functools import cache
 
 import tree_sitter
 
@@ -29,9 +29,29 @@ def _unquote(text: str) -> str:
     return text.strip().strip("\"'`<>")
 
 
-def read_imports(path: str, grammar: str, root: tree_sitter.Node) -> list[Import]:
+Found = list[dict[str, list[tree_sitter.Node]]]
+"""The captures of each match of a grammar's :func:`query_text` in a file, in the order found:
+the extractor runs that query in its one walk of the tree (extract._one_pass)."""
+
+
+def query_text(grammar: str) -> str:
+    """The query whose matches the grammar's reader reads ("" for a reader that walks the
+    top of the tree itself): at any depth, since imports inside functions bind names too."""
+    return _QUERIES.get(grammar, "")
+
+
+def read_imports(
+    path: str, grammar: str, root: tree_sitter.Node, found: Found | None = None
+) -> list[Import]:
+    """``found``: the matches of :func:`query_text` in the file (run here when None)."""
     reader = _READERS.get(grammar)
-    return list(reader(path, root)) if reader else []
+    if reader is None:
+        return []
+    text = query_text(grammar)
+    if found is None and text:
+        cursor = tree_sitter.QueryCursor(_query(grammar, text))
+        found = [captures for _, captures in cursor.matches(root)]
+    return list(reader(path, root, found or []))
 
 
 def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
@@ -47,36 +67,27 @@ def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
 
 
 @cache
-def _kinds_query(grammar: str, kinds: frozenset[str]) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        load_language(grammar), "[" + " ".join(f"({k})" for k in sorted(kinds)) + "] @node"
-    )
+def _query(grammar: str, text: str) -> tree_sitter.Query:
+    return tree_sitter.Query(load_language(grammar), text)
 
 
-def _outermost(grammar: str, root: tree_sitter.Node, kinds: frozenset[str]):
-    """Nodes of the given kinds at any depth, in file order, none inside another: what
-    `_walk` yields without its depth limit, found by a query (walking a Rust or C tree node
-    by node in Python cost more than the rest of its extraction)."""
-    found = tree_sitter.QueryCursor(_kinds_query(grammar, kinds)).captures(root).get("node", [])
+def _outermost(found: Found):
+    """The matched nodes in file order, none inside another: what `_walk` yields without its
+    depth limit, found by a query (walking a Rust or C tree node by node in Python cost more
+    than the rest of its extraction)."""
     end = -1
-    for node in sorted(found, key=lambda n: (n.start_byte, -n.end_byte)):
+    nodes = [captures["node"][0] for captures in found]
+    for node in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
         if node.start_byte < end:
             continue  # inside a node already yielded, which `_walk` does not descend into
         end = node.end_byte
         yield node
 
 
-@cache
-def _python_query() -> tree_sitter.Query:
-    return tree_sitter.Query(
-        load_language("python"), "[(import_statement) (import_from_statement)] @import"
-    )
-
-
-def _python(path, root):
+def _python(path, root, found: Found):
     # by query, at any depth: imports inside functions and try blocks bind names too
-    found = tree_sitter.QueryCursor(_python_query()).captures(root).get("import", [])
-    for node in sorted(found, key=lambda n: n.start_byte):
+    nodes = [captures["node"][0] for captures in found]
+    for node in sorted(nodes, key=lambda n: n.start_byte):
         line = node.start_point.row + 1
         if node.type == "import_statement":
             for child in node.named_children:
@@ -113,16 +124,10 @@ _JS_IMPORTS = """
 """
 
 
-@cache
-def _js_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(load_language(grammar), _JS_IMPORTS)
-
-
-def _js(path, root, grammar="javascript"):
+def _js(path, root, found: Found):
     """ES imports and re-exports, and `require("...")` calls, found by one query (a walk in
     Python cost a third of a large TypeScript tree's extraction)."""
-    query = _js_query(grammar)
-    for _, captures in tree_sitter.QueryCursor(query).matches(root):
+    for captures in found:
         node, source = captures["stmt"][0], captures["source"][0]
         line = node.start_point.row + 1
         target = _unquote(_text(source))
@@ -163,7 +168,7 @@ def _declared(node: tree_sitter.Node | None) -> tuple[tuple[str, ...], str | Non
     return (), None
 
 
-def _go(path, root):
+def _go(path, root, found: Found):
     for spec in _walk(root, {"import_spec"}, depth=4):
         alias = spec.child_by_field_name("name")
         target = _unquote(_text(spec.child_by_field_name("path")))
@@ -173,8 +178,8 @@ def _go(path, root):
         yield Import(path, spec.start_point.row + 1, target, (), _text(alias) or default)
 
 
-def _rust(path, root):
-    for node in _outermost("rust", root, frozenset({"mod_item", "use_declaration"})):
+def _rust(path, root, found: Found):
+    for node in _outermost(found):
         line = node.start_point.row + 1
         if node.type == "mod_item":
             if node.child_by_field_name("body") is None:
@@ -207,7 +212,7 @@ def _rust_use_paths(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _dotted(kinds: set[str]):
-    def reader(path, root):
+    def reader(path, root, found: Found):
         for node in _walk(root, kinds, depth=3):
             target = ""
             for child in node.named_children:
@@ -219,14 +224,14 @@ def _dotted(kinds: set[str]):
     return reader
 
 
-def _c(path, root, grammar="c"):
-    for node in _outermost(grammar, root, frozenset({"preproc_include"})):
+def _c(path, root, found: Found):
+    for node in _outermost(found):
         target = node.child_by_field_name("path")
         if target is not None and target.type == "string_literal":
             yield Import(path, node.start_point.row + 1, _unquote(_text(target)))
 
 
-def _ruby(path, root):
+def _ruby(path, root, found: Found):
     for node in _walk(root, {"call"}, depth=3):
         if _text(node.child_by_field_name("method")) == "require_relative":
             args = node.child_by_field_name("arguments")
@@ -238,15 +243,24 @@ def _ruby(path, root):
 _READERS = {
     "python": _python,
     "javascript": _js,
-    "typescript": partial(_js, grammar="typescript"),
-    "tsx": partial(_js, grammar="tsx"),
+    "typescript": _js,
+    "tsx": _js,
     "go": _go,
     "rust": _rust,
     "java": _dotted({"import_declaration"}),
     "csharp": _dotted({"using_directive"}),
     "c": _c,
-    "cpp": partial(_c, grammar="cpp"),
+    "cpp": _c,
     "ruby": _ruby,
+}
+_QUERIES = {
+    "python": "[(import_statement) (import_from_statement)] @node",
+    "javascript": _JS_IMPORTS,
+    "typescript": _JS_IMPORTS,
+    "tsx": _JS_IMPORTS,
+    "rust": "[(mod_item) (use_declaration)] @node",
+    "c": "(preproc_include) @node",
+    "cpp": "(preproc_include) @node",
 }
 
 

@@ -18,11 +18,8 @@ the lookup, since a name's definition may sit in another file:
 from __future__ import annotations
 
 import bisect
-from functools import cache
 
 import tree_sitter
-
-from seek.chunk.languages import load_language
 
 EXTERNAL = "!"
 
@@ -84,17 +81,10 @@ _QUERIES = {
 _LITERALS_QUERY = {"go": "(func_literal) @fn"}
 
 
-@cache
-def _literal_query(grammar: str) -> tree_sitter.Query | None:
-    text = _LITERALS_QUERY.get(grammar)
-    return tree_sitter.Query(load_language(grammar), text) if text else None
-
-
-@cache
-def _query(grammar: str) -> tree_sitter.Query | None:
-    text = _QUERIES.get(grammar)
-    language = load_language(grammar) if text else None
-    return tree_sitter.Query(language, text) if language is not None else None
+def query_texts(grammar: str) -> tuple[str, str]:
+    """(declarations, anonymous functions): the two queries :meth:`TypeFacts.read` reads the
+    matches of, run by the extractor in its one walk of the tree (extract._one_pass)."""
+    return _QUERIES.get(grammar, ""), _LITERALS_QUERY.get(grammar, "")
 
 
 def supported(grammar: str) -> bool:
@@ -121,6 +111,7 @@ class TypeFacts:
         self._literal_starts: list[int] = []
         self._literal_parent: list[int] = []  # index of the literal around each, or -1
         self._parent: dict[str, str | None] = {}
+        self._owners: dict[tuple[str | None, str], str | None] = {}  # see owner
 
     def _literal_at(self, byte: int) -> str | None:
         """The innermost anonymous function holding ``byte``."""
@@ -147,12 +138,11 @@ class TypeFacts:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def read(self, root, qualified_at, spans, kinds) -> None:
-        """``qualified_at``: definition name start byte -> qualified name; ``spans``: the
+    def read(self, matches, found, qualified_at, spans, kinds) -> None:
+        """``matches``: the captures of each match of the declarations query in the file, in
+        the order found; ``found``: the anonymous functions' nodes (:func:`query_texts`);
+        ``qualified_at``: definition name start byte -> qualified name; ``spans``: the
         sorted (start, end, qualified) definition spans; ``kinds``: qualified -> kind."""
-        query = _query(self.grammar)
-        if query is None:
-            return
         starts = [s[0] for s in spans]
 
         def enclosing(node) -> str | None:
@@ -173,8 +163,6 @@ class TypeFacts:
 
         # anonymous functions (Go `func(r Router) {...}`) are scopes of their own: keyed
         # "@START", each with its parent scope
-        literal = _literal_query(self.grammar)
-        found = tree_sitter.QueryCursor(literal).captures(root).get("fn", []) if literal else []
         for node in sorted(found, key=lambda n: n.start_byte):
             key = f"@{node.start_byte}"
             around = self._literal_index(node.start_byte)
@@ -187,7 +175,7 @@ class TypeFacts:
             return self._literal_at(node.start_byte) or def_scope(node)
 
         attrs: list[tuple[str, str, tree_sitter.Node, tree_sitter.Node]] = []
-        for _, caps in tree_sitter.QueryCursor(query).matches(root):
+        for caps in matches:
             if "base" in caps:
                 for node in caps["base"]:
                     owner = enclosing(node)
@@ -421,17 +409,24 @@ class TypeFacts:
             probe = self._up(probe)
 
     def owner(self, node: tree_sitter.Node, enclosing: str | None) -> str | None:
-        """The type expression of a member use's owner node (`x` of `x.m`)."""
+        """The type expression of a member use's owner node (`x` of `x.m`); called once the
+        file is read, so a name's answer in a scope is kept (a receiver or a local is the
+        owner of many uses in its function)."""
         enclosing = self._literal_at(node.start_byte) or enclosing
         if node.type == "identifier" or node.type == "package_identifier":
-            name = _text(node)
-            known = self.local(enclosing, name)
-            if known is not None:
-                return known
-            if self._shadowed(enclosing, name):
-                return None
-            return f"${name}"
+            key = (enclosing, _text(node))
+            if key not in self._owners:
+                self._owners[key] = self._name_owner(*key)
+            return self._owners[key]
         return self.value_of(node, enclosing)
+
+    def _name_owner(self, enclosing: str | None, name: str) -> str | None:
+        known = self.local(enclosing, name)
+        if known is not None:
+            return known
+        if self._shadowed(enclosing, name):
+            return None
+        return f"${name}"
 
 
 def _owner_and_field(node):
