@@ -2,13 +2,17 @@
 graph rows of `seek def` / `seek refs` / `seek outline`).
 
 Plain frozen values, so that a file's facts can be built in a worker, pickled, stored and
-merged into a workspace graph without the parser.  Lines are 1-based and inclusive, columns
-0-based (tree-sitter's), as `seek search` reports them.
+merged into a workspace graph without the parser. A reference is a named tuple rather than a
+frozen dataclass: a graph loads tens of thousands of them (zod: 96,000), and a tuple is built
+in C, a frozen dataclass by a Python ``__init__`` that sets each field (0.32 s -> 0.14 s).
+Lines are 1-based and inclusive, columns 0-based (tree-sitter's), as `seek search` reports
+them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +34,7 @@ class Definition:
         return f"{self.container}.{self.name}" if self.container else self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     """One use of an identifier outside its own definition's name. A bare name that its
     enclosing function binds itself (a parameter, a local) is not one: it means no
     definition, and such uses were two fifths of a Go or Python repository's rows."""

@@ -94,7 +94,7 @@ def go_module(root: Path, rel: str) -> tuple[str, str] | None:
 # A new field of FileFacts itself needs a key below (tests/test_graph_index.py fails until
 # the stored graph carries it); a change of what is stored bumps GRAPH_FORMAT (store/).
 _DEFINITION = tuple(f.name for f in fields(Definition) if f.name != "path")
-_REFERENCE = tuple(f.name for f in fields(Reference) if f.name != "path")
+_REFERENCE = tuple(name for name in Reference._fields if name != "path")
 _IMPORT = tuple(f.name for f in fields(Import) if f.name not in ("path", "files"))
 _definition_values = attrgetter(*_DEFINITION)
 _reference_values = attrgetter(*_REFERENCE)
@@ -142,7 +142,7 @@ def decode(path: str, row: Encoded) -> tuple[FileFacts, tuple[str, str] | None]:
         path=path,
         grammar=data["g"],
         definitions=definitions(path, row[0]),
-        references=[Reference(path, *r) for r in data["r"]],
+        references=[Reference._make((path, *r)) for r in data["r"]],
         imports=[
             Import(path, *(tuple(v) if isinstance(v, list) else v for v in i)) for i in data["i"]
         ],
