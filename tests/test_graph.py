@@ -740,6 +740,24 @@ def test_the_indexers_rows_encode_what_extract_finds(grammar):
     assert file_facts(path, source) == encode(extract(path, source))
 
 
+@pytest.mark.parametrize("grammar", sorted(set(GRAMMARS) - {"css"}))
+def test_rows_are_the_json_text_of_before(grammar):
+    # the rows are written with orjson: the very text json.dumps wrote, so stored graphs
+    # read back the same, and a lone surrogate (a non-UTF-8 file name) still encodes
+    import json
+
+    from seek.index.graph_rows import _dumps, _loads, file_facts
+
+    path, source, _ = SAMPLES[grammar]
+    for text in file_facts(path, source):
+        value = json.loads(text)
+        assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        assert _loads(text) == value
+    odd = {"m": ["pkg/\udcff", "example.com/m"], "r": [["é", 1, 2, None, True]]}
+    assert _loads(_dumps(odd)) == odd
+    assert _dumps(odd) == json.dumps(odd, ensure_ascii=False, separators=(",", ":"))
+
+
 def test_one_walk_falls_back_to_the_patterns_that_compile(monkeypatch):
     # the joined tags + binder + name query is compiled as written; a pattern a grammar
     # version rejects leaves it out, as the separate queries did, with the same facts
