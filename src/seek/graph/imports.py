@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from functools import cache
 
 import tree_sitter
 
-from seek.chunk.languages import load_language
 from seek.graph.model import Import
 
 _JS = {"javascript", "typescript", "tsx"}
@@ -40,18 +38,10 @@ def query_text(grammar: str) -> str:
     return _QUERIES.get(grammar, "")
 
 
-def read_imports(
-    path: str, grammar: str, root: tree_sitter.Node, found: Found | None = None
-) -> list[Import]:
-    """``found``: the matches of :func:`query_text` in the file (run here when None)."""
+def read_imports(path: str, grammar: str, root: tree_sitter.Node, found: Found) -> list[Import]:
+    """``found``: the matches of :func:`query_text` in the file."""
     reader = _READERS.get(grammar)
-    if reader is None:
-        return []
-    text = query_text(grammar)
-    if found is None and text:
-        cursor = tree_sitter.QueryCursor(_query(grammar, text))
-        found = [captures for _, captures in cursor.matches(root)]
-    return list(reader(path, root, found or []))
+    return list(reader(path, root, found)) if reader else []
 
 
 def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
@@ -64,11 +54,6 @@ def _walk(root: tree_sitter.Node, kinds: set[str], depth: int = 64):
             continue
         if level < depth:
             stack.extend((c, level + 1) for c in reversed(node.named_children))
-
-
-@cache
-def _query(grammar: str, text: str) -> tree_sitter.Query:
-    return tree_sitter.Query(load_language(grammar), text)
 
 
 def _outermost(found: Found):
