@@ -82,7 +82,9 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     );
     assert.ok(rows.some((t) => t.startsWith("Model ")), rows.join(" / "));
     assert.ok(rows.some((t) => t.startsWith("Last update just now")), rows.join(" / "));
-    assert.match(await statusBarText(page()), /seek: 4 files, \d+ chunks/);
+    // The view's counts come from the status the run saved; the status bar turns from
+    // "finishing" when the run's last progress event arrives, which can be a moment later.
+    await waitStatus(page(), /seek: 4 files, \d+ chunks/, "the counts in the status bar", 30_000);
   });
 
   test("a search opens the right file at the right lines", async () => {
