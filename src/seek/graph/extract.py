@@ -415,7 +415,7 @@ def _references(
             if typing is not None and composite is not None:
                 if composite.type == "composite_literal":
                     owner = typing.type_of(composite.child_by_field_name("type"))
-        elif bound and name in (visible.get(enclosing) or _visible(visible, bound, enclosing)):
+        elif bound and name in _visible(visible, bound, enclosing):
             continue  # a name its function binds (a parameter, a local): it means no definition
         call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
         if not call and function_field is not None:

@@ -71,8 +71,7 @@ def _outermost(found: Found):
 
 def _python(path, root, found: Found):
     # by query, at any depth: imports inside functions and try blocks bind names too
-    nodes = [captures["node"][0] for captures in found]
-    for node in sorted(nodes, key=lambda n: n.start_byte):
+    for node in _outermost(found):  # (an import never holds another)
         line = node.start_point.row + 1
         if node.type == "import_statement":
             for child in node.named_children:
