@@ -138,6 +138,27 @@ def test_a_run_that_fails_leaves_no_worker_behind(make_tree, settings, monkeypat
     assert multiprocessing.active_children() == []
 
 
+def test_a_finished_worker_exits_without_being_waited_for(tmp_path):
+    """The last write tells the child no more files come and writes the graph rows while it
+    exits (a join there cost a small run ~7 ms); ``close`` afterwards only collects it."""
+    worker = seek.index.graph_worker.GraphWorker(tmp_path)
+    try:
+        source = PROJECT["py/shop/cart.py"].encode()
+        worker.submit("py/shop/cart.py", source)
+        assert worker.take(["py/shop/cart.py"]) == [
+            ("py/shop/cart.py", *file_facts("py/shop/cart.py", source, tmp_path))
+        ]
+        worker.finish()
+        worker.finish()  # again: nothing
+        deadline = time.monotonic() + 10
+        while worker._process.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not worker._process.is_alive(), "the child ended once told no more files come"
+    finally:
+        worker.close()
+    assert multiprocessing.active_children() == []
+
+
 def test_the_worker_is_used_only_where_it_can_help(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert usable(50)

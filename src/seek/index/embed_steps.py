@@ -229,10 +229,12 @@ class EmbedSteps:
                 self._built = build_written(self._written.columns())
             pending.graph.extend(worker.take(pending.graph_elsewhere))
         if last and worker is not None:
-            worker.close()  # its memory is let go before the search cache is built
+            worker.finish()  # it exits while the graph rows are written
         # The graph rows of the same files, also before their stamps (a killed run's are
         # removed or replaced by the next run, as its chunk rows are).
         self.graph.replace_files(pending.had_rows, pending.graph)
+        if last and worker is not None:
+            worker.close()  # its memory is let go before the search cache is built
         # A write's Arrow copy and LanceDB's buffers are freed into heaps that the next
         # step's allocations only partly reuse: handed back, a cold index of abseil-cpp
         # held ~60 MB less when its search cache began (a few ms a write; issue 14).

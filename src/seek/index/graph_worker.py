@@ -78,6 +78,7 @@ class GraphWorker:
         self._answers: dict[str, Encoded | None | str] = {}
         self._changed = threading.Condition()
         self._broken = False
+        self._finished = False
         self._closed = False
         self._outbox: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
         context = multiprocessing.get_context("fork")
@@ -140,12 +141,19 @@ class GraphWorker:
                 rows.append((rel, *facts))
         return rows
 
+    def finish(self) -> None:
+        """No more files come: the child exits once it has answered (nothing waits for it
+        here); again: nothing."""
+        if not self._finished:
+            self._finished = True
+            self._outbox.put(None)  # the sender closes the pipe; the child's recv ends: it exits
+
     def close(self) -> None:
         """End the child (and let go of its memory); again: nothing."""
         if self._closed:
             return
         self._closed = True
-        self._outbox.put(None)  # the sender closes the pipe; the child's recv ends: it exits
+        self.finish()
         self._threads[0].join(timeout=5)
         self._process.join(timeout=5)
         if self._process.is_alive():
