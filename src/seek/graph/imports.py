@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 
 import tree_sitter
 
@@ -153,7 +154,9 @@ def _declared(node: tree_sitter.Node | None) -> tuple[tuple[str, ...], str | Non
 
 
 def _go(path, root, found: Found):
-    for spec in _walk(root, {"import_spec"}, depth=4):
+    # by query: Go allows imports at the top of a file only, so at any depth is the same set,
+    # without walking the first levels of every function in Python
+    for spec in _outermost(found):
         alias = spec.child_by_field_name("name")
         target = _unquote(_text(spec.child_by_field_name("path")))
         parts = target.split("/")
@@ -195,17 +198,24 @@ def _rust_use_paths(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-def _dotted(kinds: set[str]):
-    def reader(path, root, found: Found):
-        for node in _walk(root, kinds, depth=3):
-            target = ""
-            for child in node.named_children:
-                if child.type in ("scoped_identifier", "qualified_name", "identifier", "name"):
-                    target = _text(child)
-            if target:
-                yield Import(path, node.start_point.row + 1, target, (target.split(".")[-1],))
+def _dotted(path: str, nodes) -> Iterator[Import]:
+    for node in nodes:
+        target = ""
+        for child in node.named_children:
+            if child.type in ("scoped_identifier", "qualified_name", "identifier", "name"):
+                target = _text(child)
+        if target:
+            yield Import(path, node.start_point.row + 1, target, (target.split(".")[-1],))
 
-    return reader
+
+def _java(path, root, found: Found):
+    # by query: Java's imports are at the top of a file only (as Go's)
+    return _dotted(path, _outermost(found))
+
+
+def _csharp(path, root, found: Found):
+    # the top of the tree: a using directive may sit in a namespace (a deeper one is not read)
+    return _dotted(path, _walk(root, {"using_directive"}, depth=3))
 
 
 def _c(path, root, found: Found):
@@ -231,8 +241,8 @@ _READERS = {
     "tsx": _js,
     "go": _go,
     "rust": _rust,
-    "java": _dotted({"import_declaration"}),
-    "csharp": _dotted({"using_directive"}),
+    "java": _java,
+    "csharp": _csharp,
     "c": _c,
     "cpp": _c,
     "ruby": _ruby,
@@ -242,7 +252,9 @@ _QUERIES = {
     "javascript": _JS_IMPORTS,
     "typescript": _JS_IMPORTS,
     "tsx": _JS_IMPORTS,
+    "go": "(import_spec) @node",
     "rust": "[(mod_item) (use_declaration)] @node",
+    "java": "(import_declaration) @node",
     "c": "(preproc_include) @node",
     "cpp": "(preproc_include) @node",
 }
