@@ -12,10 +12,13 @@ import sys
 import time
 
 import pytest
+from test_graph_damage import chunk_rows
 from test_graph_index import PROJECT, graph_rows
 
+import seek.chunk
 import seek.index.embed_steps
 import seek.index.graph_worker
+from seek.chunk import grammar_for_path, syntax_of
 from seek.index.graph_rows import file_facts
 from seek.index.graph_worker import usable
 from seek.index.indexer import index_workspace
@@ -96,6 +99,66 @@ def test_a_worker_that_dies_midway_loses_no_row(make_tree, settings, monkeypatch
     assert multiprocessing.active_children() == []
 
 
+def record_parses(monkeypatch, tmp_path, fail=None):
+    """Note the process each file with a grammar is parsed in for its syntax breaks (the
+    run's chunker or the worker), and fail as ``fail(rel)`` says in the child."""
+    log = tmp_path / "parsed-in"
+    parent = os.getpid()
+
+    def syntax(rel, source, lines, max_chars):
+        if grammar_for_path(rel):  # (a file without one is never parsed)
+            with open(log, "a") as out:
+                out.write(f"{os.getpid()} {rel}\n")
+        if os.getpid() != parent and fail is not None:
+            fail(rel)
+        return syntax_of(rel, source, lines, max_chars)
+
+    monkeypatch.setattr(seek.chunk, "syntax_of", syntax)
+    monkeypatch.setattr(seek.index.graph_worker, "syntax_of", syntax)
+    return lambda: [line.split(" ", 1) for line in log.read_text().splitlines()]
+
+
+def in_process_chunks(make_tree, settings, monkeypatch):
+    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
+    root = make_tree(PROJECT, name="in-process-chunks")
+    index_workspace(root, settings)
+    monkeypatch.undo()
+    return chunk_rows(root, settings)
+
+
+def test_the_worker_parses_each_file_once_for_the_chunks_and_the_facts(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    root = make_tree(PROJECT)
+    parsed = record_parses(monkeypatch, tmp_path)
+    index_workspace(root, settings)
+    sources = sorted(rel for rel in PROJECT if grammar_for_path(rel))
+    assert sorted(rel for _, rel in parsed()) == sources, "each source file parsed once"
+    assert all(pid != str(os.getpid()) for pid, _ in parsed()), "all in the worker"
+    rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
+    monkeypatch.undo()
+    assert chunks == in_process_chunks(make_tree, settings, monkeypatch)
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+
+
+def test_a_file_the_worker_cannot_parse_is_parsed_by_the_run(
+    make_tree, settings, monkeypatch, tmp_path, on_worker
+):
+    def fail_on_go(rel):
+        if rel.endswith(".go"):
+            raise RecursionError("the worker could not")
+
+    root = make_tree(PROJECT)
+    parsed = record_parses(monkeypatch, tmp_path, fail=fail_on_go)
+    index_workspace(root, settings)
+    by_run = sorted(rel for pid, rel in parsed() if pid == str(os.getpid()))
+    assert by_run == ["go/main.go", "go/store/store.go"]
+    rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
+    monkeypatch.undo()
+    assert chunks == in_process_chunks(make_tree, settings, monkeypatch)
+    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+
+
 def test_a_file_the_worker_fails_on_is_extracted_by_the_run(
     make_tree, settings, monkeypatch, tmp_path, on_worker
 ):
@@ -114,7 +177,7 @@ def test_a_file_the_worker_fails_on_is_extracted_by_the_run(
 
 
 def test_a_run_that_cannot_fork_extracts_in_process(make_tree, settings, monkeypatch, on_worker):
-    def no_fork(root):
+    def no_fork(root, max_chars):
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(seek.index.embed_steps, "GraphWorker", no_fork)
@@ -141,7 +204,7 @@ def test_a_run_that_fails_leaves_no_worker_behind(make_tree, settings, monkeypat
 def test_a_finished_worker_exits_without_being_waited_for(tmp_path):
     """The last write tells the child no more files come and writes the graph rows while it
     exits (a join there cost a small run ~7 ms); ``close`` afterwards only collects it."""
-    worker = seek.index.graph_worker.GraphWorker(tmp_path)
+    worker = seek.index.graph_worker.GraphWorker(tmp_path, 1500)
     try:
         source = PROJECT["py/shop/cart.py"].encode()
         worker.submit("py/shop/cart.py", source)
@@ -242,6 +305,7 @@ def test_a_run_in_a_process_that_uses_lancedb_prints_no_fork_warning(make_tree, 
     root = make_tree(PROJECT)
     program = f"""
 import lancedb.background_loop  # registers the hook, as a server has
+import seek.chunk
 import seek.index.embed_steps
 seek.index.embed_steps.usable = lambda files: True
 from pathlib import Path

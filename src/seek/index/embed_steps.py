@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -19,13 +20,22 @@ from threading import Event
 
 import numpy as np
 
+from seek.chunk import PARSE
 from seek.embed import Embedder, make_embedder
 from seek.errors import EmbeddingError
 from seek.index.graph_worker import GraphWorker, usable
 from seek.index.pending import Pending
 from seek.index.report import IndexReport, Progress
 from seek.index.rules import is_resized
-from seek.index.stages import FileSpec, prepare_file
+from seek.index.stages import (
+    FileSpec,
+    Prepared,
+    Source,
+    prepare_file,
+    prepare_source,
+    read_source,
+    wants_syntax,
+)
 from seek.index.written import WrittenRows
 from seek.retrieve.search_cache import BuiltRows, build_written
 from seek.scan import ScannedFile
@@ -42,6 +52,10 @@ EMBED_STEP_ROWS = 1024
 """A step of the pipeline: files chunked on the run's thread are handed to the writer thread
 to be embedded once this many files or rows wait (or ``flush_every_files``, when smaller),
 so embedding starts early and overlaps the chunking of the next files."""
+READ_AHEAD_FILES = 8
+"""With a graph worker, stale files are read and sent to it this many ahead of the one this
+thread chunks, so that it has parsed a file (and sent its syntax breaks) by the time the file
+is chunked (:mod:`seek.index.graph_worker`)."""
 WRITE_ROWS = 4096
 """Embedded rows wait in memory until ``flush_every_files`` files or this many rows (about
 10 MB with 384 dimensions) are ready, then go to the table in one write, with one manifest
@@ -88,7 +102,7 @@ class EmbedSteps:
         worker = None
         if self.spec.graph and usable(len(stale)):
             try:
-                worker = GraphWorker(self.root)
+                worker = GraphWorker(self.root, self.spec.chunking.max)
             except OSError as exc:  # no fork (process or memory limits): in-process then
                 log.debug("no graph worker (%s); extracting in-process", exc)
         self._graph_worker = worker
@@ -118,13 +132,13 @@ class EmbedSteps:
             if any(is_resized(manifest.files.get(f.rel), f) for f in stale):
                 in_flight = writer.submit(self._get_ready)  # while this thread chunks
             try:
-                for done, scanned in enumerate(stale):
+                for done, (scanned, read) in enumerate(self._ahead(manifest, stale, spec)):
                     if self.cancel.is_set():
                         report.cancelled = True
                         break
                     recent = (recent + [scanned.rel])[-3:]
                     self.progress(Progress("embedding", done, total, tuple(recent), report.chunks))
-                    self._prepare(manifest, scanned, pending, report, spec)
+                    self._prepare(manifest, scanned, pending, report, spec, read)
                     if len(pending) >= step_files or len(pending.texts) >= EMBED_STEP_ROWS:
                         if in_flight is not None:
                             in_flight.result()
@@ -156,6 +170,32 @@ class EmbedSteps:
         except Exception as exc:  # noqa: BLE001 - reported by the step that needs it
             log.debug("getting ready to embed and write failed: %s", exc)
 
+    def _ahead(
+        self, manifest: Manifest, stale: list[ScannedFile], spec: FileSpec
+    ) -> Iterator[tuple[ScannedFile, Prepared | Source | None]]:
+        """Each stale file with what :func:`seek.index.stages.read_source` read of it, read
+        :data:`READ_AHEAD_FILES` ahead and sent to the graph worker to parse while this thread
+        chunks the files before it (``None`` without a worker: the file is prepared whole)."""
+        worker = self._graph_worker
+        if worker is None:
+            yield from ((scanned, None) for scanned in stale)
+            return
+        window: deque[tuple[ScannedFile, Prepared | Source]] = deque()
+        files = iter(stale)
+        while True:
+            while len(window) <= READ_AHEAD_FILES:
+                scanned = next(files, None)
+                if scanned is None:
+                    break
+                # (a stamp the writer updates meanwhile is another file's: one done before)
+                read = read_source(self.root, scanned, manifest.files.get(scanned.rel))
+                if isinstance(read, Source) and wants_syntax(scanned.rel, read.data, spec):
+                    worker.submit(scanned.rel, read.data)
+                window.append((scanned, read))
+            if not window:
+                return
+            yield window.popleft()
+
     def _prepare(
         self,
         manifest: Manifest,
@@ -163,10 +203,20 @@ class EmbedSteps:
         pending: Pending,
         report: IndexReport,
         spec: FileSpec,
+        read: Prepared | Source | None = None,
     ) -> None:
-        """One file through the pure stage (:func:`seek.index.stages.prepare_file`), then
-        merged: its windows queued, or its stamp refreshed."""
-        prepared = prepare_file(self.root, scanned, manifest.files.get(scanned.rel), spec)
+        """One file through the pure stage (:func:`seek.index.stages.prepare_file`; ``read``:
+        its first half, done ahead), then merged: its windows queued, or its stamp
+        refreshed."""
+        worker = self._graph_worker
+        old = manifest.files.get(scanned.rel)
+        if read is None:
+            prepared = prepare_file(self.root, scanned, old, spec)
+        elif isinstance(read, Prepared):
+            prepared = read
+        else:  # the worker's breaks, or PARSE (it was not sent, or the worker cannot say)
+            breaks = worker.breaks(scanned.rel) if worker is not None else PARSE
+            prepared = prepare_source(self.root, scanned, old, spec, read, breaks)
         rel = prepared.rel
         if prepared.stamp is None:
             log.warning("cannot read %s: %s", printable(rel), prepared.unreadable)
@@ -184,9 +234,14 @@ class EmbedSteps:
         pending.texts.extend(prepared.texts)
         if prepared.graph is not None:
             pending.graph.append((rel, *prepared.graph))
-        if prepared.graph_source is not None and self._graph_worker is not None:
-            self._graph_worker.submit(rel, prepared.graph_source)
+        if worker is None:
+            return
+        if prepared.graph_source is not None:
+            if not worker.sent(rel):
+                worker.submit(rel, prepared.graph_source)
             pending.graph_elsewhere.append(rel)
+        elif worker.sent(rel):
+            worker.forget(rel)  # parsed there, but no chunks here: no facts are stored
 
     def _embed_step(self, manifest: Manifest, step: Pending, report: IndexReport) -> None:
         """Embed a step's windows; write once enough rows wait (see ``WRITE_ROWS``)."""

@@ -5,9 +5,12 @@ Extracting a file's definitions and references (:func:`seek.index.graph_rows.fil
 Python and tree-sitter work that holds the GIL, so a thread beside the run's chunking gives
 no overlap (docs/research/graph-rounds.md, "Why +25 % is out of reach in this process"). A
 :class:`GraphWorker` is a child process forked at the start of a run's embedding steps: the
-run's thread sends it each source file's bytes as read and hashed (the very bytes its chunks
-come from), the child parses and extracts them while the run chunks, embeds and writes, and
-the writer takes the encoded rows of a write's files just before writing them.
+run's thread sends it each source file's bytes as read and hashed, a few files ahead of the
+one it chunks. The child parses each file once for both: it sends the run the file's syntax
+breaks first (the chunker needs nothing else of the tree, :func:`seek.chunk.syntax_of`),
+keeps the tree, and extracts the file's facts from it while the run chunks, embeds and
+writes; the writer takes the encoded rows of a write's files just before writing them. (Each
+side parsing the file cost the graph a second parse, half or more of the chunking's CPU.)
 
 Why a fork and not a fresh interpreter: a fresh one costs ~30 MB before it holds a tree,
 more than the +10 % peak memory the graph may cost; a forked child shares the index
@@ -15,8 +18,9 @@ process's pages and owns only what it allocates (``gc.freeze`` keeps its collect
 touching, and so copying, the pages it inherited).
 
 It never changes what is stored: a file the child could not answer for (the child died, a
-pipe broke, the extractor failed there) is extracted on the run's side as before, and a run
-that cannot fork (not Linux, one core, a small run) extracts in-process throughout.
+pipe broke, the parser or the extractor failed there) is parsed or extracted on the run's
+side as before, and a run that cannot fork (not Linux, one core, a small run) parses and
+extracts in-process throughout.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ import signal
 import sys
 import threading
 import warnings
+from collections import deque
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from seek.chunk import PARSE, source_lines, syntax_of
 from seek.index.graph_rows import Encoded, file_facts
 
 log = logging.getLogger("seek.index.indexer")
@@ -43,6 +49,11 @@ queries anew each run (40-150 ms a grammar: Python 42 ms, Go 56, TypeScript 148)
 process extracting in-process compiles once and keeps: a server's saves under ``seek
 watch`` (a few files each) answer sooner without a worker, a cold index or a checkout of
 many files sooner with one."""
+
+AHEAD_BYTES = 256 * 1024
+"""The child parses files the run waits for before it extracts those parsed, until the trees
+kept for extraction hold this much source (a tree takes 20-30 times its source's bytes:
+~6 MB of trees; tokio's whole source would keep 75 MB)."""
 
 _FAILED = "failed"
 
@@ -69,12 +80,14 @@ class GraphWorker:
     write's files. ``close`` ends the child.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_chars: int) -> None:
+        """``max_chars``: the run's chunk size, which the syntax breaks depend on."""
         import multiprocessing
 
         self.root = root
         self._sources: dict[str, bytes] = {}
         """Files sent and not yet taken: extracted here if the child cannot answer."""
+        self._breaks: dict[str, list[int] | None | str] = {}
         self._answers: dict[str, Encoded | None | str] = {}
         self._changed = threading.Condition()
         self._broken = False
@@ -86,7 +99,7 @@ class GraphWorker:
         self._from_child, from_child_w = context.Pipe(duplex=False)
         self._process = context.Process(
             target=_serve,
-            args=(root, to_child_r, from_child_w, (self._to_child, self._from_child)),
+            args=(root, max_chars, to_child_r, from_child_w, (self._to_child, self._from_child)),
             name="seek-graph",
             daemon=True,
         )
@@ -121,6 +134,31 @@ class GraphWorker:
         with self._changed:
             self._sources[rel] = data
         self._outbox.put((rel, data))
+
+    def breaks(self, rel: str) -> list[int] | None | object:
+        """The syntax breaks the child found in a file sent (None: prose breaks, and no facts
+        come); :data:`seek.chunk.PARSE` when it cannot say (it died, its parse failed, the file
+        was not sent): the run parses the file itself."""
+        with self._changed:
+            if rel not in self._sources:
+                return PARSE
+            self._changed.wait_for(lambda: rel in self._breaks or self._broken)
+            found = self._breaks.pop(rel, _FAILED)
+            if found is None:
+                del self._sources[rel]
+            elif found == _FAILED:
+                self._answers[rel] = _FAILED  # no facts come either: the run extracts them
+        return PARSE if found == _FAILED else found
+
+    def forget(self, rel: str) -> None:
+        """The run stores no facts of a file sent (it has no chunks): its answer is not kept."""
+        with self._changed:
+            self._sources.pop(rel, None)
+            self._answers.pop(rel, None)
+
+    def sent(self, rel: str) -> bool:
+        with self._changed:
+            return rel in self._sources
 
     def answered(self, rels: Iterable[str]) -> bool:
         """Whether ``take(rels)`` would not wait."""
@@ -176,12 +214,15 @@ class GraphWorker:
     def _receive(self) -> None:
         while True:
             try:
-                rel, facts = self._from_child.recv()
+                kind, rel, value = self._from_child.recv()
             except (EOFError, OSError) as exc:
                 self._break(exc)
                 return
             with self._changed:
-                self._answers[rel] = facts
+                if kind == "breaks":
+                    self._breaks[rel] = value
+                elif rel in self._sources:  # (the run may have let go of it: forget)
+                    self._answers[rel] = value
                 self._changed.notify_all()
 
     def _break(self, exc: BaseException) -> None:
@@ -193,9 +234,15 @@ class GraphWorker:
 
 
 def _serve(
-    root: Path, inbox: Connection, outbox: Connection, parent_ends: tuple[Connection, ...]
+    root: Path,
+    max_chars: int,
+    inbox: Connection,
+    outbox: Connection,
+    parent_ends: tuple[Connection, ...],
 ) -> None:
-    """The child: extract each file sent until the run's end closes the pipe."""
+    """The child: parse each file sent and answer its syntax breaks at once, then extract its
+    facts from the tree kept, parsing first while the run waits (up to :data:`AHEAD_BYTES`
+    of trees kept), until the run's end closes the pipe."""
     gc.freeze()  # what the child inherited is never collected here, so its pages stay shared
     for end in parent_ends:  # the fork copied them: the run's close must be the pipe's last
         end.close()
@@ -204,19 +251,35 @@ def _serve(
     # not a server's shutdown handler: a stop signal ends the child (the run extracts what
     # it did not answer)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    while True:
-        try:
-            rel, data = inbox.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            facts: Encoded | None | str = file_facts(rel, data, root)
-        except Exception:  # noqa: BLE001 - the run extracts it again and reports
-            facts = _FAILED
-        try:
-            outbox.send((rel, facts))
-        except OSError:
-            return
+    parsed: deque = deque()  # (rel, bytes, tree) to extract, in the order sent
+    ahead = 0  # their source bytes
+    reading = True
+    try:
+        while reading or parsed:
+            if reading and (not parsed or (ahead < AHEAD_BYTES and inbox.poll())):
+                try:
+                    rel, data = inbox.recv()
+                except (EOFError, OSError):
+                    reading = False
+                    continue
+                try:
+                    breaks, tree = syntax_of(rel, data, source_lines(data), max_chars)
+                except Exception:  # noqa: BLE001 - the run parses it again and reports
+                    breaks, tree = _FAILED, None
+                outbox.send(("breaks", rel, breaks))
+                if tree is not None:
+                    parsed.append((rel, data, tree))
+                    ahead += len(data)
+                continue
+            rel, data, tree = parsed.popleft()
+            ahead -= len(data)
+            try:
+                facts: Encoded | None | str = file_facts(rel, data, root, tree)
+            except Exception:  # noqa: BLE001 - the run extracts it again and reports
+                facts = _FAILED
+            outbox.send(("facts", rel, facts))
+    except OSError:  # the run's end of the answers is gone: nothing to answer to
+        return
 
 
 def _close_sockets() -> None:

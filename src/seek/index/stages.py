@@ -6,6 +6,10 @@ scanned file, its previous stamp, a :class:`FileSpec`) and returns a :class:`Pre
 touches no shared state (no manifest, no report, no table), and every value in and out is
 picklable, so the same function can run on a worker process or a remote worker. The run
 (:class:`seek.index.indexer.Indexer`) merges what it returns, embeds and stores.
+
+:func:`read_source` and :func:`prepare_source` are its two halves: a run with a graph worker
+reads files ahead and has the worker parse them, once for the chunker's breaks and the
+graph's facts (:mod:`seek.index.graph_worker`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from seek.chunk import chunk_file_parsed, embedding_windows
+from seek.chunk import PARSE, chunk_file_parsed, embedding_windows, grammar_for_path
 from seek.index.graph_rows import file_facts
 from seek.scan.walk import BINARY, NO_CHUNKS, ScannedFile
 from seek.store.manifest import ChunkingSpec, Stamp
@@ -84,27 +89,67 @@ def read_regular_file(path: Path) -> bytes:
 
 def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: FileSpec) -> Prepared:
     """Read, sniff, hash and chunk one file, and cut its chunks into embedding windows."""
+    read = read_source(root, scanned, old)
+    if isinstance(read, Prepared):
+        return read
+    return prepare_source(root, scanned, old, spec, read)
+
+
+class Source(NamedTuple):
+    """A file's bytes as read, and their hash."""
+
+    data: bytes
+    digest: str
+
+
+def read_source(root: Path, scanned: ScannedFile, old: Stamp | None) -> Prepared | Source:
+    """The first half of :func:`prepare_file`: the file's bytes, or what it prepares without
+    them (the file is unreadable, or its content is the old stamp's)."""
     rel = scanned.rel
     try:
         data = read_regular_file(root / rel)
     except OSError as exc:
         return Prepared(rel, unreadable=str(exc.strerror or exc))
     digest = hashlib.sha1(data).hexdigest()
-    size, mtime = len(data), scanned.mtime_ns
     if old is not None and old.hash == digest:
-        return Prepared(rel, Stamp(digest, size, mtime, old.chunks, old.skip), unchanged=True)
+        return Prepared(rel, Stamp(digest, len(data), scanned.mtime_ns, old.chunks, old.skip),
+                        unchanged=True)  # fmt: skip
+    return Source(data, digest)
+
+
+def wants_syntax(rel: str, data: bytes, spec: FileSpec) -> bool:
+    """Whether :func:`prepare_source` would look for the file's syntax breaks (a grammar, not
+    binary): what a graph worker is sent to parse (:mod:`seek.index.graph_worker`)."""
+    return grammar_for_path(rel) is not None and not is_binary(data, spec.binary_sniff_bytes)
+
+
+def prepare_source(
+    root: Path,
+    scanned: ScannedFile,
+    old: Stamp | None,
+    spec: FileSpec,
+    source: Source,
+    breaks: list[int] | None | object = PARSE,
+) -> Prepared:
+    """The second half of :func:`prepare_file`, from the file's bytes; ``breaks``: its syntax
+    breaks found by a graph worker (None: prose), which then extracts its facts too."""
+    rel = scanned.rel
+    data, digest = source
+    size, mtime = len(data), scanned.mtime_ns
     chunking = spec.chunking
     chunks, tree = [], None
     skip = BINARY if is_binary(data, spec.binary_sniff_bytes) else ""
     if not skip:
         chunks, tree = chunk_file_parsed(rel, data, max_chars=chunking.max,
                                          min_chars=chunking.min,
-                                         overlap_chars=chunking.overlap)  # fmt: skip
+                                         overlap_chars=chunking.overlap,
+                                         breaks=breaks)  # fmt: skip
         if not chunks:
             skip = NO_CHUNKS
     prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
                         had_rows=old is not None and old.chunks > 0)  # fmt: skip
-    if chunks and spec.graph and tree is not None:
+    parsed = tree is not None or (breaks is not PARSE and breaks is not None)
+    if chunks and spec.graph and parsed:
         # the chunker's tree: no second parse (a file it did not parse has no facts either:
         # no grammar, a minified line, a parser failure)
         if spec.graph_elsewhere:
