@@ -148,10 +148,11 @@ def prepare_source(
             skip = NO_CHUNKS
     prepared = Prepared(rel, Stamp(digest, size, mtime, len(chunks), skip),
                         had_rows=old is not None and old.chunks > 0)  # fmt: skip
+    # parsed for its breaks, here (the chunker's tree: no second parse) or by the worker
+    # that sent them; a file with prose breaks has no facts either (no grammar, a minified
+    # line, a parser failure)
     parsed = tree is not None or (breaks is not PARSE and breaks is not None)
     if chunks and spec.graph and parsed:
-        # the chunker's tree: no second parse (a file it did not parse has no facts either:
-        # no grammar, a minified line, a parser failure)
         if spec.graph_elsewhere:
             prepared.graph_source = data
         else:
