@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -199,6 +200,33 @@ def test_a_run_that_fails_leaves_no_worker_behind(make_tree, settings, monkeypat
     with pytest.raises(RuntimeError, match="the embedder failed"):
         index_workspace(make_tree(tree), settings)
     assert multiprocessing.active_children() == []
+
+
+def test_a_cancelled_run_with_files_read_ahead_resumes_to_the_same_index(
+    make_tree, settings_for, hash_provider, monkeypatch, on_worker
+):
+    """Files read and sent to the worker ahead of a cancel are neither stamped nor lost: the
+    next run does them, and the index is the one an uncancelled in-process run makes."""
+    tree = {f"py/m{i:03d}.py": f"def f{i}():\n    return g{i}()\n\n\ndef g{i}():\n    return {i}\n"
+            for i in range(60)}  # fmt: skip
+    settings = settings_for(provider=hash_provider, flush_every_files=10)
+    root = make_tree(tree)
+    cancel = threading.Event()
+
+    def progress(event):
+        if event.phase == "embedding" and event.done >= 25:
+            cancel.set()
+
+    report = index_workspace(root, settings, progress=progress, cancel=cancel)
+    assert report.cancelled and 20 <= report.embedded < 60
+    assert multiprocessing.active_children() == []
+    resumed = index_workspace(root, settings)
+    assert resumed.embedded == 60 - report.embedded
+    rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
+    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
+    clean = make_tree(tree, name="in-process")
+    index_workspace(clean, settings)
+    assert rows == graph_rows(clean, settings) and chunks == chunk_rows(clean, settings)
 
 
 def test_a_finished_worker_exits_without_being_waited_for(tmp_path):
