@@ -71,13 +71,14 @@ def usable(files: int) -> bool:
 
 
 class GraphWorker:
-    """A forked child that turns (path, bytes) into encoded graph rows.
+    """A forked child that turns (path, bytes) into syntax breaks and encoded graph rows.
 
     ``submit`` (the run's thread) queues a file and returns at once; a sender thread feeds the
     child and a reader thread collects its answers as they come (neither side of a pipe ever
     waits on the other: the run is not slowed to the child's pace, nor the child stopped by
-    answers nobody reads yet). ``take`` (the writer thread) waits for the answers of a
-    write's files. ``close`` ends the child.
+    answers nobody reads yet). ``breaks`` (the run's thread, chunking the file) waits for its
+    syntax breaks; ``take`` (the writer thread) for the rows of a write's files. ``finish``
+    says no more files come; ``close`` ends the child.
     """
 
     def __init__(self, root: Path, max_chars: int) -> None:
