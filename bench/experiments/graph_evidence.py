@@ -55,7 +55,15 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import DEFAULT_HOME, bench_settings, log
-from bench.experiments.lines_analysis import SETS, evaluate, fit, load, refit_ranker
+from bench.experiments.lines_analysis import (
+    SETS,
+    chunk_probabilities,
+    evaluate,
+    fit,
+    folds,
+    load,
+    refit_ranker,
+)
 from bench.quality.quality import load_repos
 
 EVIDENCE = (
@@ -470,12 +478,7 @@ def all_folds(data: dict):
 
 def chunk_probabilities_all(data: dict) -> None:
     """Out-of-fold chunk probabilities with all three sets cross-validated together."""
-    for train, scored in all_folds(data):
-        x = np.vstack([d["x"][d["teach"]] for d in train])
-        y = np.concatenate([d["labels"][d["teach"]] for d in train])
-        predict = fit(x, y)
-        for d in scored:
-            d["pc"] = predict(d["x"])
+    chunk_probabilities(data, all_folds(data))
 
 
 def refit_all(data: dict, columns: list[int]) -> None:
@@ -507,8 +510,6 @@ GROUPS = (
 
 
 def experiments(data: dict, groups=GROUPS) -> None:
-    from bench.experiments.lines_analysis import chunk_probabilities
-
     for questions in data.values():
         for d in questions:
             d["aggregates"] = d["graph"]
@@ -534,8 +535,6 @@ def chunk_experiments(data: dict, groups=CHUNK_GROUPS) -> None:
     """The chunk stage refitted with :data:`CHUNK_EVIDENCE` columns added (the shipped
     ranker's file order): folds as ``bench.train.train_chunks`` (dev sets, the own set scored
     by the model fitted on them), then all three sets cross-validated together."""
-    from bench.experiments.lines_analysis import folds
-
     kept = {id(d): d["x"] for questions in data.values() for d in questions}
     for label, make_folds in (
         ("dev-fitted", lambda: folds(data, ("semble", "spans"))),
@@ -545,12 +544,7 @@ def chunk_experiments(data: dict, groups=CHUNK_GROUPS) -> None:
             for questions in data.values():
                 for d in questions:
                     d["x"] = np.hstack([kept[id(d)], d["graph_chunks"][:, columns]])
-            for train, scored in make_folds():
-                x = np.vstack([d["x"][d["teach"]] for d in train])
-                y = np.concatenate([d["labels"][d["teach"]] for d in train])
-                predict = fit(x, y)
-                for d in scored:
-                    d["pc"] = predict(d["x"])
+            chunk_probabilities(data, make_folds())
             names = "+".join(CHUNK_EVIDENCE[c] for c in columns) or "nothing"
             print(f"chunk stage {label} + {names}", evaluate(data), flush=True)
     for questions in data.values():

@@ -152,9 +152,11 @@ def folds(data: dict, sets: tuple[str, ...]):
     yield pooled, data["own"]
 
 
-def chunk_probabilities(data: dict) -> None:
-    """Out-of-fold chunk probabilities (``pc``), folds as ``bench.train.train_chunks``."""
-    for train, scored in folds(data, ("semble", "spans")):
+def chunk_probabilities(data: dict, training=None) -> None:
+    """Out-of-fold chunk probabilities (``pc``) from each question's ``x``: folds as
+    ``bench.train.train_chunks``, or the (training questions, questions to score) pairs
+    ``training`` yields."""
+    for train, scored in folds(data, ("semble", "spans")) if training is None else training:
         x = np.vstack([d["x"][d["teach"]] for d in train])
         y = np.concatenate([d["labels"][d["teach"]] for d in train])
         predict = fit(x, y)

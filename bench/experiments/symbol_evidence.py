@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.experiments.graph_evidence import all_folds
-from bench.experiments.lines_analysis import SETS, evaluate, fit, folds, load
+from bench.experiments.lines_analysis import SETS, chunk_probabilities, evaluate, folds, load
 from bench.quality.quality import load_repos
 
 COLUMNS = (
@@ -120,12 +120,7 @@ def refit(data: dict, columns: list[int], make_folds) -> None:
     for questions in data.values():
         for d in questions:
             d["x"] = np.hstack([d["x0"], d["symbols"][:, columns]])
-    for train, scored in make_folds():
-        x = np.vstack([d["x"][d["teach"]] for d in train])
-        y = np.concatenate([d["labels"][d["teach"]] for d in train])
-        predict = fit(x, y)
-        for d in scored:
-            d["pc"] = predict(d["x"])
+    chunk_probabilities(data, make_folds())
 
 
 def per_question(data: dict) -> dict[tuple[str, str, str], float]:
