@@ -42,13 +42,19 @@ def on_worker(monkeypatch):
     monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: True)
 
 
-def in_process_rows(make_tree, settings, monkeypatch):
-    """The graph rows of the same project in a folder of its own, indexed in-process."""
+def in_process_root(make_tree, settings, monkeypatch, tree=PROJECT):
+    """The same files in a folder of their own, indexed in-process (undoes ``monkeypatch``:
+    called once the run under test is done)."""
     monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
-    root = make_tree(PROJECT, name="in-process")
+    root = make_tree(tree, name="in-process")
     index_workspace(root, settings)
     monkeypatch.undo()
-    return graph_rows(root, settings)
+    return root
+
+
+def in_process_rows(make_tree, settings, monkeypatch):
+    """The graph rows of the same project in a folder of its own, indexed in-process."""
+    return graph_rows(in_process_root(make_tree, settings, monkeypatch), settings)
 
 
 def record_extractions(monkeypatch, tmp_path, fail=None):
@@ -119,45 +125,30 @@ def record_parses(monkeypatch, tmp_path, fail=None):
     return lambda: [line.split(" ", 1) for line in log.read_text().splitlines()]
 
 
-def in_process_chunks(make_tree, settings, monkeypatch):
-    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
-    root = make_tree(PROJECT, name="in-process-chunks")
-    index_workspace(root, settings)
-    monkeypatch.undo()
-    return chunk_rows(root, settings)
-
-
-def test_the_worker_parses_each_file_once_for_the_chunks_and_the_facts(
-    make_tree, settings, monkeypatch, tmp_path, on_worker
+@pytest.mark.parametrize(
+    "failing", [None, ".go"], ids=["each parsed once", "a parse fails in the worker"]
+)
+def test_the_worker_parses_each_file_for_the_chunks_and_the_facts(
+    make_tree, settings, monkeypatch, tmp_path, on_worker, failing
 ):
-    root = make_tree(PROJECT)
-    parsed = record_parses(monkeypatch, tmp_path)
-    index_workspace(root, settings)
-    sources = sorted(rel for rel in PROJECT if grammar_for_path(rel))
-    assert sorted(rel for _, rel in parsed()) == sources, "each source file parsed once"
-    assert all(pid != str(os.getpid()) for pid, _ in parsed()), "all in the worker"
-    rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
-    monkeypatch.undo()
-    assert chunks == in_process_chunks(make_tree, settings, monkeypatch)
-    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+    """Every source file is sent to the worker and parsed there once, for both; one whose
+    parse fails there is parsed by the run. The index is the one an in-process run makes."""
 
-
-def test_a_file_the_worker_cannot_parse_is_parsed_by_the_run(
-    make_tree, settings, monkeypatch, tmp_path, on_worker
-):
-    def fail_on_go(rel):
-        if rel.endswith(".go"):
+    def fail(rel):
+        if failing and rel.endswith(failing):
             raise RecursionError("the worker could not")
 
     root = make_tree(PROJECT)
-    parsed = record_parses(monkeypatch, tmp_path, fail=fail_on_go)
+    parsed = record_parses(monkeypatch, tmp_path, fail=fail)
     index_workspace(root, settings)
-    by_run = sorted(rel for pid, rel in parsed() if pid == str(os.getpid()))
-    assert by_run == ["go/main.go", "go/store/store.go"]
+    me = str(os.getpid())
+    sources = sorted(rel for rel in PROJECT if grammar_for_path(rel))
+    assert sorted(rel for pid, rel in parsed() if pid != me) == sources, "once each, there"
+    by_run = sorted(rel for pid, rel in parsed() if pid == me)
+    assert by_run == [rel for rel in sources if failing and rel.endswith(failing)]
     rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
-    monkeypatch.undo()
-    assert chunks == in_process_chunks(make_tree, settings, monkeypatch)
-    assert rows == in_process_rows(make_tree, settings, monkeypatch)
+    clean = in_process_root(make_tree, settings, monkeypatch)
+    assert chunks == chunk_rows(clean, settings) and rows == graph_rows(clean, settings)
 
 
 def test_a_file_the_worker_fails_on_is_extracted_by_the_run(
@@ -223,9 +214,7 @@ def test_a_cancelled_run_with_files_read_ahead_resumes_to_the_same_index(
     resumed = index_workspace(root, settings)
     assert resumed.embedded == 60 - report.embedded
     rows, chunks = graph_rows(root, settings), chunk_rows(root, settings)
-    monkeypatch.setattr(seek.index.embed_steps, "usable", lambda files: False)
-    clean = make_tree(tree, name="in-process")
-    index_workspace(clean, settings)
+    clean = in_process_root(make_tree, settings, monkeypatch, tree)
     assert rows == graph_rows(clean, settings) and chunks == chunk_rows(clean, settings)
 
 
