@@ -237,6 +237,8 @@ class EmbedSteps:
         if worker is None:
             return
         if prepared.graph_source is not None:
+            # sent ahead (stages.wants_syntax); were that rule and the chunker's ever to part,
+            # it is sent now, or the write would wait for rows that never come
             if not worker.sent(rel):
                 worker.submit(rel, prepared.graph_source)
             pending.graph_elsewhere.append(rel)
