@@ -95,6 +95,36 @@ def test_a_graph_that_stays_unreadable_is_one_line(make_tree, settings_for, hash
     assert message.endswith("run `seek index` to repair it")
 
 
+def test_a_row_a_one_shot_lookup_cannot_decode_is_the_same_one_line(
+    make_tree, settings_for, hash_provider, monkeypatch
+):
+    """A one-shot lookup decodes a file's facts after the table is read (a lazy graph,
+    seek.index.graph_rows.StoredFacts): a row whose text does not decode then is damage
+    as a table that does not read is, not a traceback."""
+    root = make_tree(PROJECT)
+    settings = settings_for(provider=hash_provider)
+    workspaces = Workspaces(live=False, settings=settings)
+    workspaces.defs(root, "price_of")
+    read = GraphTable.load_all
+    cut = []
+
+    def one_row_cut(self):
+        rows = read(self)
+        for n, (path, defined, facts) in enumerate(rows):
+            if path == "py/shop/cart.py":  # it uses price_of, so the lookup decodes it
+                rows[n] = (path, defined, facts[: facts.index('"price_of"') + 12])
+                cut.append(rows[n][2])
+        return rows
+
+    monkeypatch.setattr(GraphTable, "load_all", one_row_cut)
+    with pytest.raises(DamagedIndexError) as caught:
+        workspaces.defs(root, "price_of")
+    assert cut and all('"price_of"' in text for text in cut)
+    message = str(caught.value)
+    assert "\n" not in message and "code graph stored in" in message
+    assert message.endswith("run `seek index` to repair it")
+
+
 def test_the_cli_answers_after_a_repair_without_a_traceback(make_tree, seek_home):
     root = make_tree(PROJECT)
     env = {"SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home / "config")}

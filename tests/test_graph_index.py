@@ -13,6 +13,7 @@ import pytest
 
 from seek.graph import Definition, FileFacts, Import, Reference, build_graph
 from seek.index.freshness import is_current
+from seek.index.graph_rows import assemble, encode, read_graph
 from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.store import index_dir_for, load_manifest
 from seek.store.graph_table import GraphTable, graph_table_name
@@ -304,3 +305,50 @@ def test_a_files_definitions_are_read_without_assembling_the_graph(project, sett
     }
     GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
     assert file_definitions(index_dir, wanted) == {}
+
+
+def test_a_graph_read_lazily_answers_as_the_assembled_one(project, settings):
+    """Every lookup of a graph whose files are decoded as asked for (a one-shot call's)
+    equals the assembled graph's, asked name by name and definition by definition, each on
+    a fresh lazy graph; and decoding it all gives the same files."""
+    run(project, settings)
+    rows = graph_rows(project, settings)
+    whole = assemble(rows)
+    names = {d.name for f in whole.files.values() for d in f.definitions}
+    names |= {r.name for f in whole.files.values() for r in f.references}
+    for name in sorted(names):
+        assert read_graph(rows).defs(name) == whole.defs(name), name
+        assert read_graph(rows).refs(name) == whole.refs(name), name
+        assert read_graph(rows).inbound_of((name,)) == whole.inbound_of((name,)), name
+    for facts in whole.files.values():
+        for d in facts.definitions:
+            lazy = read_graph(rows)
+            assert lazy.defs(d.name, d.path) == whole.defs(d.name, d.path)
+            assert lazy.callers(d) == whole.callers(d) and lazy.callees(d) == whole.callees(d)
+            assert lazy.refs(d) == whole.refs(d)
+        for r in facts.references:
+            assert read_graph(rows).definition_at(r.path, r.line, r.column) == (
+                whole.definition_at(r.path, r.line, r.column)
+            )
+    assert read_graph(rows).map("price", 300) == whole.map("price", 300)
+    lazy = read_graph(rows)
+    assert dict(lazy.files) == whole.files
+    assert lazy.inbound() == whole.inbound()
+
+
+@pytest.mark.parametrize(
+    ("module", "bases"),
+    [
+        (None, {}),
+        (("go", "example.com/shop"), {}),
+        (None, {"m": ("A", "B")}),  # a nested key named m: not the row's module
+        (("go", "example.com/shop"), {"m": ("A", "B")}),
+        (('we"ird,"m":["x', 'y"]}'), {}),  # the marker inside a string is escaped
+    ],
+)
+def test_a_go_rows_module_is_read_without_decoding_the_row(module, bases):
+    from seek.index.graph_rows import _row_module, decode
+
+    facts = FileFacts("go/a.go", "go", bases=bases)
+    row = encode(facts, module)
+    assert _row_module(row[1]) == decode("go/a.go", row)[1] == module

@@ -205,10 +205,49 @@ def test_a_one_shot_outline_reads_the_files_row_and_answers_as_a_server_does(
     assert loaded == []  # no whole graph was assembled
 
 
+def test_a_one_shot_lookup_decodes_the_files_that_mention_the_name_and_answers_as_a_server_does(
+    project, library, settings_for, hash_provider, monkeypatch
+):
+    """A one-shot call reads the graph lazily (seek.index.graph_rows.StoredFacts): every
+    file's definitions, and the facts of the files whose stored text holds the name."""
+    from seek.index import graph_rows
+
+    server = Workspaces(live=True, settings=settings_for(provider=hash_provider))
+    calls = [
+        lambda w: w.defs(project, "price_of"),
+        lambda w: w.defs(project, "Cart.total"),
+        lambda w: w.refs(project, "price_of"),
+        lambda w: w.refs(project, "py/main.py:12"),
+        lambda w: w.callers(project, "py/shop/prices.py", 5),
+        lambda w: w.callees(project, "py/main.py", 6),
+        lambda w: w.callers(project, "go/store/store.go", 4),
+        lambda w: w.defs(project, "nowhere"),
+        lambda w: w.map(project, "price", budget=200),
+    ]
+    expected = [call(server) for call in calls]
+    assert all(e.rows for e in expected[:7])
+    decoded = []
+    monkeypatch.setattr(graph_rows, "decode", _counting(decoded, graph_rows.decode))
+    sources = len([p for p in PROJECT if not p.endswith("go.mod")])
+    for n, call in enumerate(calls):
+        decoded.clear()
+        found = call(library)
+        assert (found.rows, found.text, found.notes) == (
+            expected[n].rows, expected[n].text, expected[n].notes
+        ), n  # fmt: skip
+        files = {args[0] for args in decoded}
+        if n == 0:  # the definition's file and the two that import it
+            assert files == {"py/shop/prices.py", "py/shop/cart.py", "py/main.py"}
+        elif n == len(calls) - 2:
+            assert files == set()  # a name nobody writes
+        elif n == len(calls) - 1:
+            assert len(files) == sources  # the map ranks the whole graph
+
+
 def _counting(calls, function):
-    def counted(*args):
+    def counted(*args, **kwargs):
         calls.append(args)
-        return function(*args)
+        return function(*args, **kwargs)
 
     return counted
 

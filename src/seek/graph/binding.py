@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from seek.graph.model import Definition, FileFacts, Import, Reference
+from seek.graph.model import Definition, FileFacts, Import, LazyFacts, Reference
 from seek.graph.types import EXTERNAL
 
 _STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
@@ -41,22 +42,26 @@ class Bindings:
     definitions it can mean (see the module docstring). :class:`seek.graph.lookup.CodeGraph`
     answers the queries over them."""
 
-    def __init__(self, files: dict[str, FileFacts]) -> None:
+    def __init__(self, files: Mapping[str, FileFacts]) -> None:
         self.files = files
         self.by_name: dict[str, list[Definition]] = defaultdict(list)
         self.by_key: dict[tuple[str, str], Definition] = {}
-        self.refs_by_name: dict[str, list[Reference]] = defaultdict(list)
-        for facts in files.values():
-            for definition in facts.definitions:
+        self.refs_by_name: Mapping[str, list[Reference]]
+        if isinstance(files, LazyFacts):  # the uses of a name are found when asked for
+            per_file = list(files.definitions.values())
+            self.refs_by_name = _UsesByName(files)
+        else:
+            per_file = [facts.definitions for facts in files.values()]
+            self.refs_by_name = _uses_by_name(files.values())
+        for definitions in per_file:
+            for definition in definitions:
                 self.by_name[definition.name].append(definition)
                 self.by_key.setdefault((definition.path, definition.qualified), definition)
-            for ref in facts.references:
-                self.refs_by_name[ref.name].append(ref)
         # a definition nested in a function (a local function, class or struct type) is
         # visible only inside that function: its qualified name -> the function's
         self.scope: dict[Definition, str] = {}
-        for facts in files.values():
-            for definition in facts.definitions:
+        for definitions in per_file:
+            for definition in definitions:
                 container = definition.container
                 while container:
                     owner = self.by_key.get((definition.path, container))
@@ -69,6 +74,13 @@ class Bindings:
         self._owner_cache: dict[tuple[str, str | None, str], list[Definition] | None] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
+
+    def mentioning(self, names: Iterable[str]) -> Iterable[FileFacts]:
+        """The files whose facts may hold one of ``names``: every file, or where the facts
+        are decoded as asked for (:class:`LazyFacts`), those whose stored text holds one."""
+        if isinstance(self.files, LazyFacts):
+            return self.files.mentioning(names)
+        return self.files.values()
 
     # -- binding --------------------------------------------------------------------------
 
@@ -422,3 +434,50 @@ def _module_name(path: str) -> str:
         if stem in ("__init__", "index", "mod")
         else stem
     )
+
+
+def _uses_by_name(files: Iterable[FileFacts]) -> dict[str, list[Reference]]:
+    """Every use, by the name used, in file order."""
+    found: dict[str, list[Reference]] = defaultdict(list)
+    for facts in files:
+        for ref in facts.references:
+            found[ref.name].append(ref)
+    return found
+
+
+class _UsesByName(Mapping[str, list[Reference]]):
+    """:func:`_uses_by_name` over facts decoded as asked for: a name's uses come from the
+    files that mention it (the same uses in the same order), and iterating the names
+    decodes every file once."""
+
+    def __init__(self, files: LazyFacts) -> None:
+        self._files = files
+        self._named: dict[str, list[Reference]] = {}
+        self._whole: dict[str, list[Reference]] | None = None
+
+    def __getitem__(self, name: str) -> list[Reference]:
+        if self._whole is not None:
+            return self._whole[name]
+        found = self._named.get(name)
+        if found is None:
+            found = [
+                ref
+                for facts in self._files.mentioning((name,))
+                for ref in facts.references
+                if ref.name == name
+            ]
+            self._named[name] = found
+        if not found:  # as the whole mapping: a name nobody uses is not a key
+            raise KeyError(name)
+        return found
+
+    def _all(self) -> dict[str, list[Reference]]:
+        if self._whole is None:
+            self._whole = _uses_by_name(self._files.values())
+        return self._whole
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())

@@ -211,7 +211,7 @@ class CodeGraph(Bindings):
         while True:  # the aliases of the names, and the aliases of those
             more = {
                 imp.alias
-                for facts in self.files.values()
+                for facts in self.mentioning(spelt)
                 for imp in facts.imports
                 if imp.alias and imp.names and imp.names[0] in spelt and imp.alias not in spelt
             }

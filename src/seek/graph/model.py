@@ -11,6 +11,8 @@ them.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -76,3 +78,19 @@ class FileFacts:
     # declared types (graph.types): definition -> type expression, type -> its bases
     types: dict[str, str] = field(default_factory=dict)
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class LazyFacts(Mapping[str, FileFacts]):
+    """A workspace's facts decoded as they are asked for: what a one-shot lookup reads from
+    the index's stored rows (:class:`seek.index.graph_rows.StoredFacts`). Every file's
+    definitions are at hand from the start (:attr:`definitions`, in file order: a graph
+    indexes them all by name); a file's references, imports and types are decoded when the
+    file is first asked for; and :meth:`mentioning` names the files whose facts may hold a
+    name without decoding the others. Iterating its values decodes every file, so whatever
+    needs the whole graph (PageRank, every use's count) sees it whole."""
+
+    definitions: Mapping[str, list[Definition]]
+
+    @abstractmethod
+    def mentioning(self, names: Iterable[str]) -> Iterator[FileFacts]:
+        """Every file whose facts may hold one of ``names`` (a superset, in file order)."""

@@ -19,7 +19,7 @@ import json
 import logging
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from operator import attrgetter
 from pathlib import Path
@@ -30,6 +30,8 @@ import orjson
 from seek.chunk import MAX_PARSE_LINE_CHARS
 from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, link_graph
 from seek.graph.extract import ReferenceRow, extract_rows
+from seek.graph.imports import Resolver
+from seek.graph.model import LazyFacts
 from seek.scan.beneath import read_beneath
 
 if TYPE_CHECKING:
@@ -150,14 +152,17 @@ def definitions(path: str, text: str) -> list[Definition]:
     return [Definition(path, *d) for d in _loads(text)]
 
 
-def decode(path: str, row: Encoded) -> tuple[FileFacts, tuple[str, str] | None]:
-    """A file's facts, and for a Go file its module's (folder, path)."""
+def decode(
+    path: str, row: Encoded, defined: list[Definition] | None = None
+) -> tuple[FileFacts, tuple[str, str] | None]:
+    """A file's facts (with ``defined``, its definitions already decoded), and for a Go file
+    its module's (folder, path)."""
     data = _loads(row[1])
     module = tuple(data["m"]) if "m" in data else None
     facts = FileFacts(
         path=path,
         grammar=data["g"],
-        definitions=definitions(path, row[0]),
+        definitions=definitions(path, row[0]) if defined is None else defined,
         references=[Reference._make((path, *r)) for r in data["r"]],
         imports=[
             Import(path, *(tuple(v) if isinstance(v, list) else v for v in i)) for i in data["i"]
@@ -179,3 +184,106 @@ def assemble(rows: Iterable[tuple[str, str, str]]) -> CodeGraph:
         if module is not None:
             go_modules[module[0]] = module[1]
     return link_graph(facts, go_modules)
+
+
+def read_graph(
+    rows: Iterable[tuple[str, str, str]],
+    damaged: Callable[[Exception], Exception] | None = None,
+) -> CodeGraph:
+    """The graph of :func:`assemble`, its files decoded as its lookups ask for them
+    (:class:`StoredFacts`): one `seek def` or `seek refs` decodes every file's definitions
+    and the facts of the files that mention the name, not the whole workspace's uses.
+    ``damaged``: the error to raise for a row that cannot be decoded (a lookup decodes after
+    the graph is read, where :func:`assemble` would have failed while reading it)."""
+    return CodeGraph(StoredFacts(rows, damaged))
+
+
+class StoredFacts(LazyFacts):
+    """Stored (path, definitions, facts) rows as a :class:`seek.graph.model.LazyFacts`.
+
+    A file's facts are decoded the first time they are asked for, with its imports resolved
+    over every stored path as :func:`assemble` resolves them, so each file decodes to what
+    :func:`assemble` builds. :meth:`mentioning` reads the stored text: a name is written in
+    it as its JSON string (every string of a row is, by :func:`_dumps`), so a row whose facts
+    do not hold that string hold no use or import of the name."""
+
+    def __init__(
+        self,
+        rows: Iterable[tuple[str, str, str]],
+        damaged: Callable[[Exception], Exception] | None = None,
+    ) -> None:
+        self._damaged = damaged
+        self._rows: dict[str, Encoded] = {}
+        self.definitions: dict[str, list[Definition]] = {}
+        go_modules: dict[str, str] = {}
+        for path, defined, data in rows:
+            self._rows[path] = (defined, data)
+            self.definitions[path] = definitions(path, defined)
+            module = _row_module(data)
+            if module is not None:
+                go_modules[module[0]] = module[1]
+        self._resolver = Resolver(list(self._rows), go_modules)
+        self._decoded: dict[str, FileFacts] = {}
+
+    def __getitem__(self, path: str) -> FileFacts:
+        found = self._decoded.get(path)
+        if found is None:
+            row = self._rows[path]
+            try:
+                found, _ = decode(path, row, self.definitions[path])
+            except Exception as exc:  # noqa: BLE001 - a row's text decodes or it is damage
+                if self._damaged is None:
+                    raise
+                raise self._damaged(exc) from exc
+            resolve = self._resolver.resolve
+            found.imports = [
+                Import(i.path, i.line, i.target, i.names, i.alias, resolve(found.grammar, i))
+                for i in found.imports
+            ]
+            self._decoded[path] = found
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def mentioning(self, names: Iterable[str]) -> Iterator[FileFacts]:
+        spelt = [_json_string(name) for name in names]
+        for path, (_, data) in self._rows.items():
+            if any(text is None or text in data for text in spelt):
+                yield self[path]
+
+
+def _json_string(name: str) -> str | None:
+    """``name`` as :func:`_dumps` writes it inside a row (None when orjson cannot: a lone
+    surrogate, which json wrote; then every row may hold it)."""
+    try:
+        return orjson.dumps(name).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return None
+
+
+def _row_module(data: str) -> tuple[str, str] | None:
+    """A Go row's module (folder, path) without decoding its facts: the module is the
+    row's last key (:func:`encode` adds it last), so its value is the text between the last
+    ``,"m":`` and the closing brace. Inside a JSON string a quote is escaped, so that
+    marker is a key; a nested key of that name (a declared type or base called ``m``) is
+    followed by two closing braces and does not parse, and the whole row is decoded."""
+    if not data.startswith('{"g":"go",'):
+        return None  # only Go rows carry a module
+    at = data.rfind(',"m":[')
+    if at < 0:
+        return None
+    try:
+        value = orjson.loads(data[at + 5 : -1])
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return value[0], value[1]
+    module = _loads(data).get("m")
+    return (module[0], module[1]) if module else None

@@ -172,10 +172,12 @@ def check_budget(budget: int | None) -> int:
 # -- loading -----------------------------------------------------------------------------
 
 
-def load_graph(index_dir: Path) -> tuple[CodeGraph | None, str]:
+def load_graph(index_dir: Path, lazy: bool = False) -> tuple[CodeGraph | None, str]:
     """The graph stored with the index in ``index_dir`` (None when it has none yet) and the
-    manifest digest it was read under."""
-    from seek.index.graph_rows import assemble
+    manifest digest it was read under. ``lazy``: its files decoded as the lookups ask for
+    them (:func:`seek.index.graph_rows.read_graph`), for a one-shot answer; a graph kept for
+    many answers by threads of a server is assembled whole."""
+    from seek.index.graph_rows import assemble, read_graph
     from seek.store import load_manifest
     from seek.store.graph_table import GraphTable, graph_table_name
     from seek.store.manifest import MANIFEST_NAME
@@ -187,7 +189,10 @@ def load_graph(index_dir: Path) -> tuple[CodeGraph | None, str]:
     if manifest.has_index and not table.exists():
         return None, stamp
     try:
-        return assemble(table.load_all()), stamp
+        rows = table.load_all()
+        if lazy:
+            return read_graph(rows, lambda exc: graph_damaged(index_dir, exc)), stamp
+        return assemble(rows), stamp
     except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
         raise graph_damaged(index_dir, exc) from exc
 
@@ -248,7 +253,7 @@ def graph_for(
     from seek.store import index_dir_for
 
     index_dir = index_dir_for(root, settings)
-    graph = cache.get(index_dir) if cache is not None else load_graph(index_dir)[0]
+    graph = cache.get(index_dir) if cache is not None else load_graph(index_dir, lazy=True)[0]
     if graph is None:
         notes.append(NOT_BUILT)
     return graph
