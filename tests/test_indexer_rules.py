@@ -14,9 +14,9 @@ from seek.index.indexer import (
     IndexReport,
     Progress,
     index_workspace,
-    refresh_before_search,
     resolve_workspace,
 )
+from seek.index.refresh import refresh_before_search
 from seek.index.report import format_duration
 from seek.index.rules import rebuild_reason
 from seek.index.stages import read_regular_file

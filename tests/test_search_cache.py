@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from conftest import SMALL_PROJECT, HashEmbedder
 
-from seek.index.indexer import index_workspace, refresh_before_search
+from seek.index.indexer import index_workspace
+from seek.index.refresh import refresh_before_search
 from seek.retrieve import Searcher
 from seek.retrieve.search_cache import PREFIX, cache_key, table_unchanged
 from seek.store import index_dir_for, load_manifest

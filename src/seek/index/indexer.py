@@ -37,9 +37,7 @@ from threading import Event
 
 from seek.embed import Embedder, model_id_for, task_prefixes
 from seek.errors import (
-    IndexLockedError,
     IndexMismatchError,
-    IndexUnwritableError,
 )
 from seek.index.embed_steps import DimensionsChanged, EmbedSteps
 from seek.index.graph_rows import file_facts
@@ -392,47 +390,6 @@ class Indexer(EmbedSteps):
         self.graph.replace_files([], rows)
         if not rows:
             self.graph.create_empty()
-
-
-def refresh_before_search(root: Path, settings: Settings, *, repair: bool = False) -> list[str]:
-    """Bring the index up to date before a search; when another process is writing it, the
-    search goes ahead on the index as it stands and the returned note says so. A current
-    index (:func:`seek.index.freshness.is_current`) is left alone: no lock, no write.
-    ``repair``: a search found the index damaged, so a run is made even when it looks
-    current (each run checks the table and rebuilds a damaged one), and a rebuild is noted."""
-    from seek.index.freshness import is_current
-
-    if not repair and is_current(root, settings):
-        return []
-    try:
-        report = index_workspace(root, settings, verify_graph=repair)
-    except IndexLockedError as exc:
-        return [locked_note(exc)]
-    except IndexUnwritableError as exc:
-        return [stale_note(exc)]
-    return [repaired_note(report)] if repair and report.rebuild_reason else []
-
-
-def locked_note(exc: IndexLockedError) -> str:
-    """The note a search carries when another process was writing the index: it answered
-    from the index as it stood."""
-    return f"The index was not updated first: {exc}."
-
-
-def stale_note(exc: IndexUnwritableError) -> str:
-    """The one note a search carries when the index could not be brought up to date because
-    its folder cannot be written (issue 31): it answers from the last complete index."""
-    cause = str(exc).split(" writing the index in ", 1)[0]
-    return (
-        f"The index is stale: it cannot be updated ({cause} in {exc.folder}); "
-        "answering from the last complete index."
-    )
-
-
-def repaired_note(report: IndexReport) -> str:
-    """The note a search carries when it found the index damaged and a run rebuilt it
-    before the search was answered (the same from every front-end: the facade retries)."""
-    return f"The index was rebuilt before this answer: {report.rebuild_reason}."
 
 
 def index_workspace(

@@ -27,8 +27,10 @@ a full rebuild.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,3 +169,16 @@ def save_manifest(index_dir: Path, manifest: Manifest, name: str = MANIFEST_NAME
     """Write atomically: readers see the old or the new manifest, never half of one."""
     data = json.dumps(manifest.to_json(), separators=(",", ":")).encode("utf-8")
     write_atomically(index_dir / name, data)
+
+
+_UPDATED_AT = re.compile(rb'"updatedAt":(?:null|-?\d+)')
+
+
+def contents_stamp(manifest: Path) -> str:
+    """A digest of the manifest without ``updatedAt`` ("" when there is none): it changes when
+    the index's rows may have, not when an update check found nothing to do."""
+    try:
+        data = manifest.read_bytes()
+    except FileNotFoundError:
+        return ""
+    return hashlib.sha1(_UPDATED_AT.sub(b"", data)).hexdigest()

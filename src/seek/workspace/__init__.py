@@ -98,7 +98,7 @@ class Workspaces:
         and notes for the caller's result: a server's kept one, else one opened now."""
         if self.live is not None:
             return self.live.searcher(root, settings, update=update)
-        from seek.index.indexer import refresh_before_search
+        from seek.index.refresh import refresh_before_search
         from seek.retrieve.searcher import Searcher
 
         notes = refresh_before_search(root, settings) if update else []
@@ -127,7 +127,7 @@ class Workspaces:
             elif self.live is not None:  # under the server's lock, retry times and faults
                 notes = self.live.repair(root, settings)
             else:
-                from seek.index.indexer import refresh_before_search
+                from seek.index.refresh import refresh_before_search
 
                 notes = refresh_before_search(root, settings, repair=True)
             searcher, more = self.searcher(root, settings, update=False)
@@ -226,7 +226,7 @@ class Workspaces:
             with self._guard:
                 self._graphs = self._graphs or GraphCache()
             return Lookup(root, graph_for(root, settings, self._graphs, notes), notes)
-        from seek.index.indexer import refresh_before_search
+        from seek.index.refresh import refresh_before_search
 
         notes = refresh_before_search(root, settings) if update else []
         return Lookup(root, graph_for(root, settings, None, notes), notes)
@@ -248,7 +248,7 @@ class Workspaces:
             if self.live is not None:  # under the server's lock, retry times and faults
                 notes = self.live.repair(root, settings)
             else:
-                from seek.index.indexer import refresh_before_search
+                from seek.index.refresh import refresh_before_search
 
                 notes = refresh_before_search(root, settings, repair=True)
             found = answer(False)
@@ -303,7 +303,7 @@ class Workspaces:
             if self.live is not None:  # a server keeps its whole graph: it answers from that
                 return cg.outline(self._lookup(root, update), path, limit)
             # one call (the CLI, the library): the file's stored row alone
-            from seek.index.indexer import refresh_before_search
+            from seek.index.refresh import refresh_before_search
             from seek.store import index_dir_for
 
             settings = self.settings(root)

@@ -4,7 +4,7 @@
 The graph is assembled from the index's graph table (:mod:`seek.index.graph_rows`) after the
 index is brought up to date, as a search does. A long-running server keeps it per workspace
 (:class:`GraphCache`) until the index's contents change (the same manifest digest that
-replaces a live searcher: :func:`seek.workspace.live.contents_stamp`), so a burst of lookups
+replaces a live searcher: :func:`seek.store.manifest.contents_stamp`), so a burst of lookups
 assembles it once; a one-shot call (CLI, library) assembles it for its one answer.
 
 Every answer is a :class:`GraphResult`: rows that name a site by workspace-relative
@@ -180,8 +180,7 @@ def load_graph(index_dir: Path, lazy: bool = False) -> tuple[CodeGraph | None, s
     from seek.index.graph_rows import assemble, read_graph
     from seek.store import load_manifest
     from seek.store.graph_table import GraphTable, graph_table_name
-    from seek.store.manifest import MANIFEST_NAME
-    from seek.workspace.live import contents_stamp
+    from seek.store.manifest import MANIFEST_NAME, contents_stamp
 
     stamp = contents_stamp(index_dir / MANIFEST_NAME)
     manifest = load_manifest(index_dir)
@@ -234,8 +233,7 @@ class GraphCache:
         self._graphs: dict[Path, tuple[str, CodeGraph | None]] = {}
 
     def get(self, index_dir: Path) -> CodeGraph | None:
-        from seek.store.manifest import MANIFEST_NAME
-        from seek.workspace.live import contents_stamp
+        from seek.store.manifest import MANIFEST_NAME, contents_stamp
 
         stamp = contents_stamp(index_dir / MANIFEST_NAME)
         with self._guard:

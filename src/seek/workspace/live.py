@@ -20,8 +20,6 @@ times as an update.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -30,26 +28,16 @@ from pathlib import Path
 from seek.errors import IndexLockedError, IndexUnwritableError
 from seek.index.backoff import retry_wait
 from seek.index.freshness import is_current
-from seek.index.indexer import index_workspace, locked_note, repaired_note, stale_note
+from seek.index.indexer import index_workspace
+from seek.index.refresh import locked_note, repaired_note, stale_note
 from seek.retrieve import Searcher
 from seek.settings import Settings
 from seek.store import LocalIndexStore, index_dir_for
-from seek.store.manifest import MANIFEST_NAME
+from seek.store.manifest import MANIFEST_NAME, contents_stamp
 from seek.store.memory import release_free_memory
 
 FRESHNESS_S = 1.0
 UPDATING_NOTE = "The index was not updated first: another request is updating it."
-_UPDATED_AT = re.compile(rb'"updatedAt":(?:null|-?\d+)')
-
-
-def contents_stamp(manifest: Path) -> str:
-    """A digest of the manifest without ``updatedAt`` ("" when there is none): it changes when
-    the index's rows may have, not when an update check found nothing to do."""
-    try:
-        data = manifest.read_bytes()
-    except FileNotFoundError:
-        return ""
-    return hashlib.sha1(_UPDATED_AT.sub(b"", data)).hexdigest()
 
 
 @dataclass(slots=True)
