@@ -161,3 +161,60 @@ def test_a_large_index_matches_keywords_on_lancedb_as_in_memory(
         with monkeypatch.context() as patch:
             patch.setattr(retrievers, "SCOPE_FILTER_PATHS", 0)  # fetch more, keep the scope's
             assert lines(lancedb.search(query, mode="bm25", scope=scope)) == scoped
+
+
+GRAPH_PROJECT = {
+    # a Java method: the definition patterns read `class`, `def`, `fn`..., not `void name(`
+    "src/Builder.java": (
+        "class Builder {\n"
+        "    int depth;\n\n"
+        "    void reconstructElements() {\n"
+        "        depth = depth + 1;\n"
+        "    }\n"
+        "}\n"
+    ),
+    # the uses: more of them, and in a file whose words say more about it
+    "src/State.java": (
+        "class State {\n"
+        "    void step(Builder tb) {\n"
+        "        // reconstructElements again: reconstructElements, reconstructElements\n"
+        "        tb.reconstructElements();\n"
+        "        tb.reconstructElements();\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/Other.java": "class Other {\n    int reconstructElements;\n}\n",  # a field, not it
+    "tests/StateTest.java": "class StateTest {\n    void t() { reconstructElements(); }\n}\n",
+}
+
+
+def test_a_symbol_the_patterns_cannot_see_defined_is_found_by_the_code_graph(
+    make_tree, settings_for
+):
+    """issue 28 deliver 4: when no candidate defines a symbol by the definition patterns, the
+    definitions the code graph knows gain the definition boost (a method, not a field); a
+    scope keeps whatever a boost pulls in inside it."""
+    from seek.retrieve.scope import Scope
+
+    root = make_tree(GRAPH_PROJECT)
+    settings = settings_for()
+    embedder = HashEmbedder()
+    index_workspace(root, settings, embedder=embedder)
+    searcher = Searcher.open(root, settings, embedder=embedder)
+    hits = searcher.search("reconstructElements", k=4).hits
+    assert (hits[0].path, hits[0].start_line <= 4 <= hits[0].end_line) == ("src/Builder.java", True)
+    assert hits[0].symbol is not None and hits[0].symbol.name in ("Builder", "reconstructElements")
+    searcher.pipeline.definitions = None  # without the graph's evidence
+    assert searcher.search("reconstructElements", k=4).hits[0].path != "src/Builder.java"
+    scoped = Searcher.open(root, settings, embedder=embedder).search(
+        "reconstructElements", k=4, scope=Scope(prefixes=("tests/",))
+    )
+    assert [h.path for h in scoped.hits] == ["tests/StateTest.java"]
+
+
+def test_a_symbol_pulled_in_from_its_files_name_stays_inside_the_scope(searcher):
+    from seek.retrieve.scope import Scope
+
+    assert searcher.search("Router", k=5).hits[0].path == "src/router.py"  # pulled in
+    scoped = searcher.search("Router", k=5, scope=Scope(prefixes=("tests/",)))
+    assert {h.path for h in scoped.hits} == {"tests/test_router.py"}

@@ -84,6 +84,39 @@ def test_symbol_boost_and_pull_in():
     assert 3 not in scores  # same-name file without the definition
 
 
+def test_graph_definitions_of_a_symbol_join_with_the_definition_bonus():
+    stems = ["arg", "action", "command", "parser", "tests"]
+    located = [
+        (1, "enum", None, True),  # the definition, in a file not named after it
+        (1, "enum", None, True),  # the same chunk twice (a second definition in it): once
+        (2, "field", "Command", True),  # a field is not a definition of the symbol
+        (3, "method", "Parser", True),
+        (4, "function", None, False),  # a one-line declaration (a prototype)
+    ]
+    scores = {0: 1.0}
+    definitions.graph_definition_boost(scores, "ArgAction", 1.0, located, stems)
+    assert scores == {0: 1.0, 1: 3.0, 3: 3.0}
+    qualified = {0: 1.0}
+    definitions.graph_definition_boost(qualified, "Command.ArgAction", 1.0, located, stems)
+    assert qualified == {0: 1.0, 1: 3.0}  # a file-level one stays; Parser's method does not
+    same_name = {}
+    definitions.graph_definition_boost(same_name, "Action", 2.0, [(1, "class", None, True)], stems)
+    assert same_name == {1: 2.0 * 3.0 * 1.5}  # the same-name file tier
+
+
+def test_symbol_query_boost_says_how_many_chunks_define_the_symbol():
+    contents = ["x = Router()", "class Router:", "void route() {"]
+    stems = ["app", "other", "other"]
+    groups = names.chunks_by_stem(stems)
+    assert (
+        definitions.symbol_query_boost({0: 1.0, 1: 1.0}, "Router", 1.0, contents, stems, groups)
+        == 1
+    )
+    assert (
+        definitions.symbol_query_boost({0: 1.0, 2: 1.0}, "route", 1.0, contents, stems, groups) == 0
+    )
+
+
 def test_embedded_identifier_boost_half_strength_and_prefix_stems():
     contents = ["class StateManager {", "const a = 1"]
     stems = ["state", "state"]

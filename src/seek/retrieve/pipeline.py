@@ -38,10 +38,14 @@ from seek.retrieve.ranker import (
 from seek.retrieve.retrievers import Keywords, vector_candidates
 from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.signals.boosts import file_coherence, stem_boost
-from seek.retrieve.signals.definitions import embedded_identifier_boost, symbol_query_boost
+from seek.retrieve.signals.definitions import (
+    embedded_identifier_boost,
+    graph_definition_boost,
+    symbol_query_boost,
+)
 from seek.retrieve.signals.penalties import apply_non_code_penalty, apply_path_penalties, select_top
-from seek.retrieve.signals.query import is_symbol_query, semantic_weight
-from seek.retrieve.types import Hit, SearchResult
+from seek.retrieve.signals.query import is_symbol_query, last_segment, semantic_weight
+from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.retrieve.versions import demote_older
 from seek.settings import Settings
 from seek.text import keyword_query
@@ -89,9 +93,13 @@ class SearchPipeline:
         embedding: IndexEmbedder,
         query_vector: Callable[[str], np.ndarray | None],
         keywords: Keywords,
+        definitions: Callable[[str], list[tuple[str, Symbol]]] | None = None,
     ) -> None:
         self.index, self.settings, self.embedding = index, settings, embedding
         self.query_vector, self.keywords = query_vector, keywords
+        self.definitions = definitions
+        """Every definition of a name the code graph knows, as (path, symbol)
+        (:meth:`seek.retrieve.symbols.HitSymbols.defined`; None: no graph evidence)."""
         self._ranker: tuple[str, tuple[Ranker | None, str]] | None = None
 
     # -- search ----------------------------------------------------------------------------
@@ -342,7 +350,7 @@ class SearchPipeline:
             ],
             self.settings.rrf_k,
         )
-        pool = self._rank(scores, query, n_best, disabled, mode) if scores else []
+        pool = self._rank(scores, query, n_best, disabled, mode, scope) if scores else []
         timings["rank_ms"] = (time.perf_counter() - started) * 1000
         retrieval = Retrieval(
             similarities,
@@ -352,6 +360,25 @@ class SearchPipeline:
             q,
         )
         return pool, retrieval, SearchResult(query, words, [], tuple(notes), timings)
+
+    def _located(
+        self, defined: list[tuple[str, Symbol]]
+    ) -> list[tuple[int, str, str | None, bool]]:
+        """(chunk id, kind, container, whether it has lines past its first) of each
+        definition: the chunk holding its first line (a file the loaded rows do not hold,
+        the definitions being a run newer, is skipped)."""
+        index = self.index
+        out = []
+        for path, symbol in defined:
+            ids = index.chunks_of_path.get(path)
+            if ids is None:
+                continue
+            line = symbol.line - 1  # the rows' lines are 0-based
+            holding = (c for c in ids.tolist() if index.starts[c] <= line <= index.ends[c])
+            chunk_id = next(holding, None)
+            if chunk_id is not None:
+                out.append((chunk_id, symbol.kind, symbol.container, symbol.end_line > symbol.line))
+        return out
 
     def _keyword_passes(
         self, words: str, n: int, focus_paths: list[str], scope_paths: list[str] | None = None
@@ -369,7 +396,13 @@ class SearchPipeline:
         return whole, focus
 
     def _rank(
-        self, scores: dict[int, float], query: str, k: int, disabled: frozenset[str], mode: str
+        self,
+        scores: dict[int, float],
+        query: str,
+        k: int,
+        disabled: frozenset[str],
+        mode: str,
+        scope: Scope = EVERYTHING,
     ) -> Order:
         """The signals over the fused scores, then the top ``k`` (file saturation)."""
         paths, contents = self.index.paths, self.index.contents
@@ -377,14 +410,22 @@ class SearchPipeline:
         if sig.FILE_COHERENCE not in disabled:
             file_coherence(scores, paths)
         best = max(scores.values())  # boosts are in units of the best score before them
+        candidates = set(scores)
         if is_symbol_query(query):
             if sig.DEFINITION_BOOST not in disabled:
-                symbol_query_boost(scores, query, best, contents, stems, stem_groups)
+                found = symbol_query_boost(scores, query, best, contents, stems, stem_groups)
+                if not found and self.definitions is not None:
+                    located = self._located(self.definitions(last_segment(query)))
+                    graph_definition_boost(scores, query, best, located, stems)
         else:
             if sig.STEM_BOOST not in disabled:
                 stem_boost(scores, query, best, paths)
             if sig.EMBEDDED_IDENTIFIER_BOOST not in disabled:
                 embedded_identifier_boost(scores, query, best, contents, stems, stem_groups)
+        if not scope.everything:  # a definition pulled in from outside what may be returned
+            for chunk_id in scores.keys() - candidates:
+                if not scope.keeps(paths[chunk_id]):
+                    del scores[chunk_id]
         if sig.PATH_PENALTIES not in disabled and mode != VECTOR_ONLY:
             apply_path_penalties(scores, paths)
         if sig.NON_CODE_PENALTY not in disabled:

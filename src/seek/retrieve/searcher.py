@@ -87,9 +87,9 @@ class Searcher:
             self.index = LoadedIndex(data, self._embedding, self.document_prefix)
         except Exception as exc:  # lance reports damage as many error types
             raise damaged(root, exc) from exc
-        self.pipeline = self._pipeline()
         self.symbols = HitSymbols(self.index_dir, manifest)
         """Names each hit's enclosing definition, from the graph stored with the index."""
+        self.pipeline = self._pipeline()
 
     @classmethod
     def open(cls, root: Path | str, settings: Settings, embedder: Embedder | None = None):
@@ -125,7 +125,9 @@ class Searcher:
         )
         vectors = len(index.vectors) > 0
         query_vector = QueryEmbedding(self._embedding, self.query_prefix, vectors)
-        return SearchPipeline(index, self.settings, self._embedding, query_vector, keywords)
+        return SearchPipeline(
+            index, self.settings, self._embedding, query_vector, keywords, self.symbols.defined
+        )
 
     @property
     def keywords(self) -> Keywords:

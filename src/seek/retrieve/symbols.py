@@ -103,6 +103,37 @@ class HitSymbols:
             self._ensure_loaded()
             return self._enclosing(path, start_line, end_line)
 
+    def defined(self, name: str) -> list[tuple[str, Symbol]]:
+        """Every definition named ``name``, as (path, symbol), in the files' order: the graph
+        evidence of a symbol query (:func:`seek.retrieve.signals.definitions.
+        graph_definition_boost`). Only the files whose encoded definitions hold ``name`` as a
+        JSON string (how :func:`_encoded` writes it) are decoded."""
+        needle = json.dumps(name, ensure_ascii=False)
+        found = []
+        with self._guard:
+            self._ensure_loaded()
+            for path, encoded in (self._files or {}).items():
+                if needle not in encoded:
+                    continue
+                rows = self._rows.get(path)
+                if rows is None:
+                    rows = self._rows[path] = _Rows(encoded)
+                found += [
+                    (
+                        path,
+                        Symbol(
+                            n,
+                            rows.kinds[i],
+                            rows.containers[i],
+                            int(rows.lines[i]),
+                            int(rows.ends[i]),
+                        ),
+                    )  # fmt: skip
+                    for i, n in enumerate(rows.names)
+                    if n == name
+                ]
+        return found
+
     def _ensure_loaded(self) -> None:
         if self._files is None:
             try:

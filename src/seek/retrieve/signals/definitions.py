@@ -1,7 +1,8 @@
 """Definitions: whether a chunk defines a name (``class Router``, ``func (v *Viper) Get``,
 ``CREATE TABLE users``), and the boosts of the chunks that define the question's symbol or
 the identifiers a sentence names (reference-ranking.md §1.6), pulling in definitions that
-neither retriever found from the files named after them."""
+neither retriever found from the files named after them; and, for a symbol whose definition
+none of that finds, the definitions the code graph knows (issue 28 deliver 4)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from seek.retrieve.signals.names import StemGroups, stem_names_symbol
-from seek.retrieve.signals.query import IDENT, embedded_identifiers, last_segment, symbol_names
+from seek.retrieve.signals.query import (
+    IDENT,
+    embedded_identifiers,
+    last_segment,
+    owner_segment,
+    symbol_names,
+)
 
 DEFINITION_BOOST_UNITS = 3.0
 """A chunk defining the queried symbol gains 3 x the best score."""
@@ -137,15 +144,18 @@ def boost_definitions(
     stem_groups: Groups,
     stem_ok: Callable[[str], bool],
     matching: list[str] | None = None,
-) -> None:
+) -> int:
     """Candidates defining a name gain ``unit`` (x1.5 in a same-name file); chunks that are
     not candidates join with that bonus as their score when their file stem passes
     ``stem_ok`` (the definition may be missing from both retrievers' lists). ``matching``:
-    the stems that pass, in the groups' order, when the caller looked them up."""
+    the stems that pass, in the groups' order, when the caller looked them up. Returns how
+    many chunks define a name, candidates and joined."""
+    found = 0
     for chunk_id in list(scores):
         bonus = _definition_bonus(contents[chunk_id], stems[chunk_id], names, unit)
         if bonus:
             scores[chunk_id] += bonus
+            found += 1
     if matching is None:
         matching = [stem for stem in stem_groups if stem_ok(stem)]
     for stem in matching:
@@ -155,22 +165,64 @@ def boost_definitions(
             bonus = _definition_bonus(contents[chunk_id], stem, names, unit)
             if bonus:
                 scores[chunk_id] = bonus
+                found += 1
+    return found
 
 
 def symbol_query_boost(
     scores: Scores, query: str, best: float, contents: Texts, stems: Texts, stem_groups: Groups
-) -> None:
-    """Symbol queries: chunks defining the symbol gain 3 x ``best`` (x1.5 same-name file)."""
+) -> int:
+    """Symbol queries: chunks defining the symbol gain 3 x ``best`` (x1.5 same-name file).
+    Returns how many chunks define it (0: see :func:`graph_definition_boost`)."""
     names = symbol_names(query)
     last = last_segment(query)
     unit = DEFINITION_BOOST_UNITS * best
     matching = None
     if isinstance(stem_groups, StemGroups):
         matching = stem_groups.in_order(stem_groups.by_symbol_form.get(last.lower(), ()))
-    boost_definitions(
+    return boost_definitions(
         scores, names, unit, contents, stems, stem_groups,
         lambda stem: stem_names_symbol(stem, last), matching,
     )  # fmt: skip
+
+
+GRAPH_DEFINITION_KINDS = frozenset(
+    "class interface type struct trait enum object module function method macro".split()
+)
+"""The code graph's kinds that count as defining a symbol: what the definition keywords
+name, not fields, variables or constants (a struct's ``Args`` field is not cobra's
+``Args``)."""
+
+
+def graph_definition_boost(
+    scores: Scores,
+    query: str,
+    best: float,
+    located: Iterable[tuple[int, str, str | None, bool]],
+    stems: Texts,
+) -> None:
+    """A symbol query whose definition neither the candidates nor a file named after it show
+    by the definition patterns (:func:`symbol_query_boost` found none: a Java method's
+    ``void reconstructFormattingElements()``, an enum defined in ``action.rs`` that
+    ``arg.rs`` mentions 248 times): the chunks holding the first line of each definition of
+    its last part that the code graph knows gain the definition bonus, joining the
+    candidates if they were not among them. ``located``: (chunk id, kind, container, whether
+    it spans more than its first line) per such definition. Only definitions with a body
+    count: a one-line declaration (a C++ prototype in a header, ``void
+    initialize_logger(...);``) is not where the symbol is defined. A qualified query
+    (``HtmlTreeBuilder.reconstructFormattingElements``) keeps the definitions at file level
+    and those whose container names its qualifier's last part."""
+    last, owner = last_segment(query), owner_segment(query)
+    unit = DEFINITION_BOOST_UNITS * best
+    boosted: set[int] = set()
+    for chunk_id, kind, container, body in located:
+        if chunk_id in boosted or not body or kind not in GRAPH_DEFINITION_KINDS:
+            continue
+        if owner and container and owner not in container.split("."):
+            continue
+        tier = SAME_NAME_FILE_TIER if stem_names_symbol(stems[chunk_id], last) else 1.0
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + unit * tier
+        boosted.add(chunk_id)
 
 
 def embedded_identifier_boost(

@@ -42,6 +42,13 @@ def last_segment(query: str) -> str:
     return _QUALIFIER.split(query.strip())[-1]
 
 
+def owner_segment(query: str) -> str:
+    """The segment before the last of a qualified name (``models`` of ``app.models.User``;
+    "" for a bare name)."""
+    parts = _QUALIFIER.split(query.strip())
+    return parts[-2] if len(parts) > 1 else ""
+
+
 def symbol_names(query: str) -> set[str]:
     """The last segment of a qualified name, plus the whole name when it differs."""
     return {last_segment(query), query.strip()}
