@@ -207,6 +207,41 @@ def test_go_packages_resolve_by_folder_and_methods_by_receiver():
     assert groups == {("main.go", "main"), ("store/helpers.go", "fresh")}
 
 
+C_FAMILY = {
+    "util.h": b"/* Adds one. */\nint add_one(int x);\n",
+    "util.c": (
+        b'#include "util.h"\n\n'
+        b"/* Adds one. */\n"
+        b"int add_one(int x)\n{\n  return x + 1;\n}\n\n"
+        b'static const char *\nname_of(int n)\n{\n  return n ? "one" : "none";\n}\n'
+    ),
+    "main.c": b'#include "util.h"\n\nint main(void)\n{\n  return add_one(1);\n}\n',
+    "box.cpp": (
+        b"class Box {\n public:\n  int area();\n  int side() { return w; }\n  int w;\n};\n\n"
+        b"int Box::area() {\n  return side() * side();\n}\n"
+    ),
+}
+
+
+def test_c_and_cpp_functions_span_their_bodies_and_enclose_their_uses():
+    """C's and C++'s tags mark a function by its declarator: a definition with a body spans
+    the body (so callers and callees work), a prototype stays one line."""
+    graph = build_graph(C_FAMILY)
+    spans = {(d.path, d.name): (d.line, d.end_line) for f in graph.files.values()
+             for d in f.definitions if d.kind in ("function", "method")}  # fmt: skip
+    assert spans[("util.h", "add_one")] == (2, 2)  # the prototype
+    assert spans[("util.c", "add_one")] == (4, 7)
+    assert spans[("util.c", "name_of")] == (9, 13)  # `static const char *` on the line above
+    assert spans[("box.cpp", "area")] == (8, 10) and spans[("box.cpp", "side")] == (4, 4)
+    name_of = next(d for d in graph.defs("name_of"))
+    assert (name_of.signature, name_of.doc) == ("name_of(int n)", "")
+    add_one = next(d for d in graph.defs("add_one") if d.path == "util.c")
+    assert add_one.doc == "Adds one."  # the block comment's closing mark left out
+    assert [d.name for d in graph.callers(add_one)] == ["main"]
+    area = next(d for d in graph.defs("area") if d.path == "box.cpp" and d.line == 8)
+    assert [d.name for d in graph.callees(area)] == ["side"]
+
+
 RUST = {
     "src/lib.rs": b"mod parse;\nuse crate::parse::Parser;\n\n"
     b"pub fn run() { Parser::new().go(); }\n",

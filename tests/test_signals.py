@@ -97,8 +97,11 @@ def test_graph_definitions_of_a_symbol_join_with_the_definition_bonus():
     definitions.graph_definition_boost(scores, "ArgAction", 1.0, located, stems)
     assert scores == {0: 1.0, 1: 3.0, 3: 3.0}
     qualified = {0: 1.0}
-    definitions.graph_definition_boost(qualified, "Command.ArgAction", 1.0, located, stems)
-    assert qualified == {0: 1.0, 1: 3.0}  # a file-level one stays; Parser's method does not
+    definitions.graph_definition_boost(qualified, "Parser.ArgAction", 1.0, located, stems)
+    assert qualified == {0: 1.0, 3: 3.0}  # Parser's, not one at file level in action.rs
+    by_file = {}
+    definitions.graph_definition_boost(by_file, "action.ArgAction", 1.0, located, stems)
+    assert by_file == {1: 3.0}  # at file level in the file named after the qualifier
     same_name = {}
     definitions.graph_definition_boost(same_name, "Action", 2.0, [(1, "class", None, True)], stems)
     assert same_name == {1: 2.0 * 3.0 * 1.5}  # the same-name file tier

@@ -80,6 +80,11 @@ _SCOPES = ("function", "method", "variable", "constant")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
 _NOT_USES = frozenset(("self", "this", "_"))
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
+# C and C++ declarators that wrap a function's `name(params)`: `*f(...)`, `&f(...)`, `(f)(...)`
+_DECLARATOR_WRAPPERS = frozenset(
+    ("pointer_declarator", "reference_declarator", "parenthesized_declarator",
+     "attributed_declarator")
+)  # fmt: skip
 
 
 def _raw_name_text(grammar: str, language: tree_sitter.Language) -> str:
@@ -234,7 +239,8 @@ def extract_rows(
             end_line=node.end_point.row + 1,
             column=name_node.start_point.column,
             container=container,
-            signature=_line(lines, node.start_point.row),
+            # the line that names it (a C function's return type may stand on the line above)
+            signature=_line(lines, max(node.start_point.row, name_node.start_point.row)),
             doc=_doc(grammar, node, lines),
         )
         facts.definitions.append(definition)
@@ -298,12 +304,26 @@ def _scan(grammar, root):
                     kind = capture.split(".", 1)[1]
                     known = found.get(name_node.start_byte)
                     if known is None or pattern < known[0]:
-                        found[name_node.start_byte] = (pattern, nodes[0], name_node, kind)
+                        node = _definition_extent(grammar, nodes[0])
+                        found[name_node.start_byte] = (pattern, node, name_node, kind)
                 elif capture == "reference.call":
                     calls.add(name_node.start_byte)
     ordered = sorted(found.values(), key=lambda f: (f[1].start_byte, -f[1].end_byte))
     definitions = [(node, name, kind) for _, node, name, kind in ordered]
     return definitions, set(found), calls, binders, leaves, declared, anonymous, imports
+
+
+def _definition_extent(grammar: str, node: tree_sitter.Node) -> tree_sitter.Node:
+    """The node whose span a definition has. C's and C++'s tags mark a function by its
+    declarator (`name(params)`, one line), not by the definition around it: a function
+    with a body spans its `function_definition`, so that the uses in its body are enclosed
+    by it (callers, callees, a hit's symbol); a prototype keeps its declarator."""
+    if grammar not in ("c", "cpp") or node.type != "function_declarator":
+        return node
+    outer = node.parent
+    while outer is not None and outer.type in _DECLARATOR_WRAPPERS:
+        outer = outer.parent
+    return outer if outer is not None and outer.type == "function_definition" else node
 
 
 def _receivers(grammar: str, def_nodes) -> list[tuple[int, int, str]]:
@@ -608,7 +628,7 @@ def _doc(grammar: str, node: tree_sitter.Node, lines: list[bytes]) -> str:
 
 def _first_text_line(text: str) -> str:
     for raw in text.splitlines():
-        line = raw.strip().lstrip("/*#-;!").strip().strip("\"'").strip()
+        line = raw.strip().lstrip("/*#-;!").removesuffix("*/").strip().strip("\"'").strip()
         if line and line not in ('"""', "'''"):
             return line[:_MAX_LINE]
     return ""

@@ -28,13 +28,15 @@ if TYPE_CHECKING:
     from seek.store import lance
 
 COLUMNS = ("path", "definitions", "facts")
-GRAPH_FORMAT = 3
+GRAPH_FORMAT = 4
 """The version of what a row holds: its encoding (:mod:`seek.index.graph_rows`) and the facts
 :mod:`seek.graph` extracts; bumped when either changes. It is part of the table's name, so a
 table of another version is not read as this index's graph: the next run fills the current
 one from the files, as for an index stored before the graph, and drops the old one with the
 other tables no reader needs (version 1: rows without declared types, bases or owners;
-version 2: with the uses of a function's own locals, which mean no definition)."""
+version 2: with the uses of a function's own locals, which mean no definition; version 3: a
+C or C++ function with a body spanning its declarator's line only, so the uses in its body
+had no enclosing definition)."""
 GRAPH_SUFFIX = f"_graph{GRAPH_FORMAT}"
 
 

@@ -210,15 +210,20 @@ def graph_definition_boost(
     it spans more than its first line) per such definition. Only definitions with a body
     count: a one-line declaration (a C++ prototype in a header, ``void
     initialize_logger(...);``) is not where the symbol is defined. A qualified query
-    (``HtmlTreeBuilder.reconstructFormattingElements``) keeps the definitions at file level
-    and those whose container names its qualifier's last part."""
+    (``HtmlTreeBuilder.reconstructFormattingElements``) keeps the definitions whose
+    container names its qualifier's last part, or at file level in a file named after it
+    (``models.User``: ``models.py``)."""
     last, owner = last_segment(query), owner_segment(query)
     unit = DEFINITION_BOOST_UNITS * best
     boosted: set[int] = set()
     for chunk_id, kind, container, body in located:
         if chunk_id in boosted or not body or kind not in GRAPH_DEFINITION_KINDS:
             continue
-        if owner and container and owner not in container.split("."):
+        if owner and not (
+            owner in container.split(".")
+            if container
+            else stem_names_symbol(stems[chunk_id], owner)
+        ):
             continue
         tier = SAME_NAME_FILE_TIER if stem_names_symbol(stems[chunk_id], last) else 1.0
         scores[chunk_id] = scores.get(chunk_id, 0.0) + unit * tier
