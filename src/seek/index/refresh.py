@@ -4,7 +4,8 @@ not stop search).
 
 Kept apart from :mod:`seek.index.indexer` so that a call whose index is current (a `seek
 def`, a `seek search` on an unchanged workspace) checks it without importing the indexing
-pipeline (chunking, the graph worker, the embedding steps: 0.28 s of a 0.5 s `seek def`).
+pipeline (the embedding steps, the graph worker and multiprocessing: about 30 ms of a 0.5 s
+`seek def` on tokio; the rest of what the indexer imports, a search needs too).
 """
 
 from __future__ import annotations
