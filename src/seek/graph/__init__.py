@@ -55,8 +55,5 @@ def link_graph(facts: dict[str, FileFacts], go_modules: Mapping[str, str]) -> Co
     are assembled with."""
     resolver = Resolver(list(facts), dict(go_modules))
     for found in facts.values():
-        found.imports = [
-            Import(i.path, i.line, i.target, i.names, i.alias, resolver.resolve(found.grammar, i))
-            for i in found.imports
-        ]
+        resolver.resolve_file(found)
     return CodeGraph(facts)

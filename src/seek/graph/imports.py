@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import tree_sitter
 
-from seek.graph.model import Import
+from seek.graph.model import FileFacts, Import
 
 _JS = {"javascript", "typescript", "tsx"}
 _JS_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
@@ -280,6 +280,14 @@ class Resolver:
                 for i in range(len(parts)):
                     self.modules.setdefault(".".join(parts[i:]), []).append(path)
         self.go_modules = go_modules or {}  # folder of a go.mod -> its module path
+
+    def resolve_file(self, facts: FileFacts) -> None:
+        """Each of the file's imports with the workspace files it resolves to (they are
+        extracted and stored as written)."""
+        facts.imports = [
+            Import(i.path, i.line, i.target, i.names, i.alias, self.resolve(facts.grammar, i))
+            for i in facts.imports
+        ]
 
     def resolve(self, grammar: str, imp: Import) -> tuple[str, ...]:
         method = getattr(

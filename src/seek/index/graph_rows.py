@@ -235,11 +235,7 @@ class StoredFacts(LazyFacts):
                 if self._damaged is None:
                     raise
                 raise self._damaged(exc) from exc
-            resolve = self._resolver.resolve
-            found.imports = [
-                Import(i.path, i.line, i.target, i.names, i.alias, resolve(found.grammar, i))
-                for i in found.imports
-            ]
+            self._resolver.resolve_file(found)  # as link_graph resolves them
             self._decoded[path] = found
         return found
 

@@ -36,9 +36,7 @@ from pathlib import Path
 from threading import Event
 
 from seek.embed import Embedder, model_id_for, task_prefixes
-from seek.errors import (
-    IndexMismatchError,
-)
+from seek.errors import IndexMismatchError
 from seek.index.embed_steps import DimensionsChanged, EmbedSteps
 from seek.index.graph_rows import file_facts
 from seek.index.pending import Pending

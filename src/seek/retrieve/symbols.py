@@ -113,25 +113,9 @@ class HitSymbols:
         with self._guard:
             self._ensure_loaded()
             for path, encoded in (self._files or {}).items():
-                if needle not in encoded:
-                    continue
-                rows = self._rows.get(path)
-                if rows is None:
-                    rows = self._rows[path] = _Rows(encoded)
-                found += [
-                    (
-                        path,
-                        Symbol(
-                            n,
-                            rows.kinds[i],
-                            rows.containers[i],
-                            int(rows.lines[i]),
-                            int(rows.ends[i]),
-                        ),
-                    )  # fmt: skip
-                    for i, n in enumerate(rows.names)
-                    if n == name
-                ]
+                if needle in encoded:
+                    rows = self._rows_of(path)
+                    found += [(path, rows.symbol(i)) for i, n in enumerate(rows.names) if n == name]
         return found
 
     def _ensure_loaded(self) -> None:
@@ -144,9 +128,7 @@ class HitSymbols:
 
     def _enclosing(self, path: str, start: int, end: int) -> Symbol | None:
         """The innermost definition holding more than half of lines ``start``-``end``."""
-        rows = self._rows.get(path)
-        if rows is None:
-            rows = self._rows[path] = _Rows(self._files.get(path, "") if self._files else "")
+        rows = self._rows_of(path)
         if not rows.names:
             return None
         held = np.minimum(rows.ends, end) - np.maximum(rows.lines, start) + 1
@@ -154,10 +136,14 @@ class HitSymbols:
         if not len(most):
             return None
         # the smallest span; two such definitions nest, so it is the innermost
-        i = int(most[np.argmin(rows.ends[most] - rows.lines[most])])
-        return Symbol(
-            rows.names[i], rows.kinds[i], rows.containers[i], int(rows.lines[i]), int(rows.ends[i])
-        )
+        return rows.symbol(int(most[np.argmin(rows.ends[most] - rows.lines[most])]))
+
+    def _rows_of(self, path: str) -> _Rows:
+        """``path``'s definitions, decoded at the first need (the caller holds the guard)."""
+        rows = self._rows.get(path)
+        if rows is None:
+            rows = self._rows[path] = _Rows(self._files.get(path, "") if self._files else "")
+        return rows
 
     # -- loading -----------------------------------------------------------------------------
     def _load(self) -> dict[str, str]:
@@ -223,6 +209,10 @@ class _Rows:
         except (ValueError, TypeError):  # a damaged saved copy: no names for this file
             self.lines = self.ends = np.array([], dtype=np.int64)
             self.names, self.kinds, self.containers = [], [], []
+
+    def symbol(self, i: int) -> Symbol:
+        return Symbol(self.names[i], self.kinds[i], self.containers[i],
+                      int(self.lines[i]), int(self.ends[i]))  # fmt: skip
 
 
 def refresh_hit_symbols(index_dir: Path, manifest: Manifest) -> None:

@@ -5,7 +5,8 @@ The graph is assembled from the index's graph table (:mod:`seek.index.graph_rows
 index is brought up to date, as a search does. A long-running server keeps it per workspace
 (:class:`GraphCache`) until the index's contents change (the same manifest digest that
 replaces a live searcher: :func:`seek.store.manifest.contents_stamp`), so a burst of lookups
-assembles it once; a one-shot call (CLI, library) assembles it for its one answer.
+assembles it once; a one-shot call (CLI, library) reads it lazily for its one answer (the
+files that name what it asks: :func:`seek.index.graph_rows.read_graph`).
 
 Every answer is a :class:`GraphResult`: rows that name a site by workspace-relative
 ``path`` and 1-based ``line`` (plus ``end_line``, ``kind``, ``name``, ``container`` where
