@@ -158,6 +158,7 @@ class TransformerEmbedder:
 def install(mode: str, ranker_off: bool, e5: bool = False) -> None:
     """Register the ``tx`` provider and make every bench searcher and index use it."""
     import seek
+    import seek.settings
     from seek.embed import register_provider
     from seek.embed.local import BUILTIN_MODEL_NAME, BUILTIN_MODELS_DIR, LocalEmbedder
     from seek.retrieve import retrievers as module
@@ -198,7 +199,8 @@ def install(mode: str, ranker_off: bool, e5: bool = False) -> None:
             overrides["ranker_model"] = "off"
         return plain_load(*args, overrides=overrides, **kwargs)
 
-    seek.load_settings = load_settings
+    # bench.common.bench_settings reads it from seek.settings: patch both doors
+    seek.load_settings = seek.settings.load_settings = load_settings
 
 
 def cost(sets: list[str], e5: bool, threads: int) -> int:
