@@ -12,6 +12,11 @@ does (skip a block that does not fit, keep going). The graph is the one stored w
 (:func:`seek.workspace.code_graph.load_graph`, read once per repository and timed). Variants:
 
 * ``base``: today's ``seek context``.
+* ``callees``: the functions the best code block calls (calls binding to one definition)
+  that the packed blocks do not show, the question's words first, then in the order of the
+  first call; at most ``CTX_CALLEES`` (2), each cut to ``CTX_CALLEE_CHARS`` (1,500), placed
+  right after that block (so the weakest blocks give way). ``callees-same``: only those in
+  the block's own file.
 * ``follow``: the definitions (functions, methods, types) that uses inside the three best code
   blocks bind to (uses that can mean at most two definitions) in *other* files, ordered by how
   many of those blocks use them, then by the question words they share (name and first doc
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import time
@@ -63,6 +69,8 @@ EARLY_BELOW = 0.05
 SIGNATURE_LINES = 10
 MAP_TOKENS = 256
 WIDE_BUDGET = 20_000
+CALLEES = int(os.environ.get("CTX_CALLEES", "2"))
+CALLEE_CHARS = int(os.environ.get("CTX_CALLEE_CHARS", "1500"))
 
 
 def words(text: str) -> set[str]:
@@ -122,6 +130,24 @@ def follow(graph, blocks, question: str, same_file: bool) -> list:
             d.line,
         ),
     )
+
+
+def top_callees(graph, blocks, question: str, same_file: bool) -> list:
+    """The functions the best code block calls (uses that are calls binding to one
+    definition), not shown, question words first, then in the order of the first call."""
+    seeds = [b for b in blocks if b.kind == "code"][:1]
+    asked = words(question)
+    order: dict[Any, int] = {}
+    for _, ref, found in _seed_uses(graph, seeds):
+        d = found[0]
+        if not ref.call or len(found) != 1 or d.kind not in FUNCTIONS:
+            continue
+        if same_file and d.path != seeds[0].path:
+            continue
+        if _shown(blocks[:1], d.path, d.line, d.end_line):
+            continue
+        order.setdefault(d, len(order))
+    return sorted(order, key=lambda d: (-len(asked & (words(d.name) | words(d.doc))), order[d]))
 
 
 def _function_of(graph, ref):
@@ -267,6 +293,15 @@ def variant(name: str, root: Path, everything: list, graph, question: str, setti
         if not text or len(text) > budget - sum(len(b.content) for b in kept):
             return Outcome(kept, [], 0, ms)
         return Outcome(kept, pointers, len(text), ms)
+    if name.startswith("callees"):
+        kept = pack(everything, budget)
+        found = top_callees(graph, kept, question, same_file=name == "callees-same")
+        added = definition_blocks(root, found, kept, CALLEE_CHARS)[:CALLEES]
+        ms = (time.perf_counter() - started) * 1000.0
+        # the added blocks replace the same part of the file further down, if any
+        later = [b for b in code[1:] if not _shown(added, b.path, b.start + 1, b.end + 1)]
+        order = code[:1] + added + later + rest
+        return Outcome(pack(order, budget), [], 0, ms)
     if name.startswith("follow"):
         found = follow(graph, everything, question, same_file=name == "follow+same")
     elif name == "shared-state":
@@ -285,6 +320,8 @@ def variant(name: str, root: Path, everything: list, graph, question: str, setti
 
 VARIANTS = (
     "base",
+    "callees",
+    "callees-same",
     "follow",
     "follow+same",
     "follow-early",
