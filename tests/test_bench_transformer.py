@@ -69,3 +69,27 @@ def test_the_cache_persists_indexing_batches_and_reloads_them(tmp_path):
     reloaded = VectorCache(tmp_path)
     assert len(reloaded.known) == 70  # a single question stays in memory only
     assert np.array_equal(reloaded.known[keys[69]], vectors[69])
+
+
+def test_install_routes_the_bench_harness_settings_to_the_transformer(tmp_path, monkeypatch):
+    """bench_settings reads load_settings from seek.settings: the harness must patch it
+    there (it once patched only seek.load_settings and measured the static table)."""
+    import seek
+    import seek.settings
+    from bench.common import bench_settings
+    from bench.experiments import transformer_embed
+    from seek.retrieve import retrievers
+    from seek.settings import providers
+
+    # teardown puts back every door install() patches
+    monkeypatch.setattr(seek, "load_settings", seek.load_settings)
+    monkeypatch.setattr(seek.settings, "load_settings", seek.settings.load_settings)
+    monkeypatch.setattr(retrievers.QueryEmbedding, "__call__", retrievers.QueryEmbedding.__call__)
+    monkeypatch.setitem(providers.PROVIDERS, "tx", None)
+    monkeypatch.setattr(transformer_embed, "MiniLM", lambda onnx, tokenizer: Counting())
+    monkeypatch.setenv("SEEK_TX_CACHE", str(tmp_path / "cache"))
+    transformer_embed.install("full", ranker_off=True)
+    settings = bench_settings(tmp_path / "home")
+    assert (settings.provider, settings.model) == ("tx", "minilm-int8-full")
+    assert settings.ranker_model == "off"
+    assert providers.PROVIDERS["tx"](settings).model_id == "tx/minilm-int8-full"

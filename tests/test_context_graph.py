@@ -89,3 +89,29 @@ def test_signatures_name_each_callee_once_without_covering_it(indexed):
         "jobs/adapter.py:1: def push(job, delay):",
     ]
     assert out.extra_chars == len("\n".join(lines))
+
+
+def test_callees_go_right_after_the_calling_block(indexed):
+    root, settings, graph = indexed
+    weak = Block("jobs/adapter.py", 0, 1, QUEUE.rstrip("\n"), 0.02)
+    question = "how long to wait before the next attempt"
+    out = variant("callees", root, [*chosen(), weak], graph, question, settings)
+    placed = [(b.path, b.start, b.end) for b in out.blocks]
+    # retry_delay shares the question's words; then note (first called after it); push is
+    # already shown by the weak block, which keeps its place after them
+    assert placed == [
+        ("jobs/handler.py", 4, 7),
+        ("jobs/backoff.py", 3, 5),
+        ("jobs/handler.py", 10, 11),
+        ("jobs/adapter.py", 0, 1),
+    ]
+    same = variant("callees-same", root, [*chosen(), weak], graph, question, settings)
+    assert [(b.path, b.start) for b in same.blocks] == [
+        ("jobs/handler.py", 4),
+        ("jobs/handler.py", 10),
+        ("jobs/adapter.py", 0),
+    ]
+    # when the budget is short, the weakest block gives way, not the callee
+    tight = replace(settings, prompt_budget_chars=sum(len(b.content) for b in same.blocks[:2]))
+    short = variant("callees-same", root, [*chosen(), weak], graph, question, tight)
+    assert [b.path for b in short.blocks] == ["jobs/handler.py", "jobs/handler.py"]
