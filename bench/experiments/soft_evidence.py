@@ -26,14 +26,12 @@ NDCG@10 chunk (file) level per set.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
-from bench.experiments.graph_evidence import all_folds
-from bench.experiments.lines_analysis import SETS, evaluate, folds, load
-from bench.experiments.symbol_evidence import per_question, refit
+from bench.experiments.lines_analysis import SETS
+from bench.experiments.symbol_evidence import column_experiment
 from bench.quality.quality import load_repos
 
 COLUMNS = ("soft_cov", "soft_cov_gap", "soft_new", "soft_new_gap")
@@ -116,38 +114,9 @@ def add_columns(data: dict, bench_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.experiments.soft_evidence", description=__doc__.split("\n\n")[0]
+    return column_experiment(
+        argv, "python -m bench.experiments.soft_evidence", __doc__, COLUMNS, GROUPS, add_columns
     )
-    parser.add_argument("bench_dir", type=Path)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/seek-lines"))
-    parser.add_argument("--groups", nargs="*", help="column groups, e.g. soft_cov+soft_new")
-    parser.add_argument("--per-question", metavar="GROUP")
-    args = parser.parse_args(argv)
-    data = load(args.work)
-    add_columns(data, args.bench_dir)
-    for questions in data.values():
-        for d in questions:
-            d["x0"] = d["x"]
-    dev = lambda: folds(data, ("semble", "spans"))  # noqa: E731
-    if args.per_question:
-        scores = []
-        for columns in ([], [COLUMNS.index(c) for c in args.per_question.split("+")]):
-            refit(data, columns, dev)
-            scores.append(per_question(data))
-        for key, before in scores[0].items():
-            if abs(scores[1][key] - before) > 1e-3:
-                print(f"{key[0]:5} {key[1]:18} {before:.3f} -> {scores[1][key]:.3f}  {key[2]}")
-        return 0
-    groups = GROUPS
-    if args.groups:
-        groups = ([], *([COLUMNS.index(c) for c in g.split("+")] for g in args.groups))
-    for label, make_folds in (("dev-fitted", dev), ("all three CV", lambda: all_folds(data))):
-        for columns in groups:
-            refit(data, columns, make_folds)
-            names = "+".join(COLUMNS[c] for c in columns) or "nothing"
-            print(f"chunk stage {label} + {names}", evaluate(data), flush=True)
-    return 0
 
 
 if __name__ == "__main__":

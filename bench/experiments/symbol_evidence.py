@@ -139,39 +139,47 @@ def per_question(data: dict) -> dict[tuple[str, str, str], float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.experiments.symbol_evidence", description=__doc__.split("\n\n")[0]
-    )
+def column_experiment(
+    argv: list[str] | None, prog: str, doc: str, columns: tuple[str, ...], groups, add
+) -> int:
+    """The command line of a chunk-column experiment (this module's, and
+    ``bench.experiments.soft_evidence``'s): ``add(data, bench_dir)`` sets ``d["symbols"]``,
+    one row of ``columns`` per weighed chunk; the groups are refitted and scored."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     parser.add_argument("bench_dir", type=Path)
     parser.add_argument("--work", type=Path, default=Path("/tmp/seek-lines"))
-    parser.add_argument("--groups", nargs="*", help="column groups, e.g. enc_cov enc_cov+enc_any")
+    parser.add_argument("--groups", nargs="*", help=f"column groups, e.g. {columns[0]}")
     parser.add_argument("--per-question", metavar="GROUP")
     args = parser.parse_args(argv)
     data = load(args.work)
-    add_columns(data, args.bench_dir)
+    add(data, args.bench_dir)
     for questions in data.values():
         for d in questions:
             d["x0"] = d["x"]
     dev = lambda: folds(data, ("semble", "spans"))  # noqa: E731
     if args.per_question:
         scores = []
-        for columns in ([], [COLUMNS.index(c) for c in args.per_question.split("+")]):
-            refit(data, columns, dev)
+        for chosen in ([], [columns.index(c) for c in args.per_question.split("+")]):
+            refit(data, chosen, dev)
             scores.append(per_question(data))
         for key, before in scores[0].items():
             if abs(scores[1][key] - before) > 1e-3:
                 print(f"{key[0]:5} {key[1]:18} {before:.3f} -> {scores[1][key]:.3f}  {key[2]}")
         return 0
-    groups = GROUPS
     if args.groups:
-        groups = ([], *([COLUMNS.index(c) for c in g.split("+")] for g in args.groups))
+        groups = ([], *([columns.index(c) for c in g.split("+")] for g in args.groups))
     for label, make_folds in (("dev-fitted", dev), ("all three CV", lambda: all_folds(data))):
-        for columns in groups:
-            refit(data, columns, make_folds)
-            names = "+".join(COLUMNS[c] for c in columns) or "nothing"
+        for chosen in groups:
+            refit(data, chosen, make_folds)
+            names = "+".join(columns[c] for c in chosen) or "nothing"
             print(f"chunk stage {label} + {names}", evaluate(data), flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return column_experiment(
+        argv, "python -m bench.experiments.symbol_evidence", __doc__, COLUMNS, GROUPS, add_columns
+    )
 
 
 if __name__ == "__main__":
