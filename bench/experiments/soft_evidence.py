@@ -95,11 +95,11 @@ def add_columns(data: dict, bench_dir: Path) -> None:
             if keywords:
                 q = vectors.matrix(vectors.ids(keywords))
                 for row, hit in enumerate(d["hits"]):
-                    words = sorted(chunk_words(text(set_name, d["repo"], hit)))
-                    if not words:
+                    found = chunk_words(text(set_name, d["repo"], hit))
+                    if not found:
                         continue
-                    sims = q @ vectors.matrix(vectors.ids(words)).T
-                    present = np.array([k in set(words) for k in keywords])
+                    sims = q @ vectors.matrix(vectors.ids(sorted(found))).T
+                    present = np.array([k in found for k in keywords])
                     best = np.where(present, 1.0, sims.max(axis=1))
                     x[row, 0] = best.mean()
                     new = np.where(present, 0.0, np.where(best >= FLOOR, best, 0.0))
