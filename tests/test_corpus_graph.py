@@ -261,6 +261,8 @@ def test_corpus_graph_tools_answer_as_the_workspace_does_over_the_same_tree(
         theirs = workspace_answer(library, repos["shop"], tool, target, limit, budget)
         asked = (tool, target, limit, budget)
         assert all(row.pop("repo") == "shop" for row in ours.rows), asked
+        if ours.subject is not None:  # the definition PATH:LINE meant names its repo too
+            assert ours.subject.pop("repo") == "shop", asked
         assert ours.to_json() == theirs.to_json(), asked
     # the questions reach rows, truncation and notes (the equality is not of empty answers)
     answers = {(t, g, n): lookup(location, "shop", t, g, n, budget=b) for t, g, n, b in QUESTIONS}
@@ -272,6 +274,8 @@ def test_corpus_graph_tools_answer_as_the_workspace_does_over_the_same_tree(
     assert answers["callers", "py/shop/prices.py:2", None].notes == (
         "No definition at py/shop/prices.py:2.",
     )
+    assert answers["callers", "py/shop/prices.py:2", None].subject is None
+    assert answers["callers", "py/shop/cart.py:9", None].subject["name"] == "total"
     assert answers["callees", "py/main.py:5", 1].truncated
     assert [r["name"] for r in answers["outline", "py/shop/cart.py", None].rows] == [
         "Cart", "__init__", "total",
@@ -308,7 +312,9 @@ def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkey
     assert text.exit_code == 0
     assert text.output.startswith("py/shop/cart.py:4-9  class  Cart\n      class Cart:\n")
     text = runner.invoke(cli, ["corpus", "callers", uri, "go/store/store.go:4", "--repo", "shop"])
-    assert text.exit_code == 0 and text.output.startswith("go/main.go:5-8  function  main\n")
+    assert text.exit_code == 0 and text.output.startswith(
+        "callers of go/store/store.go:4-6  function  Open\ngo/main.go:5-8  function  main\n"
+    )
     text = runner.invoke(cli, ["corpus", "map", uri, "--repo", "shop", "--budget", "30"])
     library = lookup(location, "shop", "map", "", budget=30)
     assert text.exit_code == 0 and text.output == library.text.rstrip("\n") + "\n"

@@ -92,10 +92,23 @@ def test_defs_refs_callers_callees_outline_and_map_through_the_facade(project, l
 
     callers = library.callers(project, "py/shop/prices.py", 5)  # a line inside price_of
     assert sorted(r["name"] for r in callers.rows) == ["quote", "total"]
+    # the answer names the definition the line was taken to mean
+    assert (callers.subject["name"], callers.subject["line"]) == ("price_of", 4)
+    assert callers.to_json()["subject"] == callers.subject
+    assert callers.to_text().splitlines()[0] == (
+        "callers of py/shop/prices.py:4-5  function  price_of"
+    )
     callees = library.callees(project, "py/main.py", 6)  # inside checkout
     assert sorted((r["name"], r["path"]) for r in callees.rows) == [
         ("Cart", "py/shop/cart.py"), ("total", "py/shop/cart.py"),
     ]  # fmt: skip
+    assert callees.subject["name"] == "checkout"
+    assert library.refs(project, "py/main.py:12").subject["name"] == "price_of"
+    named = library.refs(project, "price_of")  # a name, not a place: no subject
+    assert named.subject is None and named.to_json()["subject"] is None
+    nowhere = library.callers(project, "py/shop/prices.py", 2)
+    assert nowhere.subject is None and nowhere.to_text().startswith("Nothing found.")
+    assert "subject" not in library.defs(project, "price_of").to_json()
     assert [r["name"] for r in library.callers(project, "go/store/store.go", 4).rows] == ["main"]
     assert [r["name"] for r in library.callers(project, "web/src/format.ts", 1).rows] == ["render"]
 
@@ -330,9 +343,9 @@ def test_mcp_tools_say_when_to_use_them_and_answer(project, seek_home):
     assert "instead of grep" in described["defs"] and "instead of grep" in described["refs"]
     assert text_of(defs).splitlines()[0] == "go/store/store.go:4-6  function  Open"
     assert "py/main.py  quote\n  12:12 call  return price_of(item)" in text_of(refs)
-    assert {line.split("  ")[-1] for line in text_of(callers).splitlines()[::2]} == {
-        "quote", "Cart.total"
-    }  # fmt: skip
+    about, *found = text_of(callers).splitlines()
+    assert about == "callers of py/shop/prices.py:4-5  function  price_of"
+    assert {line.split("  ")[-1] for line in found[::2]} == {"quote", "Cart.total"}
     assert text_of(outline).splitlines()[0] == "py/shop/prices.py:1-1  constant  TAX"
     assert text_of(overview).startswith("go/")
     assert outside.is_error and "workspace-relative" in text_of(outside)
@@ -361,6 +374,7 @@ def test_http_routes_answer_as_json(project, seek_home):
         assert [r["name"] for r in callers["rows"]] == ["main"]
         callees = post("callees", {"file": "web/src/view.js", "line": 4}).json()
         assert [r["name"] for r in callees["rows"]] == ["formatPrice"]
+        assert callees["subject"]["path"] == "web/src/view.js"
         outline = post("outline", {"file": "py/main.py", "limit": 1}).json()
         assert [r["name"] for r in outline["rows"]] == ["checkout"] and outline["truncated"]
         overview = post("map", {"budget": 50}).json()

@@ -154,6 +154,8 @@ def lookup(
         result = answer(found)
     for row in result.rows:
         row["repo"] = repo
+    if result.subject is not None:
+        result.subject["repo"] = repo
     if tool == "refs" and result.rows:
         _fill_texts(location, repo, result.rows)
     return result

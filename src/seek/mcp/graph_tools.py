@@ -85,7 +85,8 @@ def register_graph_tools(
     ) -> str:  # fmt: skip
         """The functions that call the function at `path:line` (its name's line or any
         line inside it; `path` workspace-relative or absolute). Use it to walk up a call
-        chain without reading every file that mentions the name."""
+        chain without reading every file that mentions the name. The first line names the
+        definition the line was taken to mean (a line between methods: their class)."""
         return await call(ctx, workspace, workspaces.callers, _File(path), line, limit)
 
     @server.tool(name="callees")
@@ -94,8 +95,9 @@ def register_graph_tools(
         ctx: Context | None = None,
     ) -> str:  # fmt: skip
         """What the function at `path:line` calls, each resolved to its definition
-        (`path:line-end_line` and signature). Use it to see what a function depends on
-        before opening those files."""
+        (`path:line-end_line` and signature), after a first line naming the function the
+        line was taken to mean. Use it to see what a function depends on before opening
+        those files."""
         return await call(ctx, workspace, workspaces.callees, _File(path), line, limit)
 
     @server.tool(name="outline")

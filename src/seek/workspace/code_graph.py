@@ -65,6 +65,10 @@ class GraphResult:
     """``map``: the signatures rendered within the budget (empty for the other tools)."""
     truncated: bool = False
     """More rows matched than the limit let through."""
+    subject: dict[str, Any] | None = None
+    """``callers``, ``callees`` and ``refs PATH:LINE``: the definition the location was taken
+    to mean (a row like the definitions'), so that the caller sees which one was answered
+    (a line between two methods means their class); None when none or for a name."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -74,6 +78,8 @@ class GraphResult:
             "notes": list(self.notes),
             "truncated": self.truncated,
         }
+        if self.tool in _ABOUT:
+            data["subject"] = self.subject
         if self.tool == "map":
             data["map"] = self.text
         return data
@@ -85,6 +91,8 @@ class GraphResult:
         Names and lines from the workspace are escaped (:mod:`seek.untrusted`); ``notes``:
         end with the notes (the CLI prints them to stderr instead)."""
         out: list[str] = []
+        if self.subject is not None:
+            out.append(f"{_ABOUT[self.tool]} {_definition_line(self.subject)}")
         if not self.rows:
             out.append("Nothing found.")
         elif self.tool == "map":
@@ -100,9 +108,7 @@ class GraphResult:
                 out.append(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
         else:
             for row in self.rows:
-                name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
-                where = f"{row['path']}:{row['line']}-{row['end_line']}"
-                out.append(f"{printable(where)}  {row['kind']}  {printable(name)}")
+                out.append(_definition_line(row))
                 if row["signature"]:
                     out.append(f"      {printable(row['signature'])}")
         if notes and self.truncated:
@@ -110,6 +116,17 @@ class GraphResult:
         if notes:
             out.extend(f"note: {printable(note)}" for note in self.notes)
         return "\n".join(out)
+
+
+_ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of"}
+"""The tools that may answer about a definition at PATH:LINE, and how their text says so."""
+
+
+def _definition_line(row: dict[str, Any]) -> str:
+    """``path:line-end_line  kind  Container.name``, escaped."""
+    name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
+    where = f"{row['path']}:{row['line']}-{row['end_line']}"
+    return f"{printable(where)}  {row['kind']}  {printable(name)}"
 
 
 # -- input -------------------------------------------------------------------------------
@@ -353,7 +370,7 @@ def refs(lookup: Lookup, target: str, limit: int) -> GraphResult:
     """Uses of a name, or of the definition at PATH:LINE, grouped by enclosing definition
     (rows in group order: by file, then by where each enclosing definition sits)."""
     graph = lookup.graph
-    groups = []
+    groups, definition = [], None
     if graph is not None:
         location = parse_location(target)
         if location is not None:
@@ -363,21 +380,27 @@ def refs(lookup: Lookup, target: str, limit: int) -> GraphResult:
             groups = graph.refs(check_name(target))
     lines = _Lines()
     rows = [use_row(lookup.root, ref, lines) for group in groups for ref in group.uses]
-    return lookup.result("refs", target, rows, limit)
+    return lookup.result("refs", target, rows, limit, subject=_row_of(definition))
 
 
 def callers(lookup: Lookup, path: str, line: int, limit: int) -> GraphResult:
-    rows = []
+    rows, definition = [], None
     if lookup.graph is not None and (definition := lookup.at(path, line)) is not None:
         rows = [definition_row(d) for d in lookup.graph.callers(definition)]
-    return lookup.result("callers", f"{path}:{line}", rows, limit)
+    query = f"{path}:{line}"
+    return lookup.result("callers", query, rows, limit, subject=_row_of(definition))
 
 
 def callees(lookup: Lookup, path: str, line: int, limit: int) -> GraphResult:
-    rows = []
+    rows, definition = [], None
     if lookup.graph is not None and (definition := lookup.at(path, line)) is not None:
         rows = [definition_row(d) for d in lookup.graph.callees(definition)]
-    return lookup.result("callees", f"{path}:{line}", rows, limit)
+    query = f"{path}:{line}"
+    return lookup.result("callees", query, rows, limit, subject=_row_of(definition))
+
+
+def _row_of(definition: Definition | None) -> dict[str, Any] | None:
+    return definition_row(definition) if definition is not None else None
 
 
 def outline(lookup: Lookup, path: str, limit: int) -> GraphResult:
