@@ -384,19 +384,20 @@ def refs(lookup: Lookup, target: str, limit: int) -> GraphResult:
 
 
 def callers(lookup: Lookup, path: str, line: int, limit: int) -> GraphResult:
-    rows, definition = [], None
-    if lookup.graph is not None and (definition := lookup.at(path, line)) is not None:
-        rows = [definition_row(d) for d in lookup.graph.callers(definition)]
-    query = f"{path}:{line}"
-    return lookup.result("callers", query, rows, limit, subject=_row_of(definition))
+    return _call_edges(lookup, "callers", path, line, limit)
 
 
 def callees(lookup: Lookup, path: str, line: int, limit: int) -> GraphResult:
+    return _call_edges(lookup, "callees", path, line, limit)
+
+
+def _call_edges(lookup: Lookup, tool: str, path: str, line: int, limit: int) -> GraphResult:
+    """``callers`` or ``callees`` of the definition at ``path:line``, named as the subject."""
     rows, definition = [], None
     if lookup.graph is not None and (definition := lookup.at(path, line)) is not None:
-        rows = [definition_row(d) for d in lookup.graph.callees(definition)]
-    query = f"{path}:{line}"
-    return lookup.result("callees", query, rows, limit, subject=_row_of(definition))
+        edges = lookup.graph.callers if tool == "callers" else lookup.graph.callees
+        rows = [definition_row(d) for d in edges(definition)]
+    return lookup.result(tool, f"{path}:{line}", rows, limit, subject=_row_of(definition))
 
 
 def _row_of(definition: Definition | None) -> dict[str, Any] | None:
