@@ -134,7 +134,8 @@ def follow(graph, blocks, question: str, same_file: bool) -> list:
 
 def top_callees(graph, blocks, question: str, same_file: bool) -> list:
     """The functions the best code block calls (uses that are calls binding to one
-    definition), not shown, question words first, then in the order of the first call."""
+    definition), question words first, then in the order of the first call (those already
+    shown are left out by :func:`definition_blocks`)."""
     seeds = [b for b in blocks if b.kind == "code"][:1]
     asked = words(question)
     order: dict[Any, int] = {}
@@ -143,8 +144,6 @@ def top_callees(graph, blocks, question: str, same_file: bool) -> list:
         if not ref.call or len(found) != 1 or d.kind not in FUNCTIONS:
             continue
         if same_file and d.path != seeds[0].path:
-            continue
-        if _shown(blocks[:1], d.path, d.line, d.end_line):
             continue
         order.setdefault(d, len(order))
     return sorted(order, key=lambda d: (-len(asked & (words(d.name) | words(d.doc))), order[d]))
