@@ -158,6 +158,18 @@ def test_text_from_the_workspace_is_escaped(make_tree, library):
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;owned\\x07" in text
 
 
+def test_the_subject_line_escapes_a_hostile_file_name(make_tree, library):
+    """A cloned repository may name a file with terminal control codes; the line naming the
+    definition a PATH:LINE meant prints its path escaped, as the rows do."""
+    evil = "ev\x1b]0;owned\x07il.py"
+    root = make_tree({evil: "def f():\n    return g()\n\n\ndef g():\n    return 1\n"})
+    found = library.callees(root, evil, 2)
+    assert found.subject["path"] == evil and [r["name"] for r in found.rows] == ["g"]
+    text = found.to_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.splitlines()[0] == "callees of ev\\x1b]0;owned\\x07il.py:1-2  function  f"
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
