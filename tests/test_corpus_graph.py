@@ -12,6 +12,7 @@ import pickle
 
 import pytest
 from click.testing import CliRunner
+from clocks import frozen_clock
 from corpus_helpers import REPO_A, REPO_B, add_repos, index, indexed_corpus
 from test_corpus_s3 import bucket, s3_endpoint  # noqa: F401 - the S3 server fixtures
 from test_graph_index import PROJECT, disk_files
@@ -118,7 +119,10 @@ def test_a_run_killed_between_rows_and_stamps_is_repaired(
     root = make_tree(many_files("pkg", 30), "big")
     location = CorpusLocation(str(tmp_path / "corpus"))
     add_repos(location, {"big": root})
-    monkeypatch.setattr(build, "SAVE_EVERY_S", 3600.0)  # only the first commit's stamps saved
+    # Only the first commit's stamps saved, whatever the clock reads: frozen at 1 s, as on a
+    # machine booted a second ago (issue 42: saves were skipped for SAVE_EVERY_S after boot).
+    monkeypatch.setattr(build, "SAVE_EVERY_S", 3600.0)
+    monkeypatch.setattr(build, "time", frozen_clock(1.0))
     calls = []
 
     def dies_on_the_fourth(*args):

@@ -145,7 +145,10 @@ class CorpusIndexer:
         doc_prefix = task_prefixes(settings.model or self.model_id)[0]
         self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, doc_prefix, graph=True)
         self._manifests = threading.Lock()
-        self._last_save = 0.0
+        self._last_save: float | None = None
+        """``time.monotonic()`` of this run's last stamp save; None until the first, which
+        is never put off: the clock counts from boot, so "long enough since 0.0" would skip
+        the saves of a run on a machine up for less than ``SAVE_EVERY_S`` (issue 42)."""
 
     def run(self, names: list[str] | tuple[str, ...] | None = None) -> CorpusReport:
         """Index ``names`` (all: None). A write fault in a local corpus folder (no space,
@@ -346,8 +349,9 @@ class CorpusIndexer:
                 repo.report.rows += result.row_count
                 repo.report.unreadable.extend(result.unreadable)
                 repo.dirty = True
-            if time.monotonic() - self._last_save >= SAVE_EVERY_S:
-                self._last_save = time.monotonic()
+            now = time.monotonic()
+            if self._last_save is None or now - self._last_save >= SAVE_EVERY_S:
+                self._last_save = now
                 for repo in repos.values():
                     if repo.dirty:
                         self.catalog.save_manifest(repo.entry.name, repo.manifest)
