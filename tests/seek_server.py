@@ -25,8 +25,8 @@ def running(config: ServeConfig, **protocol: object) -> Iterator[str]:
     server = uvicorn.Server(settings)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.time() + 30
-    while not server.started and time.time() < deadline:
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:

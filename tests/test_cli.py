@@ -103,8 +103,8 @@ def test_ctrl_c_keeps_embedded_files_and_next_run_finishes(make_tree, seek_home)
         env=env,
     )
     index_dir = index_dir_for(root, _settings(seek_home))
-    deadline = time.time() + 120
-    while time.time() < deadline and len(load_manifest(index_dir).files) < 50:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(load_manifest(index_dir).files) < 50:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)

@@ -397,8 +397,8 @@ def corpus_server(app) -> Iterator[httpx.Client]:
     server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", 0, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.time() + 30
-    while not server.started and time.time() < deadline:
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
     try:

@@ -48,9 +48,9 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
             stdout=out, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip
     try:
-        deadline = time.time() + 90
+        deadline = time.monotonic() + 90
         while "Ray runtime started" not in log.read_text():
-            if head.poll() is not None or time.time() > deadline:
+            if head.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ray start failed: {log.read_text()[-2000:]}")
             time.sleep(0.2)
         yield f"127.0.0.1:{port}", env

@@ -37,13 +37,13 @@ def s3_endpoint() -> Iterator[str]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.time() + 60
+        deadline = time.monotonic() + 60
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                if time.time() > deadline or server.poll() is not None:
+                if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("the S3 server did not start") from None
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"

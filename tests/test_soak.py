@@ -87,13 +87,13 @@ def serving(tmp_path: Path) -> Iterator[Server]:
         env={**env, "TMPDIR": str(temp)}, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.time() + 60
+        deadline = time.monotonic() + 60
         while True:
             try:
                 httpx.get(f"{url}/v1/status").raise_for_status()
                 break
             except httpx.TransportError:
-                assert time.time() < deadline, "seek serve did not answer"
+                assert time.monotonic() < deadline, "seek serve did not answer"
                 time.sleep(0.2)
         yield Server(workspace, url, server, temp, made)
     finally:
@@ -117,9 +117,9 @@ def _lance_mapped(pid: int) -> bool:
 def _wait_for_warm_up(server: Server, seconds: float = 60) -> None:
     """Until the server's LanceDB warm-up (``seek.store.warm.warm_lancedb``) has made and
     removed its throwaway table folder in the server's empty TMPDIR."""
-    deadline = time.time() + seconds
+    deadline = time.monotonic() + seconds
     while server.temp.stat().st_mtime_ns == server.temp_made or any(server.temp.iterdir()):
-        assert time.time() < deadline, "the server did not warm LanceDB up"
+        assert time.monotonic() < deadline, "the server did not warm LanceDB up"
         time.sleep(0.2)
 
 
@@ -138,9 +138,9 @@ def test_a_server_loads_lancedb_at_start_not_at_its_first_update(server):
     assert not server.updated, "run this before a test that edits the workspace"
     pid = server.process.pid
     httpx.post(f"{server.url}/v1/search", json={"query": "where are settings read", "k": 3})
-    deadline = time.time() + 30
+    deadline = time.monotonic() + 30
     while not _lance_mapped(pid):
-        assert time.time() < deadline, "LanceDB was not loaded by a server with no update"
+        assert time.monotonic() < deadline, "LanceDB was not loaded by a server with no update"
         time.sleep(0.2)
     _wait_for_warm_up(server)
     before = proc_sample(pid)["file_mib"]
@@ -163,16 +163,19 @@ def edit_and_update(http: httpx.Client, server: Server, edit: int) -> None:
     target.write_text(server.original + f"\n\ndef {name}():\n    return {edit}\n")
     ran = http.post(f"{server.url}/v1/index", json={})
     assert ran.status_code in (200, 409), ran.text  # 409: a search's check started it first
-    deadline = time.time() + 30
+    deadline = time.monotonic() + 30
     while True:
         answer = http.post(f"{server.url}/v1/search", json={"query": name, "k": 3})
         if any(h["path"] == EDIT_TARGET and name in h["content"] for h in answer.json()["hits"]):
             return
-        assert time.time() < deadline, f"edit {edit} never became searchable"
+        assert time.monotonic() < deadline, f"edit {edit} never became searchable"
         time.sleep(0.05)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+# 2,000 requests take ~40 s on an idle 2-core machine and past the suite's 120 s under load
+# (more workers than cores: .ci/nonroot); a hang still fails, later (issue 42).
+@pytest.mark.timeout(360)
 def test_two_thousand_distinct_questions_and_updates_keep_memory_files_and_threads(server):
     """Issue 20's bounded soak: distinct questions (1 in ``CONTEXT_EVERY`` a context) with an
     index update every ``EDIT_EVERY``, as `python -m bench.soak` mixes them. Before issue 20's
