@@ -71,7 +71,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "scan chunk embed serving install",
         "store",
         "rerank graph",
-        "retrieve",
+        "retrieve change",
         "index",
         "workspace",
         "chat corpus",
