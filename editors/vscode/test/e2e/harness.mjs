@@ -198,6 +198,7 @@ export const COMMANDS = [
   "workbench.view.extension.seek",
   "workbench.action.closeAllEditors",
   "workbench.action.focusActiveEditorGroup",
+  "notifications.showList",
 ];
 const chordKey = (i) => `Key${String.fromCharCode(65 + i)}`; // KeyA, KeyB, ...
 
@@ -207,10 +208,16 @@ const chordKey = (i) => `Key${String.fromCharCode(65 + i)}`; // KeyA, KeyB, ...
  * where an untrusted folder's seek is looked up). `trusted: false` opens the folder in
  * VS Code's Restricted Mode; `folderSettings` is written to its .vscode/settings.json,
  * `folderFiles` added to it (executable), `userSettings` added to the user's; `seekConfig`
- * is seek's own user config.toml.
+ * is seek's own user config.toml. `emptyPathEntry` puts an empty entry (the working
+ * folder, to the operating system's lookup) first on PATH, as a careless profile does.
+ *
+ * seek's program and server settings are `machine` settings (issue 43): a web or remote
+ * window such as code-server's takes them from the remote's own settings file
+ * (`Machine/settings.json` under the user data folder), not the browser's user settings;
+ * they are written there, the editor's own settings to `User/settings.json`.
  */
 export async function launch(options) {
-  const { vsix, seek, chromium = "/usr/bin/chromium", trusted = true, seekConfig } = options;
+  const { vsix, seek, chromium = "/usr/bin/chromium", trusted = true, seekConfig, emptyPathEntry = false } = options;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "seek-vscode-e2e-"));
   const workspace = path.join(work, "demo");
   const userData = path.join(work, "user-data");
@@ -226,43 +233,41 @@ export async function launch(options) {
   writeTree(workspace, folderFiles);
   for (const name of Object.keys(folderFiles)) fs.chmodSync(path.join(workspace, name), 0o755);
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.mkdirSync(path.join(userData, "Machine"), { recursive: true });
   const settingsFile = path.join(userData, "User", "settings.json");
-  fs.writeFileSync(
-    settingsFile,
-    JSON.stringify(
-      {
-        "seek.path": seek,
-        "seek.chat.provider": "ollama",
-        "seek.chat.model": "fake-llm",
-        "seek.chat.url": chat.url,
-        "workbench.startupEditor": "none",
-        "workbench.tips.enabled": false,
-        "workbench.enableExperiments": false,
-        // The view's title bar actions (Update / Rebuild / Cancel) shown without a hover.
-        "workbench.view.alwaysShowHeaderActions": true,
-        "extensions.autoCheckUpdates": false,
-        "extensions.autoUpdate": false,
-        "telemetry.telemetryLevel": "off",
-        "chat.commandCenter.enabled": false,
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "window.commandCenter": false,
-        "security.workspace.trust.enabled": !trusted,
-        "security.workspace.trust.startupPrompt": "never",
-        "files.autoSave": "off",
-        "remote.autoForwardPorts": false,
-        ...userSettings,
-      },
-      null,
-      2,
-    ),
-  );
+  const machineSettingsFile = path.join(userData, "Machine", "settings.json");
+  const settings = {
+    "seek.path": seek,
+    "seek.chat.provider": "ollama",
+    "seek.chat.model": "fake-llm",
+    "seek.chat.url": chat.url,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    // The view's title bar actions (Update / Rebuild / Cancel) shown without a hover.
+    "workbench.view.alwaysShowHeaderActions": true,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "telemetry.telemetryLevel": "off",
+    "chat.commandCenter.enabled": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "window.commandCenter": false,
+    "security.workspace.trust.enabled": !trusted,
+    "security.workspace.trust.startupPrompt": "never",
+    "files.autoSave": "off",
+    "remote.autoForwardPorts": false,
+    ...userSettings,
+  };
+  const isSeek = ([key]) => key.startsWith("seek.");
+  fs.writeFileSync(settingsFile, JSON.stringify(Object.fromEntries(Object.entries(settings).filter((e) => !isSeek(e))), null, 2));
+  fs.writeFileSync(machineSettingsFile, JSON.stringify(Object.fromEntries(Object.entries(settings).filter(isSeek)), null, 2));
   fs.writeFileSync(
     path.join(userData, "User", "keybindings.json"),
     JSON.stringify(COMMANDS.map((command, i) => ({ key: `ctrl+alt+shift+${chordKey(i).slice(3).toLowerCase()}`, command }))),
   );
   const env = {
     ...process.env,
-    PATH: `${path.dirname(seek)}${path.delimiter}${process.env.PATH ?? ""}`,
+    PATH: `${emptyPathEntry ? path.delimiter : ""}${path.dirname(seek)}${path.delimiter}${process.env.PATH ?? ""}`,
     HOME: path.join(work, "home"),
     XDG_CONFIG_HOME: path.join(work, "config"),
     XDG_CACHE_HOME: path.join(work, "cache"),
@@ -273,7 +278,7 @@ export async function launch(options) {
   fs.mkdirSync(env.HOME, { recursive: true });
   // VS Code takes its environment from a login shell, which resets PATH: seek on PATH is
   // set where a user sets it (pipx's ~/.local/bin is added the same way).
-  fs.writeFileSync(path.join(env.HOME, ".profile"), `PATH=${JSON.stringify(path.dirname(seek))}:"$PATH"\n`);
+  fs.writeFileSync(path.join(env.HOME, ".profile"), `PATH=${emptyPathEntry ? ":" : ""}${JSON.stringify(path.dirname(seek))}:"$PATH"\n`);
   if (seekConfig) writeTree(env.XDG_CONFIG_HOME, { "seek/config.toml": seekConfig });
   const codeServer = path.join(here, "node_modules", ".bin", "code-server");
   const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
@@ -339,7 +344,7 @@ export async function launch(options) {
     chat.close();
     fs.rmSync(work, { recursive: true, force: true });
   };
-  return { page, browser, workspace, chat, log, stop, env, settingsFile };
+  return { page, browser, workspace, chat, log, stop, env, settingsFile, machineSettingsFile };
 }
 
 // -- driving the editor -----------------------------------------------------------------
@@ -529,13 +534,14 @@ export async function typeInQuickPick(page, placeholder, text) {
   if (typed !== text) throw new Error(`the quick pick lost the text entered into it (it holds ${JSON.stringify(typed)})`);
 }
 
-/** The Ask view's inner frame (the webview's content). */
+/** The Ask view's inner frame (the webview's content), once its script has run: a form
+ * sent before the script listens for it would be sent as a page load instead. */
 export async function askFrame(page) {
   return waitFor(
     async () => {
       for (const frame of page.frames()) {
         try {
-          if (await frame.$("#question")) return frame;
+          if ((await frame.$("#question")) && (await frame.evaluate(() => document.readyState === "complete"))) return frame;
         } catch {
           // a frame being replaced
         }
