@@ -75,7 +75,10 @@ export function resolveProgram(configured: string, lookup: Lookup): Program {
   const given = configured.trim();
   if (given) {
     if (!pathApi(lookup.platform).isAbsolute(given)) {
-      return { error: `seek.path must be an absolute path (it is ${JSON.stringify(given)})`, missing: false };
+      return {
+        error: `seek.path must be an absolute path, not ${JSON.stringify(given)} (empty: seek on PATH)`,
+        missing: false,
+      };
     }
     return { command: given };
   }
