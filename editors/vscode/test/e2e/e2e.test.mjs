@@ -7,8 +7,8 @@ import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ANSWER, fakeOllama, launch } from "./harness.mjs";
 import {
-  ANSWER,
   ask,
   askFrame,
   clickViewAction,
@@ -17,8 +17,6 @@ import {
   editorFocused,
   editorState,
   foldPane,
-  fakeOllama,
-  launch,
   notifications,
   runCommand,
   showSeek,
@@ -27,7 +25,7 @@ import {
   viewActions,
   viewRows,
   waitFor,
-} from "./harness.mjs";
+} from "./driver.mjs";
 
 const vsix = process.env.SEEK_E2E_VSIX;
 const seek = process.env.SEEK_E2E_SEEK;
