@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 import * as fs from "node:fs";
 import * as os from "node:os";
+import * as path from "node:path";
 import { spawn, ChildProcess } from "node:child_process";
 import { SeekClient, newToken, parseServeAddress } from "./client";
 import { pathFrom, resolveProgram } from "./program";
@@ -63,13 +64,14 @@ export class Server implements vscode.Disposable {
     }
   }
 
-  /** The neutral working folder, made if missing (else the home folder). */
+  /** The neutral working folder, made if missing; else the file system's root (the home
+   * folder could be the open workspace, and a shared temporary folder is anyone's). */
   private cwd(): string {
     try {
       fs.mkdirSync(this.workFolder, { recursive: true });
       return this.workFolder;
     } catch {
-      return os.homedir();
+      return path.parse(os.homedir()).root;
     }
   }
 
