@@ -33,10 +33,25 @@ export function loopbackBase(url: string): URL {
   return parsed;
 }
 
-/** The page address `seek ui` prints on stderr (`... is at http://127.0.0.1:PORT/`). */
-export function parseServeAddress(output: string): string | undefined {
-  const m = /is at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
-  return m ? m[1] : undefined;
+/**
+ * The page address in `seek ui`'s own line on its stderr (issue 43, finding 9b):
+ * `seek: the page for ROOTS is at http://127.0.0.1:PORT/#token=TOKEN`, a whole line (one
+ * still being written is not read), carrying the token this session gave seek. Any other
+ * line is not seek's, even one that says the same: a warning that quotes repository text
+ * could, but it cannot know the token, so the extension never talks to a server of its
+ * choosing. The first such line wins.
+ */
+export function parseServeAddress(stderr: string, token: string): string | undefined {
+  if (!token) return undefined;
+  const lines = stderr.split("\n");
+  lines.pop(); // not ended yet
+  const suffix = `/#token=${encodeURIComponent(token)}`;
+  for (const raw of lines) {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    const m = /^seek: the page for .+ is at (http:\/\/127\.0\.0\.1:(\d{1,5}))(\/#token=\S+)$/.exec(line);
+    if (m && m[3] === suffix && Number(m[2]) > 0 && Number(m[2]) < 65536) return `${m[1]}/`;
+  }
+  return undefined;
 }
 
 export class SeekHttpError extends Error {

@@ -22,7 +22,8 @@ export function activate(context: vscode.ExtensionContext): Api {
   // key defined, not redrawn when the first progress report defines it.
   void vscode.commands.executeCommand("setContext", "seek.indexing", false);
   const log = vscode.window.createOutputChannel("seek");
-  server = new Server(log);
+  // seek runs in the extension's own storage folder, never in the workspace (issue 43).
+  server = new Server(log, context.globalStorageUri.fsPath);
   const controller = new Controller(server);
   const results = new ResultsView();
   const resultsTree = vscode.window.createTreeView("seek.results", { treeDataProvider: results });

@@ -116,3 +116,15 @@ export function skippedLines(skipped: Record<string, number> | undefined): strin
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([reason, n]) => `${reason}: ${n}`);
 }
+
+/**
+ * Text as Markdown that shows it as it is (issue 43, finding 9a): every character that
+ * Markdown gives a meaning (links, emphasis, code, HTML, headings, lists) escaped with a
+ * backslash, and line breaks made spaces, so a file name or a query written into the chat
+ * view cannot forge a link, an image or a paragraph of its own.
+ */
+export function escapeMarkdown(text: string): string {
+  // CommonMark lets every ASCII punctuation character be escaped, and GFM's bare links
+  // (www.x, http://x, a@b.c) need their dots, colons and at signs unescaped to form.
+  return text.replace(/[\r\n]+/g, " ").replace(/[!-/:-@[-`{-~]/g, "\\$&");
+}

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import * as path from "node:path";
 import { Controller } from "./controller";
+import { escapeMarkdown } from "./format";
 
 interface Block {
   path: string;
@@ -33,7 +34,7 @@ export function registerParticipant(controller: Controller): vscode.Disposable |
       stream.reference(new vscode.Location(uri, new vscode.Range(b.start_line - 1, 0, b.end_line - 1, 0)));
     }
     if (!vscode.workspace.isTrusted) {
-      stream.markdown(`*${found.context_line}*\n\nThe folder is not trusted: seek's context is not sent to a chat model.`);
+      stream.markdown(`*${escapeMarkdown(found.context_line)}*\n\nThe folder is not trusted: seek's context is not sent to a chat model.`);
       return;
     }
     const messages = [
@@ -44,7 +45,8 @@ export function registerParticipant(controller: Controller): vscode.Disposable |
     ];
     const answer = await request.model.sendRequest(messages, {}, token);
     for await (const piece of answer.text) stream.markdown(piece);
-    stream.markdown(`\n\n*${found.context_line}*`);
+    // The context line quotes the question and names files: text, not Markdown (issue 43).
+    stream.markdown(`\n\n*${escapeMarkdown(found.context_line)}*`);
   };
   const participant = chat.createChatParticipant("seek.workspace", handler);
   participant.iconPath = vscode.Uri.joinPath(vscode.Uri.file(__dirname), "..", "..", "media", "seek.svg");

@@ -1,23 +1,31 @@
 // Starts `seek ui` for the open folders on 127.0.0.1 with a per-session token (or uses an
-// already running server from the settings), and stops it on deactivate.
+// already running server from the settings), and stops it on deactivate. The program, its
+// servers and its working folder come from the user, never from the workspace (issue 43).
 import * as vscode from "vscode";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { spawn, ChildProcess } from "node:child_process";
 import { SeekClient, newToken, parseServeAddress } from "./client";
-import { ExtensionSettings, installCommand, launchFor } from "./settings";
+import { pathFrom, resolveProgram } from "./program";
+import { ExtensionSettings, USER_ONLY, ignoredWarning, installCommand, launchFor, setByWorkspace, userScoped } from "./settings";
+import { userOnlyKeysInFiles } from "./workspaceSettings";
 
 export function readSettings(): ExtensionSettings {
   const c = vscode.workspace.getConfiguration("seek");
-  return {
-    path: c.get<string>("path", "seek"),
-    serverUrl: c.get<string>("server.url", ""),
-    serverTokenEnv: c.get<string>("server.tokenEnv", "SEEK_TOKEN"),
-    provider: c.get<string>("provider", ""),
-    model: c.get<string>("model", ""),
-    baseUrl: c.get<string>("baseUrl", ""),
-    chatProvider: c.get<string>("chat.provider", ""),
-    chatModel: c.get<string>("chat.model", ""),
-    chatUrl: c.get<string>("chat.url", ""),
-  };
+  return userScoped((key) => c.inspect(key));
+}
+
+/** The user-only settings that the workspace, its file or a folder sets (all ignored). */
+export function workspaceSetUserOnly(folders: readonly vscode.WorkspaceFolder[]): string[] {
+  const found = new Set<string>(setByWorkspace((key) => vscode.workspace.getConfiguration("seek").inspect(key)));
+  for (const folder of folders) {
+    for (const name of setByWorkspace((key) => vscode.workspace.getConfiguration("seek", folder.uri).inspect(key))) found.add(name);
+  }
+  const file = vscode.workspace.workspaceFile;
+  const paths = folders.filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+  for (const name of userOnlyKeysInFiles(paths, file?.scheme === "file" ? file.fsPath : undefined)) found.add(name);
+  return USER_ONLY.map(([, key]) => `seek.${key}`).filter((name) => found.has(name));
 }
 
 /** Why the server is not there, for the views and the status bar. */
@@ -33,7 +41,39 @@ export class Server implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly log: vscode.OutputChannel) {}
+  /** The user-only settings already warned about this session. */
+  private readonly warned = new Set<string>();
+
+  /** `workFolder`: where seek runs, the extension's own storage, never a workspace
+   * folder (a name looked up there would be the repository's program). */
+  constructor(
+    private readonly log: vscode.OutputChannel,
+    private readonly workFolder: string,
+  ) {}
+
+  /** Says (in the log each start, in a warning once a session) which user-only settings
+   * the workspace tried to set. */
+  private warnIgnored(): void {
+    const names = workspaceSetUserOnly(vscode.workspace.workspaceFolders ?? []);
+    if (names.length === 0) return;
+    const message = ignoredWarning(names);
+    this.log.appendLine(message);
+    if (names.some((n) => !this.warned.has(n))) {
+      names.forEach((n) => this.warned.add(n));
+      void vscode.window.showWarningMessage(message);
+    }
+  }
+
+  /** The neutral working folder, made if missing; else the file system's root (the home
+   * folder could be the open workspace, and a shared temporary folder is anyone's). */
+  private cwd(): string {
+    try {
+      fs.mkdirSync(this.workFolder, { recursive: true });
+      return this.workFolder;
+    } catch {
+      return path.parse(os.homedir()).root;
+    }
+  }
 
   folders(): string[] {
     return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
@@ -51,6 +91,7 @@ export class Server implements vscode.Disposable {
   private async start(): Promise<SeekClient> {
     this.failure = undefined;
     this.changed.fire();
+    this.warnIgnored();
     const settings = readSettings();
     const trusted = vscode.workspace.isTrusted;
     if (trusted && settings.serverUrl.trim()) {
@@ -70,13 +111,20 @@ export class Server implements vscode.Disposable {
     if (folders.length === 0) return this.fail("failed", "open a folder to use seek");
     const token = newToken();
     const launch = launchFor(settings, folders, trusted, token);
-    this.log.appendLine(`starting: ${launch.command} ${launch.args.join(" ")}${trusted ? "" : " (untrusted folder: local model only)"}`);
+    const program = resolveProgram(settings.path, { pathEnv: pathFrom(process.env, process.platform), folders, platform: process.platform });
+    if ("error" in program) {
+      const message = program.missing ? `seek is not installed (${program.error}): install it with \`${installCommand(true, false)}\`` : program.error;
+      return this.fail(program.missing ? "missing" : "failed", message);
+    }
+    const cwd = this.cwd();
+    this.log.appendLine(`starting: ${program.command} ${launch.args.join(" ")} (in ${cwd})${trusted ? "" : " (untrusted folder: local model only)"}`);
     return new Promise<SeekClient>((resolve, reject) => {
       let output = "";
+      let stderr = "";
       let settled = false;
-      const child = spawn(launch.command, launch.args, {
+      const child = spawn(program.command, launch.args, {
         env: { ...process.env, ...launch.env },
-        cwd: folders[0],
+        cwd,
         stdio: ["ignore", "pipe", "pipe"],
       });
       this.child = child;
@@ -93,11 +141,14 @@ export class Server implements vscode.Disposable {
           this.fail("failed", `seek did not start within ${START_TIMEOUT_MS / 1000} s (see seek: Show Log)`).catch(reject);
         });
       }, START_TIMEOUT_MS);
-      const onOutput = (data: Buffer) => {
+      const onOutput = (data: Buffer, fromStderr: boolean) => {
         const text = data.toString("utf8");
         this.log.append(text);
         output += text;
-        const address = parseServeAddress(output);
+        if (!fromStderr || settled) return;
+        // seek prints its address on stderr: only its own line, with this session's token.
+        stderr += text;
+        const address = parseServeAddress(stderr, token);
         if (address) {
           settle(() => {
             this.client = new SeekClient(address, token);
@@ -106,13 +157,13 @@ export class Server implements vscode.Disposable {
           });
         }
       };
-      child.stdout?.on("data", onOutput);
-      child.stderr?.on("data", onOutput);
+      child.stdout?.on("data", (d: Buffer) => onOutput(d, false));
+      child.stderr?.on("data", (d: Buffer) => onOutput(d, true));
       child.on("error", (err: NodeJS.ErrnoException) => {
         settle(() => {
           const missing = err.code === "ENOENT";
           const message = missing
-            ? `seek is not installed (no \`${launch.command}\` on PATH): install it with \`${installCommand(true, false)}\``
+            ? `seek is not installed (no \`${program.command}\`): install it with \`${installCommand(true, false)}\``
             : `seek could not start: ${err.message}`;
           this.fail(missing ? "missing" : "failed", message).catch(reject);
         });

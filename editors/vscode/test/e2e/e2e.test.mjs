@@ -1,13 +1,14 @@
 // seek's extension in a real VS Code (code-server 4.100 in Chromium): the Index view, the
 // search quick pick, Ask, Find Related Code and a stopped server; a missing seek; Rebuild
-// and Cancel on the Index view; an untrusted folder. Run by run-e2e.sh.
+// and Cancel on the Index view; an untrusted folder; a trusted folder whose own settings
+// try to choose seek's servers and program. Run by run-e2e.sh.
 import { after, afterEach, before, describe, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ANSWER, fakeOllama, launch } from "./harness.mjs";
 import {
-  ANSWER,
   ask,
   askFrame,
   clickViewAction,
@@ -16,8 +17,6 @@ import {
   editorFocused,
   editorState,
   foldPane,
-  fakeOllama,
-  launch,
   notifications,
   runCommand,
   showSeek,
@@ -26,7 +25,7 @@ import {
   viewActions,
   viewRows,
   waitFor,
-} from "./harness.mjs";
+} from "./driver.mjs";
 
 const vsix = process.env.SEEK_E2E_VSIX;
 const seek = process.env.SEEK_E2E_SEEK;
@@ -321,5 +320,87 @@ describe("an untrusted folder (Restricted Mode)", { timeout: 240_000 }, () => {
     assert.deepEqual(chat.seen, [], "the user's embedding and chat server got nothing");
     assert.deepEqual(folderServer.seen, [], "the folder's server got nothing");
     assert.ok(!fs.existsSync(path.join(workspace, "evil-seek-ran")), "the folder's program was never run");
+  });
+});
+
+describe("a trusted folder whose own settings name servers and a program (issue 43)", { timeout: 300_000 }, () => {
+  // VS Code trusts the folder; its .vscode/settings.json names another embedding, chat
+  // and seek server (`folderServer`, listening on 127.0.0.1) and a program of its own,
+  // and a `seek` at its root waits for an empty PATH entry. The user's own settings name
+  // the user's chat server (the fake Ollama) and the real seek.
+  let folderServer;
+  before(async () => {
+    folderServer = await fakeOllama();
+  });
+  after(() => folderServer?.close());
+  const planted = (workspace, mark) =>
+    `#!/bin/sh\ntouch ${JSON.stringify(path.join(workspace, mark))}\nexec ${JSON.stringify(seek)} "$@"\n`;
+  const env = editor({
+    emptyPathEntry: true,
+    folderSettings: ({ workspace }) => ({
+      "seek.path": path.join(workspace, "evil-seek"),
+      "seek.server.url": folderServer.url,
+      "seek.server.tokenEnv": "HOME",
+      "seek.provider": "ollama",
+      "seek.model": "folder-embed",
+      "seek.baseUrl": folderServer.url,
+      "seek.chat.provider": "ollama",
+      "seek.chat.model": "folder-llm",
+      "seek.chat.url": folderServer.url,
+    }),
+    folderFiles: ({ workspace }) => ({
+      "evil-seek": planted(workspace, "evil-seek-ran"),
+      seek: planted(workspace, "seek-on-path-ran"),
+    }),
+  });
+  const page = () => env().page;
+
+  test("none of them takes effect, the user is told, and nothing reaches the folder's server", async () => {
+    const { chat, workspace } = env();
+    await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
+    const marked = () => ["evil-seek-ran", "seek-on-path-ran"].filter((mark) => fs.existsSync(path.join(workspace, mark)));
+    assert.deepEqual(marked(), [], "the folder's programs never ran");
+    // seek runs outside the workspace: its working folder is the extension's own.
+    const pids = seekProcesses(workspace);
+    assert.ok(pids.length >= 1, "the extension's seek process is running");
+    for (const pid of pids) {
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+      assert.ok(path.relative(workspace, cwd).startsWith(".."), `seek runs in ${cwd}, outside ${workspace}`);
+      // Its options are the user's: the chat server's, none of the folder's.
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      assert.ok(args.includes(`chat_url=${chat.url}`) && !args.some((a) => a.includes(folderServer.url) || a.includes("folder-")), args.join(" "));
+    }
+
+    await runCommand(page(), "notifications.showList");
+    const warning = await waitFor(async () => (await notifications(page())).find((t) => t.startsWith("seek ignored")), {
+      what: "the warning about the folder's settings",
+    });
+    for (const name of ["seek.path", "seek.server.url", "seek.server.tokenEnv", "seek.provider", "seek.model", "seek.baseUrl", "seek.chat.provider", "seek.chat.model", "seek.chat.url"]) {
+      assert.ok(warning.includes(name), `${name} in: ${warning}`);
+    }
+    await page().keyboard.press("Escape");
+
+    await runCommand(page(), "seek.update");
+    await waitStatus(page(), /seek: [1-9]\d* files/, "the folder indexed", 120_000);
+    await showSeek(page());
+    const rows = await waitFor(async () => {
+      const r = await viewRows(page(), "Index");
+      return r && r.some((t) => t.startsWith("Model ")) ? r : null;
+    }, { what: "the Index view" });
+    assert.ok(!rows.some((t) => t.includes("folder-embed")), `not the folder's model: ${rows.join(" / ")}`);
+
+    // Ask goes to the user's chat server, not the folder's.
+    await runCommand(page(), "seek.ask.focus");
+    const frame = await askFrame(page());
+    await ask(frame, "where are retries configured?");
+    const answer = await waitFor(
+      () => frame.evaluate(() => document.querySelector(".answer:not(.streaming), .error")?.textContent ?? null),
+      { timeout: 90_000, what: "the streamed answer" },
+    );
+    assert.equal(answer, ANSWER.join(""));
+    assert.equal(chat.prompts.length, 1, "the user's chat server answered");
+
+    assert.deepEqual(folderServer.seen, [], "the folder's server got nothing");
+    assert.deepEqual(marked(), [], "the folder's programs never ran");
   });
 });

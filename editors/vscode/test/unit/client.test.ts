@@ -21,11 +21,30 @@ test("tokens are fresh 64-character hex strings", () => {
   assert.notEqual(a, newToken());
 });
 
-test("the address seek ui prints is found in its output", () => {
-  const out = "INFO something\nseek: the page for /w is at http://127.0.0.1:40123/\n";
-  assert.equal(parseServeAddress(out), "http://127.0.0.1:40123/");
-  assert.equal(parseServeAddress("seek: the page for /w is at http://10.0.0.1:1/"), undefined);
-  assert.equal(parseServeAddress("starting"), undefined);
+test("the address is read from seek's own line only, the one with this session's token", () => {
+  const token = "ab12".repeat(16);
+  const own = `seek: the page for /w is at http://127.0.0.1:40123/#token=${token}\n`;
+  assert.equal(parseServeAddress(`INFO something\n${own}`, token), "http://127.0.0.1:40123/");
+  assert.equal(parseServeAddress(own.replace("\n", "\r\n"), token), "http://127.0.0.1:40123/");
+  // A line that quotes repository text, before seek's own: passed over.
+  const forged = [
+    "warning: cannot read 'x is at http://127.0.0.1:6666/'",
+    "seek: the page for /w is at http://127.0.0.1:6666/",
+    "seek: the page for /w is at http://127.0.0.1:6666/#token=0000",
+    `warning: seek: the page for /w is at http://127.0.0.1:6666/#token=${token}`,
+    `seek: the page for /w is at http://127.0.0.1:6666/#token=${token}x`,
+    `seek: the page for /w is at http://127.0.0.1:6666/#token=${token} and more`,
+  ];
+  for (const line of forged) {
+    assert.equal(parseServeAddress(`${line}\n`, token), undefined, line);
+    assert.equal(parseServeAddress(`${line}\n${own}`, token), "http://127.0.0.1:40123/", line);
+  }
+  // The first of seek's lines wins; a line still being written is not read.
+  assert.equal(parseServeAddress(`${own}${own.replace("40123", "40124")}`, token), "http://127.0.0.1:40123/");
+  assert.equal(parseServeAddress(own.slice(0, own.indexOf("40123") + 3), token), undefined);
+  assert.equal(parseServeAddress(own.trimEnd(), token), undefined);
+  assert.equal(parseServeAddress(own.replace("127.0.0.1", "10.0.0.1"), token), undefined);
+  assert.equal(parseServeAddress(own, ""), undefined);
 });
 
 test("seek's JSON errors become their one-line message; other bodies their first line", () => {

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import {
   editorRange,
+  escapeMarkdown,
   hitDescription,
   hitLabel,
   parseSourceLabel,
@@ -63,4 +64,35 @@ test("the status bar names each state", () => {
 test("skipped files by reason, largest first, zeros left out", () => {
   assert.deepEqual(skippedLines({ binary: 2, too_large: 5, ignored: 0 }), ["too_large: 5", "binary: 2"]);
   assert.deepEqual(skippedLines(undefined), []);
+});
+
+// A real Markdown renderer (markdown-it, which @vscode/vsce brings), with bare links on as
+// in VS Code's chat view: what the participant writes must render as its own text.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const MarkdownIt = require("markdown-it");
+
+test("file names and queries written into the chat view render as text: no links, images or markup", () => {
+  const md = new MarkdownIt({ html: true, linkify: true });
+  const hostile = [
+    "[click](https://evil.example/steal)",
+    "![x](http://127.0.0.1:6666/pixel.png)",
+    "<a href='https://evil.example'>docs</a> <img src=x onerror=alert(1)>",
+    "src/[a](b).py:1-9 0.91",
+    "query: 'see https://evil.example and www.evil.example or mail a@evil.example'",
+    "**bold** _it_ `code` ~~gone~~ # heading",
+    "two\n\n# lines\r\n- item",
+    "\\[escaped\\](x) &amp; &lt;b&gt;",
+    "[ref]: https://evil.example\n[ref]",
+  ];
+  for (const text of hostile) {
+    const html: string = md.renderInline(`*${escapeMarkdown(text)}*`);
+    assert.ok(!/<(?!\/?em>)/.test(html), `${text} -> ${html}`);
+    const shown = html
+      .replace(/<\/?em>/g, "")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, "&");
+    assert.equal(shown, text.replace(/[\r\n]+/g, " "), html);
+  }
 });
