@@ -81,6 +81,8 @@ ADDED = Rule(
     narrows=False,
 )
 ANY = Rule("any value in its range", lambda ours, yours: ours, narrows=False)
+NARROWING = (AT_MOST, AT_LEAST, HALF_TO_YOURS)
+"""The rules for numbers that keep a workspace within the user's value."""
 
 _SAFE_GROUPS: dict[str, dict[str, Rule]] = {
     # Each reason says why a repository may set these without the user's say-so, and each
