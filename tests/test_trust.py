@@ -586,3 +586,25 @@ def test_a_record_naming_both_files_trusts_only_the_seek_toml(isolated):
     assert listed == {".seek.toml": "trusted", "pyproject.toml": "not in force"}
     seek_toml.unlink()
     assert load(root, isolated / "xdg" / "seek" / "config.toml").team_url == ""
+
+
+def test_the_security_page_table_says_each_settings_rule():
+    """docs/security.md's table of workspace settings matches the code: each setting's row
+    says its rule as ``RULES`` does, those needing trust and the user-only ones have theirs."""
+    import re
+
+    from seek.settings import setting_names
+
+    page = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
+    table = page[page.index("| Settings | From an untrusted workspace file |") :]
+    rows = [line.split(" | ") for line in table.splitlines()[2:] if line.startswith("| `")]
+    says = {}
+    for names, rule in rows:
+        for name in re.findall(r"`([a-z_]+)`", names):
+            says[name] = rule
+    assert set(says) == set(setting_names())
+    for name, rule in RULES.items():
+        assert says[name].startswith(rule.says), name
+    for name in set(setting_names()) - set(RULES):
+        wanted = "never, even trusted" if name in USER_ONLY else "ignored until you `seek trust`"
+        assert says[name].startswith(wanted), name

@@ -74,9 +74,9 @@ HALF_TO_YOURS = Rule(
 )
 """For block sizes: smaller blocks return less, but blocks far smaller multiply the rows to
 embed and store (``chunk_max_chars = 1`` made 600 times as many), so not below half."""
-OFF_ONLY = Rule("may turn it off, not on", lambda ours, yours: ours and yours)
+OFF_ONLY = Rule("may turn it off, never on", lambda ours, yours: ours and yours)
 ADDED = Rule(
-    "added to yours (never replaces them)",
+    "added to yours, never replacing them",
     lambda ours, yours: yours + tuple(g for g in ours if g not in yours),
     narrows=False,
 )
