@@ -342,8 +342,8 @@ def _apply_workspace(
         if trust.widened(name, ours, applied):
             narrowed.append(name)
         if applied != yours:  # else the value, and where it came from, stay the user's
-            mixed = name in sources and applied != ours  # a list added to the user's
-            sources[name] = f"{sources[name]} + {origin}" if mixed else origin
+            added = trust.RULES[name] is trust.ADDED and name in sources  # both lists count
+            sources[name] = f"{sources[name]} + {origin}" if added else origin
             values[name] = applied
     return held, narrowed
 
