@@ -364,7 +364,7 @@ def test_gitignore_pattern_starting_with_blank_and_hash(make_tree, settings_for)
     os.geteuid() == 0,
     reason="root reads files whatever their mode; the same handling is covered for root by "
     "test_unreadable_file_is_counted_named_and_retried and test_unreadable_folder_is_counted_once "
-    "(PermissionError raised by a monkeypatched read_regular_file and os.scandir)",
+    "(PermissionError raised by a monkeypatched read_beneath and os.scandir)",
 )
 def test_unreadable_file_and_folder_by_permissions(make_tree, settings_for):
     root = make_tree({**OK, "secret.py": PY, "locked/inner.py": PY})
@@ -390,15 +390,15 @@ def test_unreadable_file_and_folder_by_permissions(make_tree, settings_for):
 
 def test_unreadable_file_is_counted_named_and_retried(make_tree, settings_for, monkeypatch):
     root = make_tree({**OK, "secret.py": PY, "pkg/fine.py": PY})
-    real_read = seek.index.stages.read_regular_file
+    real_read = seek.index.stages.read_beneath
 
-    def refuse(path):
-        if path.name == "secret.py":
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_read(path)
+    def refuse(root, rel):
+        if rel.rsplit("/", 1)[-1] == "secret.py":
+            raise PermissionError(13, "Permission denied", rel)
+        return real_read(root, rel)
 
     settings = settings_for()
-    monkeypatch.setattr(seek.index.stages, "read_regular_file", refuse)
+    monkeypatch.setattr(seek.index.stages, "read_beneath", refuse)
     report = run(root, settings)
     assert report.unreadable == ["secret.py"]
     assert report.skipped == {"unreadable": 1}
@@ -407,7 +407,7 @@ def test_unreadable_file_is_counted_named_and_retried(make_tree, settings_for, m
     assert_accounted(report, root, settings, 3)
     assert_search_works(root, settings)
 
-    monkeypatch.setattr(seek.index.stages, "read_regular_file", real_read)
+    monkeypatch.setattr(seek.index.stages, "read_beneath", real_read)
     retried = run(root, settings)
     assert retried.embedded == 1 and retried.unreadable == [] and retried.skipped == {}
     assert table(root, settings).stored_paths() == {"ok.py", "pkg/fine.py", "secret.py"}
@@ -482,28 +482,29 @@ def test_workspace_root_that_is_a_symlink(make_tree, settings_for, tmp_path):
 # -- files that change while the run reads them --------------------------------------------------
 class ReadHook:
     """Run ``action(path)`` once, right before the indexer reads ``target`` (the indexer reads
-    files with ``seek.index.stages.read_regular_file``; ``check()`` fails loudly if it stops)."""
+    files with ``read_beneath`` in ``seek.index.stages``; ``check()`` fails loudly if it stops)."""
 
     def __init__(self, monkeypatch, target: str, action) -> None:
-        self.real_read = seek.index.stages.read_regular_file
+        self.real_read = seek.index.stages.read_beneath
         self.fired = threading.Event()
         self.monkeypatch = monkeypatch
         real_read, fired = self.real_read, self.fired
 
-        def hooked(path):
+        def hooked(root, rel):
+            path = root / rel
             if path.name == target and not fired.is_set():
                 fired.set()
                 action(path)
-            return real_read(path)
+            return real_read(root, rel)
 
-        monkeypatch.setattr(seek.index.stages, "read_regular_file", hooked)
+        monkeypatch.setattr(seek.index.stages, "read_beneath", hooked)
 
     def check(self) -> None:
         if not self.fired.is_set():
-            raise RuntimeError("the indexer no longer reads files with read_regular_file")
+            raise RuntimeError("the indexer no longer reads files with read_beneath")
 
     def remove(self) -> None:
-        self.monkeypatch.setattr(seek.index.stages, "read_regular_file", self.real_read)
+        self.monkeypatch.setattr(seek.index.stages, "read_beneath", self.real_read)
 
 
 def _append(path):

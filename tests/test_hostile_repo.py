@@ -375,3 +375,144 @@ def test_http_never_calls_a_hostile_repositorys_servers_until_it_is_trusted(
             calls(url)
             assert len(evil.seen()) == before
     assert "Traceback" not in caplog.text
+
+
+# -- an untrusted workspace may only tighten (issue 43) ----------------------------------
+
+
+def run_seek(root: Path, env: dict[str, str], *args: str, **kw: Any) -> subprocess.CompletedProcess:
+    """``seek -C root ARGS`` as a user runs it; it must succeed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "seek", "-C", str(root), *args],
+        capture_output=True, text=True, env=env, timeout=kw.pop("timeout", 120), **kw,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"seek {args}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def isolated_env(tmp_path: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SEEK_")}
+    return {**env, "SEEK_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            SECRET_VAR: SECRET}  # fmt: skip
+
+
+def address_space(limit: int) -> Any:
+    """A ``preexec_fn`` capping the child's address space: a run that reads an endless file
+    dies of MemoryError there instead of taking the machine's memory."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_ignore_file_linked_to_an_endless_device_is_not_read(tmp_path):
+    """Finding 4: ``sub/.seekignore -> /dev/zero`` (a link is committed and cloned like any
+    file) was read to the end of memory. Ignore files are opened as every workspace file is:
+    no link followed, regular files only, bounded; this one is left out with a warning and
+    the run indexes the rest, quickly and within a few GiB."""
+    root = tmp_path / "cloned"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "main.py").write_text("def configure_retries():\n    return 1\n")
+    (root / "sub" / "inner.py").write_text("def inner_retries():\n    return 2\n")
+    (root / "sub" / ".seekignore").symlink_to("/dev/zero")
+    (root / "sub" / "deeper" / ".gitignore").symlink_to("/dev/zero")
+    proc = run_seek(root, isolated_env(tmp_path), "index", "--json", timeout=90,
+                    preexec_fn=address_space(6 << 30))  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert report["files"] == 2 and report["unreadable"] == []
+    for rel in ("sub/.seekignore", "sub/deeper/.gitignore"):
+        assert f"cannot read ignore file {root / rel}: " in proc.stderr
+
+
+def test_a_shadowed_pyproject_is_not_trusted_along_with_the_seek_toml(tmp_path):
+    """Finding 3: ``seek trust`` recorded both ``.seek.toml`` and ``pyproject.toml``, though
+    only the first applies and was shown for review. A later commit deleting ``.seek.toml``
+    brought the never-reviewed ``[tool.seek]`` into force with the key. Trust names the one
+    file in force; a switch to the other is not trusted."""
+    root = tmp_path / "cloned"
+    env = isolated_env(tmp_path)
+    with recording() as (url, evil):
+        make_hostile(root, url, "pyproject")  # [tool.seek] points everything at the recorder
+        (root / ".seek.toml").write_text("snippets = 4\n")  # harmless, and in force
+        trusted = run_seek(root, env, "trust")
+        (root / ".seek.toml").unlink()  # the next `git pull`
+        search = run_seek(root, env, "search", "configure retries")
+        assert evil.seen() == [] and TEAM_HIT not in search.stdout
+        assert ".seek.toml (sha256" in trusted.stdout and "[tool.seek]" not in trusted.stdout
+        assert "pyproject.toml [tool.seek] has changed since you trusted it" in search.stderr
+        state = json.loads(run_seek(root, env, "config", "--json").stdout)["workspace_config"]
+        assert state["state"] == "changed" and "base_url" in state["ignored"]
+        # Reviewed and trusted in its own right, it applies (so this test can fail).
+        run_seek(root, env, "trust")
+        run_seek(root, env, "search", "configure retries")
+        assert "/v1/embeddings" in bearer_requests(evil)
+
+
+def test_a_huge_max_file_bytes_from_the_workspace_is_capped(tmp_path):
+    """Finding 5: ``max_file_bytes = 2147483648`` in a cloned ``.seek.toml`` made seek read
+    and chunk a 41 MB file (7.4 GB of memory). The workspace's limit is capped at the user's
+    (the default here); the user's own ``--set`` is not."""
+    root = tmp_path / "cloned"
+    root.mkdir()
+    (root / ".seek.toml").write_text("max_file_bytes = 2147483648\n")
+    (root / "small.py").write_text("def configure_retries():\n    return 1\n")
+    (root / "big.py").write_bytes(b"x = 1\n" * 100_000)  # 600 KB: over the default 512 KiB
+    env = isolated_env(tmp_path)
+    report = json.loads(run_seek(root, env, "index", "--json").stdout)
+    assert report["files"] == 2 and report["skipped"] == {"too_big": 1}  # small.py, .seek.toml
+    shown = json.loads(run_seek(root, env, "config", "--json").stdout)["max_file_bytes"]
+    assert shown == {"value": 524_288, "source": "default"}
+    mine = run_seek(root, env, "--set", "max_file_bytes=1000000", "index", "--json").stdout
+    assert json.loads(mine)["files"] == 3
+
+
+def test_the_workspaces_ignored_globs_add_to_the_users_own(tmp_path):
+    """Finding 6: a cloned ``.seek.toml`` with its own ``ignored_globs`` replaced the user's
+    list, so the user's ``private/**`` was indexed (and sent to a remote embedder). The
+    workspace's globs now add to the user's."""
+    root = tmp_path / "cloned"
+    files = {"app.py": "def configure_retries():\n    return 1\n",
+             "private/keys.py": "def deploy_key_retries():\n    return 'hunter2'\n",
+             "build/gen.py": "def generated_retries():\n    return 3\n"}  # fmt: skip
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / ".seek.toml").write_text('ignored_globs = ["build/"]\n')
+    env = isolated_env(tmp_path)
+    (tmp_path / "xdg" / "seek").mkdir(parents=True)
+    (tmp_path / "xdg" / "seek" / "config.toml").write_text('ignored_globs = ["private/**"]\n')
+    report = json.loads(run_seek(root, env, "index", "--json").stdout)
+    assert report["files"] == 2 and report["skipped"] == {"ignored": 2}  # app.py, .seek.toml
+    found = run_seek(root, env, "search", "deploy key retries hunter2").stdout
+    assert "private/keys.py" not in found and "build/gen.py" not in found
+    shown = json.loads(run_seek(root, env, "config", "--json").stdout)["ignored_globs"]
+    assert shown["value"] == ["private/**", "build/"]
+
+
+BUDGETS_AT_MAXIMUM = {
+    "prompt_budget_chars": 10_000_000, "widen_chars": 10_000_000, "imports_chars": 10_000_000,
+    "merge_chars": 10_000_000, "snippets": 30, "near_misses": 10_000, "rerank_top": 10_000,
+    "retrieve_k": 10_000, "focus_k": 10_000, "focus_files": 10_000, "rerank_threshold": 0,
+}  # fmt: skip
+
+
+def test_counts_and_budgets_at_their_maximum_do_not_grow_the_context(tmp_path):
+    """Finding 9d: workspace-safe counts and budgets at their maximums made ``seek context``
+    247 KB instead of 12 KB. Each is capped at the user's value, so the hostile file's
+    context is exactly the one without it."""
+    root = tmp_path / "cloned"
+    root.mkdir()
+    for i in range(40):  # many blocks that all answer the question
+        (root / f"mod{i}.py").write_text("".join(
+            f"def retry_policy_{i}_{j}(attempts, backoff):\n"
+            f"    \"\"\"Configure retries for client {i}, step {j}.\"\"\"\n"
+            f"    return RetryPolicy(backoff * {j}, attempts)\n\n" for j in range(12)
+        ))  # fmt: skip
+    env = isolated_env(tmp_path)
+    run_seek(root, env, "index", "-q")
+    (root / ".seek.toml").write_text(toml_lines(BUDGETS_AT_MAXIMUM))
+    hostile = run_seek(root, env, "context", "how are retries configured")
+    (root / ".seek.toml").unlink()
+    plain = run_seek(root, env, "context", "how are retries configured")
+    assert hostile.stdout == plain.stdout and len(plain.stdout) < 14_000
+    assert "keeping prompt_budget_chars, widen_chars" in hostile.stderr

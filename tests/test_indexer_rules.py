@@ -19,7 +19,6 @@ from seek.index.indexer import (
 from seek.index.refresh import refresh_before_search
 from seek.index.report import format_duration
 from seek.index.rules import rebuild_reason
-from seek.index.stages import read_regular_file
 from seek.store import (
     ChunkingSpec,
     ChunkTable,
@@ -149,17 +148,6 @@ def test_single_path_updates_refuse_an_index_that_must_be_rebuilt(make_tree, set
         Indexer(root, settings, embedder=other).run_paths(["src/app.py"])
 
 
-def test_reading_refuses_what_is_not_a_regular_file(tmp_path):
-    (tmp_path / "real.py").write_text("x = 1\n")
-    os.symlink(tmp_path / "real.py", tmp_path / "link.py")
-    assert read_regular_file(tmp_path / "real.py") == b"x = 1\n"
-    with pytest.raises(OSError):
-        read_regular_file(tmp_path / "link.py")
-    os.mkfifo(tmp_path / "pipe.py")
-    with pytest.raises(OSError, match="not a regular file"):
-        read_regular_file(tmp_path / "pipe.py")
-
-
 def test_workspace_errors_and_modes(tmp_path, settings_for):
     with pytest.raises(WorkspaceError, match="does not exist"):
         resolve_workspace(tmp_path / "nope")
@@ -231,13 +219,13 @@ def test_unchanged_files_are_not_even_read(make_tree, settings_for, monkeypatch)
     settings = settings_for()
     run(root, settings)
     reads = []
-    real_read = seek.index.stages.read_regular_file
+    real_read = seek.index.stages.read_beneath
 
-    def counting_read(path):
-        reads.append(path)
-        return real_read(path)
+    def counting_read(root, rel):
+        reads.append(rel)
+        return real_read(root, rel)
 
-    monkeypatch.setattr(seek.index.stages, "read_regular_file", counting_read)
+    monkeypatch.setattr(seek.index.stages, "read_beneath", counting_read)
     assert run(root, settings)[0].unchanged == 3
     report = Indexer(root, settings, embedder=HashEmbedder()).run_paths(
         ["src/app.py", "src/util.py", "gone.py"]

@@ -184,20 +184,20 @@ def test_unreadable_files_found_by_the_scan_and_by_the_read_are_counted_together
     one count, named as examples like every other reason (as many as the scan keeps)."""
     files = {f"src/locked{i}.py": f"def locked{i}():\n    pass\n" for i in range(6)}
     root = make_tree({**SMALL_PROJECT, **files, "sealed/inner.py": "x = 1\n"})
-    real_read, real_scandir = seek.index.stages.read_regular_file, os.scandir
+    real_read, real_scandir = seek.index.stages.read_beneath, os.scandir
     sealed = str(root / "sealed")
 
-    def read(path):
-        if path.name.startswith("locked"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_read(path)
+    def read(root, rel):
+        if rel.rsplit("/", 1)[-1].startswith("locked"):
+            raise PermissionError(13, "Permission denied", rel)
+        return real_read(root, rel)
 
     def scandir(path="."):
         if isinstance(path, str) and path == sealed:
             raise PermissionError(13, "Permission denied", sealed)
         return real_scandir(path)
 
-    monkeypatch.setattr(seek.index.stages, "read_regular_file", read)
+    monkeypatch.setattr(seek.index.stages, "read_beneath", read)
     monkeypatch.setattr(os, "scandir", scandir)
     settings = settings_for(root)
     with caplog.at_level(logging.WARNING, logger="seek"):

@@ -118,3 +118,26 @@ def test_a_missing_file_is_an_ordinary_error(tree):
     assert refused(root, "pkg/deep/missing.py") == errno.ENOENT
     assert refused(root, "nowhere/missing.py") == errno.ENOENT
     assert refused(root.parent / "no-root", "top.py") == errno.ENOENT
+
+
+def test_a_limit_refuses_a_bigger_file_and_reads_one_of_exactly_the_limit(tree):
+    """Issue 43 finding 4: ignore files are read with a limit; a regular file over it is
+    refused unread (EFBIG), one of exactly the limit is read whole."""
+    root, _ = tree
+    (root / "big.txt").write_bytes(b"x" * 101)
+    (root / "fits.txt").write_bytes(b"x" * 100)
+    assert read_beneath(root, "big.txt") == b"x" * 101  # no limit: read whole
+    assert read_beneath(root, "fits.txt", 100) == b"x" * 100
+    with pytest.raises(OSError) as caught:
+        read_beneath(root, "big.txt", 100)
+    assert caught.value.errno == errno.EFBIG and caught.value.filename == "big.txt"
+
+
+def test_the_root_itself_may_be_a_link_the_user_chose(tree, tmp_path):
+    """The workspace folder is the user's choice (``seek -C ~/link-to-project``): a link
+    there is followed; nothing beneath it is."""
+    root, outside = tree
+    (tmp_path / "via-link").symlink_to(root, target_is_directory=True)
+    assert read_beneath(tmp_path / "via-link", "pkg/deep/mod.py") == b"\x00binary\xff and text\n"
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    assert refused(tmp_path / "via-link", "out/secret.py") in ESCAPES

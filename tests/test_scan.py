@@ -224,7 +224,9 @@ def test_an_unreadable_ignore_file_is_a_warning_naming_it(make_tree, caplog):
     (root / "pkg/.gitignore").mkdir()  # a folder where a rules file is expected
     with caplog.at_level("WARNING"):
         assert paths(scan(root)) == ["pkg/a.py"]
-    assert caplog.messages == [f"cannot read ignore file {root / 'pkg/.gitignore'}: Is a directory"]
+    assert caplog.messages == [
+        f"cannot read ignore file {root / 'pkg/.gitignore'}: not a regular file"
+    ]
 
 
 def test_malformed_ignore_lines_are_skipped_with_a_warning(caplog):
@@ -504,3 +506,35 @@ def test_an_ignore_file_of_thousands_of_lines_still_matches_every_line():
     assert rules.decide("dir4999/a.x4998", is_dir=False) is None
     assert rules.decide("dir7/z.log", is_dir=False) is True
     assert rules.decide("dir7/keep.log", is_dir=False) is False
+
+
+def test_ignore_files_are_read_as_every_workspace_file_is(make_tree, tmp_path, caplog):
+    """Issue 43 finding 4: an ignore file in a subfolder was read with ``read_text()``: a link
+    followed anywhere (``/dev/zero``, another user's file, the client's pipe), a FIFO waited
+    on, any size. Now: no link followed, regular files only, at most ``MAX_RULES_BYTES``; one
+    that fails is left out with one warning, the rest of the scan goes on."""
+    import threading
+
+    from seek.scan.ignore import MAX_RULES_BYTES
+
+    root = make_tree({"linked/a.py": "x", "linked/keep.py": "x", "pipe/b.py": "x",
+                      "big/c.py": "x", "fits/d.py": "x", "fits/e.py": "x"})  # fmt: skip
+    outside = tmp_path / "outside-rules"
+    outside.write_text("a.py\n")
+    (root / "linked" / ".gitignore").symlink_to(outside)  # would leave a.py out if followed
+    os.mkfifo(root / "pipe" / ".seekignore")
+    (root / "big" / ".gitignore").write_text("c.py\n" + "#" * MAX_RULES_BYTES)
+    (root / "fits" / ".gitignore").write_text("d.py\n" + "#" * (MAX_RULES_BYTES - 6) + "\n")
+    found: list[list[str]] = []
+    worker = threading.Thread(target=lambda: found.append(paths(scan(root))), daemon=True)
+    with caplog.at_level("WARNING"):
+        worker.start()
+        worker.join(30)
+    if worker.is_alive():  # blocked on the FIFO: release it, then fail
+        with open(root / "pipe" / ".seekignore", "wb"):
+            pass
+        pytest.fail("the scan blocked on a FIFO ignore file")
+    assert found == [["big/c.py", "fits/e.py", "linked/a.py", "linked/keep.py", "pipe/b.py"]]
+    warned = sorted(m.split(": ")[0] for m in caplog.messages)
+    assert warned == [f"cannot read ignore file {root / rel}" for rel in
+                      ("big/.gitignore", "linked/.gitignore", "pipe/.seekignore")]  # fmt: skip

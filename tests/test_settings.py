@@ -24,7 +24,7 @@ def test_settings_are_frozen():
 
 def test_sources_later_wins(tmp_path):
     user = tmp_path / "config.toml"
-    user.write_text('chunk_max_chars = 800\nsnippets = 3\nignored_globs = ["a/"]\n')
+    user.write_text('chunk_max_chars = 800\nsnippets = 5\nignored_globs = ["a/"]\n')
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "pyproject.toml").write_text("[tool.seek]\nsnippets = 4\nrrf_k = 30\n")
@@ -32,6 +32,7 @@ def test_sources_later_wins(tmp_path):
     s = load_settings(ws, overrides={"rerank_threshold": "0.3"}, env=env, user_config=user)
     assert s.chunk_max_chars == 800 and s.source_of("chunk_max_chars") == str(user)
     assert s.ignored_globs == ("a/",)
+    # A workspace may tighten (4 under the user's 5; issue 43: never above it).
     assert s.snippets == 4 and s.source_of("snippets").endswith("pyproject.toml [tool.seek]")
     assert s.rrf_k == 40 and s.source_of("rrf_k") == "env SEEK_RRF_K"
     assert s.rerank_threshold == 0.3 and s.source_of("rerank_threshold") == "flag"

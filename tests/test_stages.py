@@ -68,3 +68,21 @@ def test_the_local_store_keeps_the_index_store_contract(tmp_path):
         store.save_manifest(Manifest(model="m", table="t2"))
     assert not store.is_locked()
     assert store.manifest_token() != first and store.load_manifest().table == "t2"
+
+
+def test_a_folder_swapped_for_a_link_after_the_scan_is_not_followed(make_tree, settings_for):
+    """Issue 43 finding 9c: the scan saw ``pkg/`` as a folder; by the time the file is read
+    (``seek watch`` reacting to a change, a ``git checkout`` midway) ``pkg`` is a link to a
+    folder outside the workspace holding a file of the same name. Opening only the last
+    component without following links read the outside file; no component may be followed."""
+    root = make_tree({"pkg/mod.py": SOURCE})
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("def stolen_secret():\n    return 'outside the workspace'\n")
+    [scanned] = scan_workspace(root, max_file_bytes=1_000_000).files
+    (root / "pkg" / "mod.py").unlink()
+    (root / "pkg").rmdir()
+    (root / "pkg").symlink_to(outside, target_is_directory=True)
+    prepared = prepare_file(root, scanned, None, spec(settings_for(root)))
+    assert prepared.stamp is None and prepared.rows == [] and prepared.texts == []
+    assert prepared.unreadable  # ENOTDIR or ELOOP, said as the system says it

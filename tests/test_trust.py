@@ -20,6 +20,9 @@ from seek.cli import cli
 from seek.errors import SettingsError
 from seek.settings import load_settings, setting_names
 from seek.settings.trust import (
+    HALF_TO_YOURS,
+    NARROWING,
+    RULES,
     USER_ONLY,
     WORKSPACE_SAFE,
     WorkspaceConfig,
@@ -410,3 +413,198 @@ def test_settings_written_with_dashes_are_judged_as_with_underscores():
     data = {"chunk-max-chars": 800, "serve-hosts": ["x"], "team-url": "http://127.0.0.1:9"}
     config = WorkspaceConfig(Path("/w/.seek.toml"), "/w/.seek.toml", "0" * 64, data)
     assert config.needs_trust() == ["team-url"]
+
+
+# -- an untrusted workspace may only tighten (issue 43) -----------------------------------
+
+
+def _attack(name: str):
+    """The value a hostile workspace picks: the far end of the range, on the side its rule
+    forbids (the most it could read, return or make seek do)."""
+    from seek.settings import _RANGES
+    from seek.settings.trust import AT_LEAST, AT_MOST
+
+    allowed, rule = _RANGES[name], RULES[name]
+    if rule is AT_MOST:
+        return allowed.high
+    if rule is AT_LEAST:
+        return allowed.low + 1 if allowed.above else allowed.low
+    assert rule is HALF_TO_YOURS
+    return 1
+
+
+def _tighter(name: str):
+    """A value on the allowed side of the default: it applies as written."""
+    from seek.settings import Settings
+    from seek.settings.trust import AT_LEAST, AT_MOST
+
+    default, rule = getattr(Settings(), name), RULES[name]
+    if rule is AT_MOST:
+        return default / 2 if isinstance(default, float) else default // 2
+    if rule is AT_LEAST:
+        return default * 2
+    return default * 3 // 4  # HALF_TO_YOURS
+
+
+def _wider(name: str):
+    """A valid value past what an untrusted file may set (a trusted one sets it)."""
+    from seek.settings import _RANGES, Settings
+    from seek.settings.trust import AT_MOST
+
+    default, rule = getattr(Settings(), name), RULES[name]
+    if rule is AT_MOST:
+        return min(_RANGES[name].high, default * 2)
+    return _attack(name) if rule is not HALF_TO_YOURS else default // 4
+
+
+@pytest.mark.parametrize("name", sorted(n for n, rule in RULES.items() if rule in NARROWING))
+def test_a_workspace_number_may_only_tighten_the_users(tmp_path, caplog, name):
+    """Findings 5 and 9d: a workspace file's counts, budgets and sizes stay on the side of
+    the user's value that reads, returns and does less; a tighter value applies as written;
+    the file trusted applies it as written; the user's own environment is never capped."""
+    from seek.settings import Settings
+
+    default = getattr(Settings(), name)
+    root = tmp_path / "ws"
+    user = tmp_path / "config" / "config.toml"
+    config = write_config(root, "seek_toml", {name: _attack(name)})
+    with caplog.at_level(logging.WARNING, logger="seek.settings"):
+        settings = load(root, user)
+    if RULES[name] is HALF_TO_YOURS:  # smaller blocks, but not so small they multiply rows
+        assert getattr(settings, name) == (default + 1) // 2
+    else:
+        assert getattr(settings, name) == default and settings.source_of(name) == "default"
+    assert f"keeping {name} within your own values" in caplog.text
+    assert "may only tighten" in caplog.text and f"`seek trust {root.resolve()}`" in caplog.text
+
+    write_config(root, "seek_toml", {name: _tighter(name)})
+    tight = load(root, user)
+    assert getattr(tight, name) == _tighter(name) and tight.source_of(name) == str(config)
+
+    write_config(root, "seek_toml", {name: _wider(name)})
+    trust(store_path(user), read_config(config))
+    assert getattr(load(root, user), name) == _wider(name)  # reviewed: the user's word
+
+    mine = load_settings(root, env={f"SEEK_{name.upper()}": str(_wider(name))},
+                         user_config=tmp_path / "other" / "config.toml")  # fmt: skip
+    assert getattr(mine, name) == _wider(name) and mine.source_of(name).startswith("env ")
+
+
+def test_the_users_own_values_are_the_cap_and_flags_are_never_capped(tmp_path):
+    user = tmp_path / "config" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("snippets = 20\nupdate_on_save = false\nmax_file_bytes = 1000000\n")
+    root = tmp_path / "ws"
+    write_config(root, "pyproject", {"snippets": 30, "max_file_bytes": 900_000,
+                                     "update_on_save": True, "rrf_k": 1})  # fmt: skip
+    settings = load(root, user)
+    assert settings.snippets == 20 and settings.source_of("snippets") == str(user)
+    assert settings.max_file_bytes == 900_000  # under the user's: applies
+    assert settings.update_on_save is False  # may turn it off, never on
+    assert settings.rrf_k == 1  # changes only the order: any value in range
+    flagged = load_settings(root, overrides={"snippets": 30}, env={}, user_config=user)
+    assert flagged.snippets == 30 and flagged.source_of("snippets") == "flag"
+    write_config(root, "seek_toml", {"update_on_save": False})
+    assert load(root, tmp_path / "none.toml").update_on_save is False
+
+
+def test_the_workspaces_ignored_globs_add_to_the_users_even_trusted(tmp_path):
+    """Finding 6: a workspace's list never replaces the user's own exclusions."""
+    user = tmp_path / "config" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('ignored_globs = ["private/**", "*.pem"]\n')
+    root = tmp_path / "ws"
+    config = write_config(root, "seek_toml", {"ignored_globs": ["build/", "*.pem"]})
+    settings = load(root, user)
+    assert settings.ignored_globs == ("private/**", "*.pem", "build/")
+    assert settings.source_of("ignored_globs") == f"{user} + {config}"
+    trust(store_path(user), read_config(config))
+    assert load(root, user).ignored_globs == ("private/**", "*.pem", "build/")
+    alone = load(root, tmp_path / "none.toml")  # no user list: the workspace's own
+    assert alone.ignored_globs == ("build/", "*.pem")
+    assert alone.source_of("ignored_globs") == str(config)
+
+
+def test_a_bad_value_in_a_workspace_file_is_an_error_not_a_cap(tmp_path):
+    root = tmp_path / "ws"
+    write_config(root, "seek_toml", {"chunk_max_chars": 0})
+    with pytest.raises(SettingsError, match=r"chunk_max_chars must be > 0 .*, not 0 \(from "):
+        load(root, tmp_path / "none.toml")
+
+
+def test_every_safe_setting_has_a_rule():
+    from seek.settings import _RANGES, Settings
+    from seek.settings.trust import ANY, AT_LEAST, AT_MOST, tighten
+
+    assert set(RULES) == set(WORKSPACE_SAFE)
+    numbers = {n for n in WORKSPACE_SAFE if type(getattr(Settings(), n)) in (int, float)}
+    assert numbers <= set(_RANGES)
+    assert [n for n, r in RULES.items() if r is ANY] == ["rrf_k"]
+    assert tighten("snippets", 30, 10, trusted=False) == 10 and RULES["snippets"] is AT_MOST
+    assert tighten("snippets", 30, 10, trusted=True) == 30
+    assert RULES["rerank_threshold"] is AT_LEAST and RULES["watch_debounce_s"] is AT_LEAST
+
+
+# -- trust names the one file in force (issue 43 finding 3) --------------------------------
+
+
+def test_seek_trust_records_only_the_file_in_force(isolated):
+    root = isolated / "ws"
+    write_config(root, "pyproject", {"team_url": "http://127.0.0.1:9"})
+    seek_toml = write_config(root, "seek_toml", {"snippets": 4})
+    store = isolated / "xdg" / "seek" / "trust.json"
+    run("trust", str(root))
+    assert list(read_store(store)) == [str(seek_toml.resolve())]
+    refused = CliRunner().invoke(cli, ["trust", str(root / "pyproject.toml")])
+    assert refused.exit_code == 1 and "is not in force: seek reads" in str(refused.exception)
+    seek_toml.unlink()  # a commit brings [tool.seek] into force: not the file trusted
+    shown = json.loads(run("-C", str(root), "config", "--json"))
+    assert shown["team_url"]["source"] == "default"
+    assert shown["workspace_config"]["state"] == "changed"
+    run("trust", str(root / "pyproject.toml"))  # reviewed: now that one, and only it
+    assert [Path(p).name for p in read_store(store)] == ["pyproject.toml"]
+    shown = json.loads(run("-C", str(root), "config", "--json"))
+    assert shown["team_url"]["source"].endswith("[tool.seek]")
+    write_config(root, "seek_toml", {"snippets": 4})  # and back: not trusted either
+    shown = json.loads(run("-C", str(root), "config", "--json"))
+    assert shown["workspace_config"]["state"] == "changed"
+
+
+def test_a_record_naming_both_files_trusts_only_the_seek_toml(isolated):
+    """``seek trust`` before issue 43 recorded both files of a folder; only ``.seek.toml``
+    was in force and shown for review, so the ``pyproject.toml`` entry counts for nothing."""
+    root = isolated / "ws"
+    pyproject = write_config(root, "pyproject", {"team_url": "http://127.0.0.1:9"})
+    seek_toml = write_config(root, "seek_toml", {"snippets": 4})
+    store = isolated / "xdg" / "seek" / "trust.json"
+    store.parent.mkdir(parents=True)
+    entries = [{"path": str(p.resolve()), "sha256": read_config(p).sha256, "trusted_at": 1.0}
+               for p in (seek_toml, pyproject)]  # fmt: skip
+    store.write_text(json.dumps({"version": 1, "trusted": entries}))
+    listed = {Path(e["path"]).name: e["state"]
+              for e in json.loads(run("trust", "--list", "--json"))["trusted"]}  # fmt: skip
+    assert listed == {".seek.toml": "trusted", "pyproject.toml": "not in force"}
+    seek_toml.unlink()
+    assert load(root, isolated / "xdg" / "seek" / "config.toml").team_url == ""
+
+
+def test_the_security_page_table_says_each_settings_rule():
+    """docs/security.md's table of workspace settings matches the code: each setting's row
+    says its rule as ``RULES`` does, those needing trust and the user-only ones have theirs."""
+    import re
+
+    from seek.settings import setting_names
+
+    page = (Path(__file__).parents[1] / "docs" / "security.md").read_text(encoding="utf-8")
+    table = page[page.index("| Settings | From an untrusted workspace file |") :]
+    rows = [line.split(" | ") for line in table.splitlines()[2:] if line.startswith("| `")]
+    says = {}
+    for names, rule in rows:
+        for name in re.findall(r"`([a-z_]+)`", names):
+            says[name] = rule
+    assert set(says) == set(setting_names())
+    for name, rule in RULES.items():
+        assert says[name].startswith(rule.says), name
+    for name in set(setting_names()) - set(RULES):
+        wanted = "never, even trusted" if name in USER_ONLY else "ignored until you `seek trust`"
+        assert says[name].startswith(wanted), name

@@ -18,9 +18,10 @@ from seek.settings.trust import describe, describe_line
 def config_command(obj: Context, as_json: bool) -> None:
     """Show the effective settings and where each value came from.
 
-    A workspace's own .seek.toml (or [tool.seek] in pyproject.toml) sets only safe settings
-    until you trust it with `seek trust`; the "workspace config" line says whether it is
-    trusted and which of its settings are ignored."""
+    A workspace's own .seek.toml (or [tool.seek] in pyproject.toml) may only tighten until
+    you trust it with `seek trust`: its limits and counts stay within yours, its ignores add
+    to yours, and settings that need trust are ignored; the "workspace config" line says
+    whether it is trusted and which of its settings are ignored."""
     workspace = obj.workspace()
     settings = obj.settings(workspace)
     trust = describe(workspace, user_config_path())

@@ -14,18 +14,21 @@ from seek.errors import SettingsError
 from seek.settings import user_config_path
 from seek.settings.trust import (
     CHANGED,
+    CONFIG_NAMES,
     TRUSTED,
     WorkspaceConfig,
-    config_files,
     read_config,
     read_store,
     revoke,
     store_path,
     trust,
+    workspace_config,
 )
 from seek.untrusted import printable
 
-CONFIG_NAMES = (".seek.toml", "pyproject.toml")
+NOT_IN_FORCE = "not in force"
+"""``--list``: the file is there, but the other settings file of its folder is the one seek
+reads (issue 43 finding 3)."""
 
 
 def _targets(obj: Context, path: str | None) -> tuple[Path, list[Path]]:
@@ -51,9 +54,12 @@ def _state(entry_path: str, sha256: str) -> str:
         return "missing"
     try:
         found = read_config(path)
+        in_force = workspace_config(path.parent)
     except SettingsError:
         return CHANGED  # no longer parses: it was edited
-    return TRUSTED if found is not None and found.sha256 == sha256 else CHANGED
+    if found is None or found.sha256 != sha256:
+        return CHANGED
+    return TRUSTED if in_force is not None and in_force.key() == found.key() else NOT_IN_FORCE
 
 
 @cli.command("trust")
@@ -64,14 +70,16 @@ def _state(entry_path: str, sha256: str) -> str:
 @click.pass_obj
 def trust_command(obj: Context, path: str | None, list_: bool, revoke: bool, as_json: bool) -> None:
     """Trust the exact content of a workspace's .seek.toml or [tool.seek] (PATH: the
-    workspace, default the current one, or the file).
+    workspace, default the current one, or the file), whichever seek reads there.
 
-    A workspace's own settings file may set only safe settings (chunking, ignores, result
-    counts, budgets...) until you trust it: settings that can send code or secrets to an
-    address (provider, base_url, api_key_env, team_url, chat_*...), load a model or file, or
-    write outside the workspace (home) are ignored with a warning. Review the file, then run
-    `seek trust`. Its SHA-256 is recorded beside your config.toml; an edit needs trusting
-    again. seek mcp, serve, ui and watch never trust a file on their own."""
+    Until you trust it, a workspace's own settings file may only tighten: its chunking,
+    ignores, result counts and budgets stay within your own values (its ignored_globs add to
+    yours), and settings that can send code or secrets to an address (provider, base_url,
+    api_key_env, team_url, chat_*...), load a model or file, or write outside the workspace
+    (home) are ignored with a warning. Review the file, then run `seek trust`. The file's
+    path and SHA-256 are recorded beside your config.toml; an edit, or a switch to the
+    folder's other settings file, needs trusting again. seek mcp, serve, ui and watch never
+    trust a file on their own."""
     if list_ and revoke:
         raise click.UsageError("--list and --revoke cannot be used together")
     store = store_path(user_config_path())
@@ -114,32 +122,42 @@ def _revoke(obj: Context, store: Path, path: str | None, as_json: bool) -> None:
         click.echo(f"Nothing to revoke: {shown} was not trusted.")
 
 
-def _trust(obj: Context, store: Path, path: str | None, as_json: bool) -> None:
-    folder, files = _targets(obj, path)
-    if len(files) > 1:  # a folder: the settings files it has
-        files = config_files(folder)
-    found: list[WorkspaceConfig] = [c for f in files if (c := read_config(f)) is not None]
-    if not found:
+def _in_force(folder: Path, files: list[Path]) -> WorkspaceConfig:
+    """The settings file seek reads in ``folder``, the only one ``seek trust`` records: a
+    file it does not read (a ``pyproject.toml`` that ``.seek.toml`` shadows) would otherwise
+    apply unreviewed the day the other is deleted (issue 43 finding 3)."""
+    config = workspace_config(folder)
+    if config is None:
         raise SettingsError(
             f"no .seek.toml or [tool.seek] in pyproject.toml in {printable(str(folder))}: "
             "nothing to trust"
         )
-    for config in found:
-        trust(store, config)
+    if len(files) == 1 and config.key() != str(files[0]):  # a file was named
+        if read_config(files[0]) is None:
+            raise SettingsError(f"no [tool.seek] in {printable(str(files[0]))}: nothing to trust")
+        raise SettingsError(
+            f"{printable(str(files[0]))} is not in force: seek reads "
+            f"{printable(config.label)} in that folder; review and trust that one"
+        )
+    return config
+
+
+def _trust(obj: Context, store: Path, path: str | None, as_json: bool) -> None:
+    folder, files = _targets(obj, path)
+    config = _in_force(folder, files)
+    trust(store, config)
+    held = config.needs_trust()
     if as_json:
         click.echo(json.dumps({"trusted": [
-            {"path": c.key(), "sha256": c.sha256, "applies": c.needs_trust()}
-            for c in found
+            {"path": config.key(), "sha256": config.sha256, "applies": held}
         ]}, indent=2))  # fmt: skip
         return
-    for config in found:
-        held = config.needs_trust()
-        what = (
-            f"its {', '.join(held)} now apply"
-            if held
-            else "nothing in it needed trust (every setting it sets is safe)"
-        )
-        click.echo(
-            f"Trusted {printable(config.label)} (sha256 {config.sha256[:12]}): {what}. "
-            "An edit needs `seek trust` again."
-        )
+    what = (
+        f"its {', '.join(held)} now apply"
+        if held
+        else "nothing in it needed trust (every setting it sets is safe)"
+    )
+    click.echo(
+        f"Trusted {printable(config.label)} (sha256 {config.sha256[:12]}): {what}; its limits "
+        "and counts now apply as written. An edit needs `seek trust` again."
+    )

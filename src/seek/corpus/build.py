@@ -44,8 +44,9 @@ from seek.corpus.work import BatchResult, prepare_batch
 from seek.embed import model_id_for, task_prefixes
 from seek.index.graph_rows import file_facts
 from seek.index.rules import chunking_spec, is_stale, rebuild_reason
-from seek.index.stages import FileSpec, read_regular_file
+from seek.index.stages import FileSpec
 from seek.scan import ScannedFile, scan_workspace
+from seek.scan.beneath import read_beneath
 from seek.settings import Settings
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
@@ -283,7 +284,7 @@ class CorpusIndexer:
             if not stamp.chunks or rel not in scanned:
                 continue
             try:
-                data = read_regular_file(root / rel)
+                data = read_beneath(root, rel)
             except OSError:
                 continue  # gone or unreadable: the run removes or reports it
             facts = file_facts(rel, data, root)

@@ -45,10 +45,11 @@ from seek.index.report import REBUILD, UPDATE, IndexReport, Progress
 from seek.index.room import check_room, estimate_bytes
 from seek.index.root import resolve_workspace
 from seek.index.rules import chunking_spec, damage_reason, is_stale, rebuild_reason
-from seek.index.stages import FileSpec, read_regular_file
+from seek.index.stages import FileSpec
 from seek.index.written import WrittenRows
 from seek.retrieve.search_cache import refresh_search_cache
 from seek.scan import ScannedFile, scan_workspace
+from seek.scan.beneath import read_beneath
 from seek.scan.walk import UNREADABLE, check_file
 from seek.settings import Settings
 from seek.store import (
@@ -379,7 +380,7 @@ class Indexer(EmbedSteps):
             if not stamp.chunks:
                 continue
             try:
-                data = read_regular_file(self.root / rel)
+                data = read_beneath(self.root, rel)
             except OSError:
                 continue  # gone or unreadable: the run removes or reports it
             facts = file_facts(rel, data, self.root)

@@ -14,16 +14,14 @@ graph's facts (:mod:`seek.index.graph_worker`).
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from seek.chunk import PARSE, chunk_file_parsed, embedding_windows, grammar_for_path
 from seek.index.graph_rows import file_facts
+from seek.scan.beneath import read_beneath
 from seek.scan.walk import BINARY, NO_CHUNKS, ScannedFile
 from seek.store.manifest import ChunkingSpec, Stamp
 from seek.text import keyword_column
@@ -73,20 +71,6 @@ def is_binary(data: bytes, sniff_bytes: int) -> bool:
     return b"\x00" in data[:sniff_bytes]
 
 
-def read_regular_file(path: Path) -> bytes:
-    """The file's bytes, refusing what is not a regular file by the time it is opened: a
-    symlink swapped in after the scan is not followed, and a FIFO does not block."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
-
-
 def prepare_file(root: Path, scanned: ScannedFile, old: Stamp | None, spec: FileSpec) -> Prepared:
     """Read, sniff, hash and chunk one file, and cut its chunks into embedding windows."""
     read = read_source(root, scanned, old)
@@ -107,7 +91,9 @@ def read_source(root: Path, scanned: ScannedFile, old: Stamp | None) -> Prepared
     them (the file is unreadable, or its content is the old stamp's)."""
     rel = scanned.rel
     try:
-        data = read_regular_file(root / rel)
+        # no link followed on the whole path, so a folder swapped for one during `seek
+        # watch` is refused too, not only the file itself (issue 43 finding 9c)
+        data = read_beneath(root, rel)
     except OSError as exc:
         return Prepared(rel, unreadable=str(exc.strerror or exc))
     digest = hashlib.sha1(data).hexdigest()

@@ -22,6 +22,7 @@ own Python-``re`` matcher gives (tests/test_fuzz.py compares the two).
 
 from __future__ import annotations
 
+import errno
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +30,17 @@ from pathlib import Path
 import re2  # google-re2: matching in linear time
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+from seek.scan.beneath import read_beneath
+
 log = logging.getLogger(__name__)
 
 RULE_FILES = (".gitignore", ".seekignore")  # later in the tuple wins in the same folder
+EXCLUDE_FILE = ".git/info/exclude"
+MAX_RULES_BYTES = 1 << 20
+"""An ignore file is lines of patterns (a big monorepo's is tens of KB); a bigger one is left
+out with a warning rather than read (a committed multi-GB file, issue 43 finding 4)."""
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR})
+"""No such file: nothing to read, nothing to say (``.git`` is a file in a git worktree)."""
 
 
 # pathspec's regex for a pattern ends in a directory mark: "/" there means the pattern matched
@@ -206,54 +215,57 @@ def rules_from_lines(lines: list[str], base: str, source: str = "ignored_globs")
     return RuleSet(base, _Matcher(cleaned, source))
 
 
-def read_rules(path: Path, base: str) -> RuleSet | None:
-    """Rules of one ignore file; a file that cannot be read contributes nothing (logged)."""
+_unreadable: set[tuple[str, str]] = set()
+
+
+def read_rules(root: Path, rel: str, base: str) -> RuleSet | None:
+    """Rules of the ignore file ``root/rel``, opened as every workspace file is
+    (:func:`seek.scan.beneath.read_beneath`, issue 43 finding 4): no link followed anywhere on
+    the path, a regular file only (a link to ``/dev/zero`` or a FIFO is never read), at most
+    :data:`MAX_RULES_BYTES`. One that cannot be read contributes nothing, with one warning
+    per file and reason for the life of the process (git, too, refuses a linked
+    ``.gitignore`` with a warning)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = read_beneath(root, rel, MAX_RULES_BYTES)
     except OSError as exc:
-        log.warning("cannot read ignore file %s: %s", path, exc.strerror)
+        said = (str(root / rel), str(exc.strerror))
+        if exc.errno not in _ABSENT and said not in _unreadable:
+            _unreadable.add(said)
+            log.warning("cannot read ignore file %s: %s", *said)
         return None
-    return rules_from_lines(text.splitlines(), base, str(path))
+    return rules_from_lines(data.decode("utf-8", "replace").splitlines(), base, str(root / rel))
 
 
 class IgnoreRules:
     """An immutable stack of rule sets; ``child`` adds a folder's own files."""
 
-    __slots__ = ("_top", "_stack")
+    __slots__ = ("_root", "_top", "_stack")
 
-    def __init__(self, top: tuple[RuleSet, ...], stack: tuple[RuleSet, ...]) -> None:
+    def __init__(self, root: Path, top: tuple[RuleSet, ...], stack: tuple[RuleSet, ...]) -> None:
+        self._root = root  # the workspace: every ignore file is read beneath it
         self._top = top  # ignored_globs: always decide first
         self._stack = stack  # deepest last
 
     @classmethod
     def for_root(cls, root: Path, ignored_globs: tuple[str, ...]) -> IgnoreRules:
         top = rules_from_lines(list(ignored_globs), "")
-        stack: list[RuleSet] = []
-        exclude = (
-            read_rules(root / ".git" / "info" / "exclude", "")
-            if (root / ".git" / "info" / "exclude").is_file()
-            else None
-        )
-        if exclude:
-            stack.append(exclude)
-        base = cls((top,) if top else (), tuple(stack))
-        return base.child(root, "")
+        exclude = read_rules(root, EXCLUDE_FILE, "")
+        base = cls(root, (top,) if top else (), (exclude,) if exclude else ())
+        return base.child("")
 
-    def child(self, folder: Path, rel: str, names: set[str] | None = None) -> IgnoreRules:
-        """Rules in force inside ``folder`` (its own ignore files added on top)."""
+    def child(self, rel: str, names: set[str] | None = None) -> IgnoreRules:
+        """Rules in force inside the workspace folder ``rel`` (its own ignore files added on
+        top); ``names``: those of its entries that are ignore files, when already listed."""
         added: list[RuleSet] = []
         for name in RULE_FILES:
             if names is not None and name not in names:
                 continue
-            path = folder / name
-            if names is None and not path.is_file():
-                continue
-            rules = read_rules(path, rel)
+            rules = read_rules(self._root, f"{rel}/{name}" if rel else name, rel)
             if rules:
                 added.append(rules)
         if not added:
             return self
-        return IgnoreRules(self._top, self._stack + tuple(added))
+        return IgnoreRules(self._root, self._top, self._stack + tuple(added))
 
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
         for rules in self._top:

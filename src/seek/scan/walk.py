@@ -111,7 +111,7 @@ def scan_workspace(
         if folder_rel:
             names = {e.name for e in entries if e.name in RULE_FILES}
             if names:
-                rules = rules.child(Path(folder), folder_rel, names)
+                rules = rules.child(folder_rel, names)
         subfolders: list[tuple[str, str, IgnoreRules]] = []
         for entry in entries:
             rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
@@ -214,7 +214,7 @@ def check_file(
         if _left_out(name, sub_rel, path, is_dir, submodules, excluded, rules):
             return IGNORED
         if is_dir:
-            rules = rules.child(path, sub_rel)
+            rules = rules.child(sub_rel)
     if not stat.S_ISREG(st.st_mode):
         return NOT_A_FILE
     if not is_indexable_name(parts[-1]):

@@ -5,10 +5,14 @@ Sources, later wins (seek.md §3):
 1. built-in defaults (the reference's §10 numbers plus seek's own),
 2. ``~/.config/seek/config.toml`` (``$XDG_CONFIG_HOME`` honoured),
 3. ``<workspace>/.seek.toml``, else ``[tool.seek]`` in ``<workspace>/pyproject.toml``:
-   only the settings of :data:`seek.settings.trust.WORKSPACE_SAFE` until the user trusted the file
-   (``seek trust``), and never :data:`USER_ONLY`,
+   until the user trusted the file (``seek trust``), only the settings of
+   :data:`seek.settings.trust.WORKSPACE_SAFE`, each of which may only tighten the value before
+   it (:func:`seek.settings.trust.tighten`, issue 43); never :data:`USER_ONLY`,
 4. ``SEEK_<NAME>`` environment variables (``SEEK_CHUNK_MAX_CHARS=800``),
 5. command-line flags (passed in as ``overrides``).
+
+The environment and flags are the user's own word: they replace whatever came before,
+workspace limits included, and are never capped.
 
 Keys in files use the field names below (``chunk_max_chars = 800``). Unknown keys are an
 error, so a typo never silently does nothing. Lists in environment variables are
@@ -33,8 +37,9 @@ from typing import Any
 from seek.errors import SettingsError
 from seek.settings import trust
 from seek.settings.providers import provider_names
+from seek.settings.ranges import RANGES as _RANGES
 from seek.settings.trust import USER_ONLY, WORKSPACE_SAFE
-from seek.untrusted import MAX_BUDGET_CHARS, MAX_K, MAX_SNIPPETS, has_lone_surrogates, printable
+from seek.untrusted import has_lone_surrogates, printable
 
 log = logging.getLogger(__name__)
 
@@ -151,54 +156,6 @@ class Settings:
 
 def setting_names() -> list[str]:
     return [f.name for f in fields(Settings) if f.name != "sources"]
-
-
-class _Range(typing.NamedTuple):
-    low: float
-    high: float
-    above: bool = False
-    """``low`` itself is refused (``> low`` rather than ``>= low``)."""
-
-    def holds(self, value: float) -> bool:  # never for NaN: comparing it is always False
-        return (self.low < value if self.above else self.low <= value) and value <= self.high
-
-    def text(self) -> str:
-        return f"{'>' if self.above else '>='} {self.low} and <= {self.high}"
-
-
-_MANY = 1_000_000
-"""A bound for counts and sizes no setting sensibly reaches (and far below what overflows
-arithmetic or memory: ``1e308`` or a 23-digit budget must not get through)."""
-_RANGES: Mapping[str, _Range] = MappingProxyType({
-    "embed_batch_size": _Range(0, 10_000, above=True),
-    "embed_timeout_s": _Range(0, 3_600, above=True),
-    "embed_concurrency": _Range(0, 256, above=True),
-    "chunk_max_chars": _Range(0, _MANY, above=True),
-    "chunk_min_chars": _Range(0, _MANY),
-    "chunk_overlap_chars": _Range(0, _MANY),
-    "window_chars": _Range(0, _MANY, above=True),
-    "window_overlap_chars": _Range(0, _MANY),
-    "max_file_bytes": _Range(0, 1 << 31, above=True),
-    "binary_sniff_bytes": _Range(0, 1 << 24, above=True),
-    "flush_every_files": _Range(0, _MANY, above=True),
-    "retrieve_k": _Range(1, 10_000),
-    "focus_k": _Range(0, 10_000),
-    "focus_files": _Range(0, 10_000),
-    "rrf_k": _Range(0, _MANY),
-    "rerank_top": _Range(0, 10_000),
-    "rerank_threshold": _Range(0, 1),
-    "near_misses": _Range(0, 10_000),
-    "snippets": _Range(0, MAX_SNIPPETS),
-    "prompt_budget_chars": _Range(0, MAX_BUDGET_CHARS),
-    "widen_chars": _Range(0, MAX_BUDGET_CHARS),
-    "imports_chars": _Range(0, MAX_BUDGET_CHARS),
-    "merge_chars": _Range(0, MAX_BUDGET_CHARS),
-    "watch_debounce_s": _Range(0, 3_600),
-    "team_k": _Range(0, MAX_K),
-    "team_timeout_s": _Range(0, 3_600, above=True),
-})  # fmt: skip
-"""Every number's sensible range (a test checks that each numeric setting has one): a value
-saved from the page, a file, ``SEEK_*`` or a flag outside it is refused with its name."""
 
 
 def _validate(s: Settings) -> None:
@@ -328,31 +285,67 @@ def checked(values: Mapping[str, Any], origin: str) -> dict[str, Any]:
 
 
 def _apply(
-    values: dict[str, Any],
-    sources: dict[str, str],
-    data: Mapping[str, Any],
-    origin: str,
-    workspace_file: bool = False,
-    trusted: bool = False,
-) -> list[str]:
-    """Fold one file's settings in; returns the names left out because a workspace file
-    that is not trusted may not set them (seek.md §3)."""
+    values: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], origin: str
+) -> None:
+    """Fold the user's own file in."""
     kinds = _field_types()
-    held: list[str] = []
     for key, raw in data.items():
         name = key.replace("-", "_")
         if name not in kinds:
             raise SettingsError(f"unknown setting {key!r} in {origin}")
-        if workspace_file and name in USER_ONLY:
+        values[name] = _coerce(name, raw, kinds[name], origin)
+        sources[name] = origin
+
+
+@functools.cache
+def _defaults() -> Mapping[str, Any]:
+    return MappingProxyType({f.name: f.default for f in fields(Settings) if f.name != "sources"})
+
+
+def _apply_workspace(
+    values: dict[str, Any],
+    sources: dict[str, str],
+    found: trust.WorkspaceConfig,
+    is_trusted: typing.Callable[[], bool],
+) -> tuple[list[str], list[str]]:
+    """Fold a workspace's own file in (seek.md §3, issue 43): what it may set only tightens
+    the user's value (:func:`seek.settings.trust.tighten`), the rest waits for trust.
+    ``is_trusted`` reads the trust record, asked only when it matters. Returns the names left
+    out for want of trust and those kept from widening."""
+    kinds = _field_types()
+    held: list[str] = []
+    narrowed: list[str] = []
+    origin = found.label
+    for key, raw in found.data.items():
+        name = key.replace("-", "_")
+        if name not in kinds:
+            raise SettingsError(f"unknown setting {key!r} in {origin}")
+        if name in USER_ONLY:
             _warn_once(("user-only", name, origin), "%s in %s is ignored: set it in your user "
                        "config", name, printable(origin))  # fmt: skip
             continue
-        if workspace_file and not trusted and name not in WORKSPACE_SAFE:
-            held.append(name)
+        if name not in WORKSPACE_SAFE:
+            if is_trusted():
+                values[name] = _coerce(name, raw, kinds[name], origin)
+                sources[name] = origin
+            else:
+                held.append(name)
             continue
-        values[name] = _coerce(name, raw, kinds[name], origin)
-        sources[name] = origin
-    return held
+        ours = _coerce(name, raw, kinds[name], origin)
+        if name in _RANGES and not _RANGES[name].holds(ours):  # an error, never a clamp
+            raise SettingsError(f"{name} must be {_RANGES[name].text()}, not {_shown(ours)} "
+                                f"(from {origin})")  # fmt: skip
+        yours = values.get(name, _defaults()[name])
+        applied = trust.tighten(name, ours, yours, trusted=False)
+        if trust.widened(name, ours, applied) and is_trusted():
+            applied = trust.tighten(name, ours, yours, trusted=True)
+        if trust.widened(name, ours, applied):
+            narrowed.append(name)
+        if applied != yours:  # else the value, and where it came from, stay the user's
+            added = trust.RULES[name] is trust.ADDED and name in sources  # both lists count
+            sources[name] = f"{sources[name]} + {origin}" if added else origin
+            values[name] = applied
+    return held, narrowed
 
 
 def _warn_once(key: tuple[str, ...], message: str, *args: object) -> None:
@@ -363,15 +356,24 @@ def _warn_once(key: tuple[str, ...], message: str, *args: object) -> None:
         log.warning(message, *args)
 
 
-def _warn_untrusted(found: trust.WorkspaceConfig, state: str, held: list[str]) -> None:
-    """One warning per file content: which settings were left out and how to apply them."""
+def _warn_untrusted(
+    found: trust.WorkspaceConfig, state: str, held: list[str], narrowed: list[str]
+) -> None:
+    """One warning per file content: which settings were left out or kept from widening,
+    and how to apply them."""
     why = "has changed since you trusted it" if state == trust.CHANGED else "is not trusted"
+    said = []
+    if held:
+        said.append(f"ignoring {', '.join(held)} (a workspace file needs your trust to send "
+                    "code or secrets to an address, load a model or file, or write outside "
+                    "the workspace)")  # fmt: skip
+    if narrowed:
+        said.append(f"keeping {', '.join(narrowed)} within your own values (an untrusted "
+                    "workspace may only tighten what seek reads and returns)")  # fmt: skip
     _warn_once(
         ("untrusted", str(found.path), found.sha256, state),
-        "%s %s: ignoring %s (a workspace file needs your trust to send code or secrets to "
-        "an address, load a model or file, or write outside the workspace); review it, then "
-        "run `%s %s`",
-        printable(found.label), why, ", ".join(held), trust.TRUST_COMMAND,
+        "%s %s: %s; review it, then run `%s %s`",
+        printable(found.label), why, "; ".join(said), trust.TRUST_COMMAND,
         printable(str(found.path.parent)),
     )  # fmt: skip
 
@@ -408,15 +410,16 @@ def load_settings(
         _apply(values, sources, _read_toml(config_file), str(config_file))
 
     if workspace is not None and (found := trust.workspace_config(workspace)) is not None:
-        # The trust record is read only when the file sets something that needs it.
-        state = (
-            trust.state_of(found, trust.store_path(config_file))
-            if found.needs_trust()
-            else trust.TRUSTED
-        )
-        held = _apply(values, sources, found.data, found.label, True, state == trust.TRUSTED)
-        if held:
-            _warn_untrusted(found, state, held)
+        state: list[str] = []  # the trust record is read only when something needs it
+
+        def is_trusted() -> bool:
+            if not state:
+                state.append(trust.state_of(found, trust.store_path(config_file)))
+            return state[0] == trust.TRUSTED
+
+        held, narrowed = _apply_workspace(values, sources, found, is_trusted)
+        if held or narrowed:
+            _warn_untrusted(found, state[0], held, narrowed)
 
     kinds = _field_types()
     for name in kinds:
