@@ -21,7 +21,7 @@ import pytest
 from seek import install
 from seek.programs import find_program
 
-PLANTED = "#!/bin/sh\necho planted > \"{mark}\"\nexit 0\n"
+PLANTED = '#!/bin/sh\necho planted > "{mark}"\nexit 0\n'
 
 
 def plant(folder: Path, name: str, mark: Path) -> Path:
@@ -70,7 +70,8 @@ def test_seek_status_in_a_hostile_folder_runs_the_real_git_not_the_planted_one(t
     mark = tmp_path / "planted-ran"
     plant(work, "git", mark)
     env = {**os.environ, "PATH": hostile_path(work, Path(real_git).parent),
-           "SEEK_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")}  # fmt: skip
+           "SEEK_HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}  # fmt: skip
 
     done = subprocess.run([sys.executable, "-m", "seek", "status", "--json"], cwd=work,
                           env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -81,9 +82,7 @@ def test_seek_status_in_a_hostile_folder_runs_the_real_git_not_the_planted_one(t
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX scripts stand in for the planted .exe")
-def test_install_names_the_real_seek_not_one_planted_in_the_current_folder(
-    tmp_path, monkeypatch
-):
+def test_install_names_the_real_seek_not_one_planted_in_the_current_folder(tmp_path, monkeypatch):
     work, real_bin, python_bin = tmp_path / "repo", tmp_path / "usr-bin", tmp_path / "py"
     mark = tmp_path / "ran"
     plant(work, "seek", mark)
