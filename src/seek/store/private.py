@@ -33,8 +33,18 @@ OTHERS = 0o077
 
 
 def private_folder(folder: Path) -> Path:
-    """``folder`` (and missing parents inside it) made if absent, and made 0700 (issue 43)."""
-    folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    """``folder`` made 0700 if absent (its missing parents too: ``Path.mkdir`` would make
+    them with the umask's mode), or tightened to 0700 (issue 43)."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:  # another process made it meanwhile
+            pass
+    folder = missing[0] if missing else folder
     _tighten(folder, PRIVATE_DIR)
     return folder
 
@@ -77,6 +87,12 @@ def write_private(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def private_opener(path: str, flags: int) -> int:
+    """``open(path, "wb", opener=private_opener)``: a new file is created 0600 (no extra
+    call: the mode is given to ``open(2)``)."""
+    return os.open(path, flags, PRIVATE_FILE)
 
 
 def _tighten(path: Path, most: int) -> None:
