@@ -150,3 +150,15 @@ def test_serve_config_makes_a_token_on_loopback_only_when_none_is_given(make_tre
     assert serve_config("127.0.0.1", (root,), {}).token == "s3cret"
     with pytest.raises(SeekError, match="--no-token and SEEK_TOKEN contradict"):
         serve_config("127.0.0.1", (root,), {}, no_token=True)
+
+
+def test_an_unwritable_token_file_is_one_line_with_what_to_do(make_tree, tmp_path):
+    root = make_tree(SMALL_PROJECT)
+    not_a_folder = tmp_path / "home-is-a-file"
+    not_a_folder.write_text("")
+    env = {**serve_env(not_a_folder), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    command = [sys.executable, "-m", "seek", "serve", "--port", "0", "--workspace", str(root)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.startswith("seek: error: cannot write the token file "), done.stderr
+    assert "set SEEK_TOKEN" in done.stderr and "Traceback" not in done.stderr

@@ -21,6 +21,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from seek.errors import SeekError
 from seek.store.private import private_folder, private_home, write_private
 
 FOLDER = "serve"
@@ -36,11 +37,17 @@ def token_path(home: Path, port: int) -> Path:
 def published(home: Path, port: int, token: str) -> Iterator[Path]:
     """The token written to :func:`token_path` (0600, folders 0700) while the block runs;
     removed after unless another server has replaced it since."""
-    private_home(home)
     path = token_path(home, port)
-    private_folder(path.parent)
     data = (token + "\n").encode()
-    write_private(path, data)
+    try:
+        private_home(home)
+        private_folder(path.parent)
+        write_private(path, data)
+    except OSError as exc:  # a read-only or full SEEK_HOME: one line, and what to do instead
+        raise SeekError(
+            f"cannot write the token file {path} ({exc.strerror or exc}): set SEEK_TOKEN "
+            "to a secret token of your own instead"
+        ) from exc
     try:
         yield path
     finally:
