@@ -23,8 +23,8 @@ from seek.store.private import (
     PRIVATE_FILE,
     private_folder,
     private_home,
+    private_opener,
     tighten_tree,
-    write_private,
 )
 
 LOCK_NAME = "writer.lock"
@@ -122,7 +122,8 @@ class WriterLock:
         }
         path = self.index_dir / HOLDER_NAME
         try:
-            write_private(path, json.dumps(holder).encode())
+            with open(path, "w", encoding="utf-8", opener=private_opener) as fh:
+                fh.write(json.dumps(holder))
         except OSError as exc:  # a full disk: no half-written note, no lock kept
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)
