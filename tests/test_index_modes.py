@@ -41,8 +41,10 @@ def loose(top: Path) -> list[str]:
     return sorted(set(found))
 
 
-def seek(home: Path, tmp_path: Path, *args: str) -> None:
-    env = {**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+def seek(home: Path | None, tmp_path: Path, *args: str, env: dict | None = None) -> None:
+    env = dict(os.environ if env is None else env, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    if home is not None:
+        env["SEEK_HOME"] = str(home)
     done = subprocess.run(
         [sys.executable, "-m", "seek", *args], env=env, capture_output=True, text=True,
         timeout=300, preexec_fn=lambda: os.umask(0o022),
@@ -82,21 +84,26 @@ def test_a_search_that_writes_the_cache_writes_it_private(tmp_path, make_tree, s
     finally:
         os.umask(before)
     assert any(p.name == "contents.txt" for p in files_under(seek_home))
-    assert loose(seek_home) == []
+    assert [line for index in seek_home.iterdir() for line in loose(index)] == []
 
 
-def test_an_older_index_is_tightened_at_the_next_write(tmp_path, make_tree):
+def test_an_older_index_and_the_default_home_are_tightened_at_the_next_write(tmp_path, make_tree):
+    """No ``SEEK_HOME``: seek's default folder (under ``XDG_CACHE_HOME`` here) is its own,
+    so an existing one is tightened too."""
     root = make_tree(SMALL_PROJECT)
-    home = tmp_path / "home"
-    seek(home, tmp_path, "index", "-q", str(root))
-    seek(home, tmp_path, "search", "-C", str(root), "how are retries configured")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+    env.pop("SEEK_HOME", None)
+    home = tmp_path / "xdg-cache" / "seek"
+    seek(None, tmp_path, "index", "-q", str(root), env=env)
+    seek(None, tmp_path, "search", "-C", str(root), "how are retries configured", env=env)
+    assert home.is_dir() and files_under(home)
     for parent, _, files in os.walk(home):  # as an older seek left them
         os.chmod(parent, 0o755)
         for name in files:
             os.chmod(Path(parent, name), 0o644)
     assert loose(home)
 
-    seek(home, tmp_path, "index", "-q", str(root))  # nothing changed: still a write run
+    seek(None, tmp_path, "index", "-q", str(root), env=env)  # nothing changed: still a write
 
     assert loose(home) == []
 
@@ -111,15 +118,19 @@ def test_a_chat_session_is_written_0600_in_a_0700_folder(tmp_path):
     assert loose(tmp_path / "index") == []
 
 
-def test_a_shared_or_sticky_home_is_left_as_it_is(tmp_path):
-    """``SEEK_HOME=/tmp`` must not make /tmp 0700: only seek's own folders in it are."""
+def test_a_seek_home_the_user_named_is_left_as_it_is_and_its_indexes_made_private(
+    tmp_path, make_tree
+):
+    """``SEEK_HOME=/tmp`` (or a home folder) must not become 0700: only seek's own folders
+    in it are; one seek makes is 0700."""
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o1777)
-    private_home(shared)
+    root = make_tree(SMALL_PROJECT)
+    seek(shared, tmp_path, "index", "-q", str(root))
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    os.chmod(mine, 0o755)
-    private_home(mine)
-    assert stat.S_IMODE(mine.stat().st_mode) == 0o700
+    indexes = [p for p in shared.iterdir()]
+    assert indexes and all(loose(p) == [] for p in indexes)
+    made = tmp_path / "made-by-seek"
+    private_home(made)
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700

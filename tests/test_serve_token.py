@@ -84,12 +84,12 @@ def test_loopback_serve_refuses_requests_without_the_token_it_made(make_tree, se
         wrong = httpx.post(f"{url}/v1/def", headers={"Authorization": "Bearer nope"}, **asked)
         right = httpx.post(f"{url}/v1/def", headers={"Authorization": f"Bearer {token}"},
                            **asked)  # fmt: skip
-        # Only the user may read the token: the file 0600, its folder and SEEK_HOME 0700.
-        modes = [mode(token_file), mode(token_file.parent), mode(seek_home)]
+        # Only the user may read the token: the file 0600 in a 0700 folder.
+        modes = [mode(token_file), mode(token_file.parent)]
     assert bare.status_code == 401 and wrong.status_code == 401
     assert right.status_code == 200, right.text
     assert len(token) >= 40  # secrets.token_urlsafe(32)
-    assert modes == [0o600, 0o700, 0o700]
+    assert modes == [0o600, 0o700]
     assert not token_file.exists()  # removed when the server stops
 
 

@@ -15,9 +15,10 @@ its own mode, from the moment it exists. Files are then tightened to 0600 once p
 (:func:`tighten_tree` when the writer lock is released: one walk, never on a read), so a
 folder copied or loosened later still exposes nothing.
 
-``SEEK_HOME`` itself is tightened only when it is the user's own, plain folder: a home set
-to a shared folder (``/tmp``, sticky) or one owned by someone else is left as it is, and
-only seek's folders inside it are made private.
+``SEEK_HOME`` is made 0700 when seek creates it. An existing one is tightened only when it
+is seek's default folder (``~/.cache/seek``): a folder the user named with ``SEEK_HOME``
+may be shared on purpose or hold other things (``/tmp``, their home folder), so it is left
+as it is, and the index folders in it are what is made private.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+
+import platformdirs
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -49,19 +52,18 @@ def private_folder(folder: Path) -> Path:
     return folder
 
 
+def default_home() -> Path:
+    """Where indexes live unless ``SEEK_HOME`` says otherwise (``~/.cache/seek`` on Linux)."""
+    return Path(platformdirs.user_cache_dir("seek", appauthor=False))
+
+
 def private_home(home: Path) -> None:
-    """``SEEK_HOME``: made 0700, or tightened when it is the user's own plain folder (see
-    the module's notes for why a shared or foreign one is left alone)."""
+    """``SEEK_HOME``: made 0700 if absent; an existing one tightened only when it is
+    :func:`default_home` (see the module's notes)."""
     if not home.exists():
         private_folder(home)
-        return
-    try:
-        info = home.stat()
-    except OSError:
-        return
-    if stat.S_ISDIR(info.st_mode) and not info.st_mode & stat.S_ISVTX:
-        if not hasattr(os, "geteuid") or info.st_uid == os.geteuid():
-            _tighten(home, PRIVATE_DIR)
+    elif home == default_home() and home.is_dir() and not home.is_symlink():
+        _tighten(home, PRIVATE_DIR)
 
 
 def tighten_tree(folder: Path) -> None:
