@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from seek import install
-from seek.programs import find_program
+from seek.programs import _lookup, find_program
 
 PLANTED = '#!/bin/sh\necho planted > "{mark}"\nexit 0\n'
 
@@ -93,3 +93,18 @@ def test_install_names_the_real_seek_not_one_planted_in_the_current_folder(tmp_p
     monkeypatch.chdir(work)
 
     assert install.seek_command() == str(real)
+
+
+def test_the_windows_rules_extensions_and_quoted_entries(tmp_path, monkeypatch):
+    """The lookup as Windows runs it (``windows=True``): ``git`` is ``git.EXE`` and the other
+    ``PATHEXT`` names, entries may be quoted, and the current folder still never counts."""
+    monkeypatch.setenv("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+    work, real_bin = tmp_path / "repo", tmp_path / "Program Files" / "Git" / "cmd"
+    mark = tmp_path / "ran"
+    plant(work, "git.EXE", mark)
+    real = plant(real_bin, "git.EXE", mark)
+    search = os.pathsep.join([".", "", str(work), f'"{real_bin}"'])
+
+    assert _lookup("git", search, str(work), (str(work),), True) == str(real)
+    assert _lookup("git.EXE", search, str(work), (str(work),), True) == str(real)
+    assert _lookup("git", search, str(work), (str(work),), False) is None  # no "git" there
