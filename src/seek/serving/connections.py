@@ -196,9 +196,14 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
 def listen(host: str, port: int, backlog: int = 128) -> socket.socket:
     """A socket listening on ``host:port`` before the server is built, so that what is
     printed (the address, the token file's name) is the port that answers, ``0`` included,
-    and a client that connects meanwhile waits in the backlog instead of being refused."""
+    and a client that connects meanwhile waits in the backlog instead of being refused.
+
+    The protocol is named (``IPPROTO_TCP``, as ``getaddrinfo`` gives it when uvicorn binds
+    itself): asyncio sets ``TCP_NODELAY`` only on sockets that say so, and without it each
+    keep-alive answer waited for the client's delayed ACK (~40 ms; a 2,000-question soak
+    took 119 s instead of 55)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
