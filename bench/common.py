@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import resource
+import secrets
 import socket
 import sys
 import time
@@ -264,6 +265,12 @@ def bench_settings(home: Path, **overrides: object):
     return load_settings(
         overrides={"home": str(home), **overrides}, user_config=home / "no-user-config.toml"
     )
+
+
+SERVE_TOKEN = secrets.token_urlsafe(32)
+"""The token the harnesses give `seek serve` (as ``SEEK_TOKEN``, as a script would) and send
+on every request: a loopback server needs one too (issue 43, finding 7)."""
+SERVE_AUTH = {"Authorization": f"Bearer {SERVE_TOKEN}"}
 
 
 def free_port() -> int:

@@ -86,7 +86,13 @@ def test_slow_clients_do_not_starve_normal_requests(config, tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "SEEK_HOME": config.overrides["home"], "XDG_CONFIG_HOME": str(tmp_path)}
+    env = {
+        **os.environ,
+        "SEEK_HOME": config.overrides["home"],
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "SEEK_TOKEN": "slow-clients-token",
+    }  # every request carries it (issue 43)
+    auth = {"Authorization": "Bearer slow-clients-token"}
 
     def few_descriptors():
         resource.setrlimit(resource.RLIMIT_NOFILE, (192, 192))
@@ -103,7 +109,7 @@ def test_slow_clients_do_not_starve_normal_requests(config, tmp_path):
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(f"{url}/v1/status", timeout=2)
+                httpx.get(f"{url}/v1/status", timeout=2, headers=auth)
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and proc.poll() is None
@@ -122,7 +128,7 @@ def test_slow_clients_do_not_starve_normal_requests(config, tmp_path):
                 except OSError:
                     pass
             started = time.monotonic()
-            answer = httpx.get(f"{url}/v1/status", timeout=10)
+            answer = httpx.get(f"{url}/v1/status", timeout=10, headers=auth)
             times.append(time.monotonic() - started)
             assert answer.status_code == 200
             time.sleep(0.2)

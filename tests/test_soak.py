@@ -4,6 +4,7 @@ files or threads. The long version is `python -m bench.soak` (bench/README.md, "
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,9 @@ LAZY_POOL_THREADS = 2
 SETTLE_S = 30.0
 """How long idle LanceDB workers may take to end (tokio keeps an idle worker 10 s)."""
 
+TOKEN = secrets.token_urlsafe(32)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
 
 @dataclass
 class Server:
@@ -73,7 +77,9 @@ def copy_workspace(root: Path) -> Path:
 def serving(tmp_path: Path) -> Iterator[Server]:
     """A real `seek serve` on an indexed small copy of src/seek."""
     workspace = copy_workspace(tmp_path)
-    env = {**os.environ, "SEEK_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path)}
+    # A token the test chooses, as a script would (issue 43: every request carries one).
+    env = {**os.environ, "SEEK_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path),
+           "SEEK_TOKEN": TOKEN}  # fmt: skip
     env.pop("LANCE_IO_THREADS", None)  # seek's own default is what is under test
     seek = [sys.executable, "-m", "seek"]
     subprocess.run([*seek, "index", "-q", str(workspace)], env=env, check=True)
@@ -90,7 +96,7 @@ def serving(tmp_path: Path) -> Iterator[Server]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                httpx.get(f"{url}/v1/status").raise_for_status()
+                httpx.get(f"{url}/v1/status", headers=AUTH).raise_for_status()
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "seek serve did not answer"
@@ -137,14 +143,15 @@ def test_a_server_loads_lancedb_at_start_not_at_its_first_update(server):
     start (what a soak read as growth: max 1.52 x the RSS at 1,000 requests, issue 20)."""
     assert not server.updated, "run this before a test that edits the workspace"
     pid = server.process.pid
-    httpx.post(f"{server.url}/v1/search", json={"query": "where are settings read", "k": 3})
+    httpx.post(f"{server.url}/v1/search", json={"query": "where are settings read", "k": 3},
+               headers=AUTH)  # fmt: skip
     deadline = time.monotonic() + 30
     while not _lance_mapped(pid):
         assert time.monotonic() < deadline, "LanceDB was not loaded by a server with no update"
         time.sleep(0.2)
     _wait_for_warm_up(server)
     before = proc_sample(pid)["file_mib"]
-    with httpx.Client(timeout=60) as http:
+    with httpx.Client(timeout=60, headers=AUTH) as http:
         edit_and_update(http, server, 0)
     added = proc_sample(pid)["file_mib"] - before
     print(f"file pages: {before:.1f} MiB before the first update, +{added:.1f} MiB at it")
@@ -184,7 +191,7 @@ def test_two_thousand_distinct_questions_and_updates_keep_memory_files_and_threa
     that never ended (27 -> 61 threads over 99 edits in the long soak)."""
     samples = []
     url, workspace = server.url, server.workspace
-    with httpx.Client(timeout=60) as http:
+    with httpx.Client(timeout=60, headers=AUTH) as http:
         questions = QuestionSource([workspace], seed=12)
         for n in range(1, QUESTIONS + 1):
             text = questions.question(workspace)

@@ -43,7 +43,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from bench.common import SHARED, add_bench_dir, free_port, resolve_bench_dir
+from bench.common import SERVE_AUTH, SHARED, add_bench_dir, free_port, resolve_bench_dir
 from bench.serve.serve_load import run_clients, start_indexed_server
 from seek.workspace.live import FRESHNESS_S
 
@@ -179,7 +179,7 @@ def main() -> int:
 
             def client(n: int) -> None:
                 rng = random.Random(args.seed * 1000 + n)
-                with httpx.Client(base_url=url, timeout=60) as http:
+                with httpx.Client(base_url=url, timeout=60, headers=SERVE_AUTH) as http:
                     while time.perf_counter() < stop_at:
                         query = rng.choice(queries)
                         pick = rng.random()
@@ -228,8 +228,9 @@ def main() -> int:
             while time.time() < settle_until:
                 time.sleep(FRESHNESS_S + 0.2)
                 try:
-                    answer = httpx.post(f"{url}/v1/search", json={"query": queries[0]}, timeout=60)
-                    status = httpx.get(f"{url}/v1/status", timeout=10).json()
+                    answer = httpx.post(f"{url}/v1/search", json={"query": queries[0]},
+                                        timeout=60, headers=SERVE_AUTH)  # fmt: skip
+                    status = httpx.get(f"{url}/v1/status", timeout=10, headers=SERVE_AUTH).json()
                     quiet = not status.get("writer") and not status.get("update_fault")
                     if quiet and answer.status_code == 200 and not answer.json().get("notes"):
                         events["settled"] = round(time.perf_counter() - began, 1)

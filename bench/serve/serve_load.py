@@ -23,13 +23,23 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import ANNOTATIONS, REPOS_JSON, add_bench_dir, free_port, resolve_bench_dir
+from bench.common import (
+    ANNOTATIONS,
+    REPOS_JSON,
+    SERVE_AUTH,
+    SERVE_TOKEN,
+    add_bench_dir,
+    free_port,
+    resolve_bench_dir,
+)
 
 
 def start_indexed_server(
     root: Path, port: int, env: dict[str, str], stderr: int | None = subprocess.DEVNULL
 ) -> subprocess.Popen:
-    """Index ``root``, then run `seek serve` on it and wait until a search is answered."""
+    """Index ``root``, then run `seek serve` on it (with :data:`SERVE_TOKEN`) and wait until
+    a search is answered."""
+    env = {**env, "SEEK_TOKEN": SERVE_TOKEN}
     subprocess.run([sys.executable, "-m", "seek", "index", "-q", str(root)], env=env, check=True)
     server = subprocess.Popen(
         [sys.executable, "-m", "seek", "serve", "--port", str(port), "--workspace", str(root)],
@@ -38,7 +48,8 @@ def start_indexed_server(
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
-            httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "warm up"}, timeout=30)
+            httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "warm up"},
+                       timeout=30, headers=SERVE_AUTH)  # fmt: skip
             break
         except httpx.TransportError:
             time.sleep(0.2)
@@ -80,7 +91,7 @@ def main() -> int:
             stop_at = time.perf_counter() + args.seconds
 
             def client(n: int) -> None:
-                with httpx.Client(timeout=60) as http:
+                with httpx.Client(timeout=60, headers=SERVE_AUTH) as http:
                     i = n
                     while time.perf_counter() < stop_at:
                         started = time.perf_counter()

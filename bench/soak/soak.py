@@ -40,7 +40,15 @@ from pathlib import Path
 import anyio
 import httpx
 
-from bench.common import BENCH_DIR_HELP, REPOS_JSON, RESULTS, free_port, resolve_bench_dir
+from bench.common import (
+    BENCH_DIR_HELP,
+    REPOS_JSON,
+    RESULTS,
+    SERVE_AUTH,
+    SERVE_TOKEN,
+    free_port,
+    resolve_bench_dir,
+)
 from bench.soak.soak_questions import QuestionSource
 from bench.soak.soak_report import report, table, write_plot
 
@@ -225,10 +233,10 @@ def soak_serve(args: argparse.Namespace, roots: list[Path], env: dict) -> dict:
     for root in roots:
         command += ["--workspace", str(root)]
     log = open(f"{args.out}_serve.log", "w")  # closed below
-    server = subprocess.Popen(command, env=env, stderr=log)
+    server = subprocess.Popen(command, env={**env, "SEEK_TOKEN": SERVE_TOKEN}, stderr=log)
     soak = Soak(args, roots, args.requests)
     try:
-        with httpx.Client(timeout=60) as probe:
+        with httpx.Client(timeout=60, headers=SERVE_AUTH) as probe:
             wait_until(lambda: _ready(probe, url), 120)
         soak.samples.append({"requests": 0, "seconds": 0.0, **proc_sample(server.pid)})
         counter = iter(range(args.requests))
@@ -253,7 +261,7 @@ def soak_serve(args: argparse.Namespace, roots: list[Path], env: dict) -> dict:
             return probe.in_hits([(h["path"], h["start_line"], h["end_line"]) for h in hits])
 
         def client() -> None:
-            with httpx.Client(timeout=60) as http:
+            with httpx.Client(timeout=60, headers=SERVE_AUTH) as http:
                 for n in counter:
                     if soak.edit_due(n):
                         probe = soak.editor.edit()

@@ -26,6 +26,7 @@ from seek.remote import Remote, Response, join_route
 from seek.retrieve.context import ContextResult
 from seek.settings import Settings, user_config_path
 from seek.store import index_dir_for
+from seek.store.private import private_folder, private_opener
 from seek.text import search_text
 from seek.workspace import Workspaces
 from seek.workspace import context as workspace_context
@@ -91,7 +92,7 @@ def load_session(path: Path) -> list[Turn]:
 
 
 def save_session(path: Path, turns: list[Turn]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)  # sessions hold questions, answers and code (issue 43)
     tmp = path.with_suffix(".tmp")
     data = {
         "turns": [
@@ -99,7 +100,8 @@ def save_session(path: Path, turns: list[Turn]) -> None:
             for t in turns[-MAX_TURNS:]
         ]
     }
-    tmp.write_text(json.dumps(data), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+        fh.write(json.dumps(data))
     os.replace(tmp, path)
 
 

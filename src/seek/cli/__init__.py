@@ -38,10 +38,16 @@ class Context:
 
 
 def git_root(folder: Path) -> Path | None:
-    """The top of the git work tree holding ``folder``, or None outside one."""
+    """The top of the git work tree holding ``folder``, or None outside one (or without a
+    ``git`` on PATH outside ``folder``: :mod:`seek.programs`, issue 43)."""
+    from seek.programs import find_program
+
+    git = find_program("git", (folder.absolute(),))
+    if git is None:
+        return None
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
+            [git, "rev-parse", "--show-toplevel"],
             cwd=folder,
             capture_output=True,
             text=True,

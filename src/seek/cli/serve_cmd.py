@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from seek.cli import Context, cli
@@ -43,34 +45,73 @@ def mcp_command(obj: Context) -> None:
     metavar="URI",
     help="Serve this corpus (`seek corpus`: a folder or s3:// URI) instead of workspaces.",
 )
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Loopback only: answer without a token (any local user can then read the code).",
+)
 @click.pass_obj
 def serve_command(
-    obj: Context, host: str, port: int, workspaces: tuple[str, ...], corpus: str | None
-) -> None:
-    """Serve the HTTP JSON API (search, status, index) for editors and teams."""
+    obj: Context, host: str, port: int, workspaces: tuple[str, ...], corpus: str | None,
+    no_token: bool,
+) -> None:  # fmt: skip
+    """Serve the HTTP JSON API (search, status, index) for editors and teams.
+
+    Every request needs `Authorization: Bearer <token>`: SEEK_TOKEN when set, else a secret
+    token made for this run, written to $SEEK_HOME/serve/PORT.token (readable by you alone)
+    and named on the start line. --no-token turns that off on loopback, for scripts on a
+    machine no one else uses."""
     bound_native_threads()
     limit_malloc_arenas()
     preload_lancedb()
+    import contextlib
+    import signal
+    import sys
+
     import uvicorn
 
     from seek.serving import uvicorn_config
+    from seek.serving.connections import listen
     from seek.serving.guard import address_name
-    from seek.web.api import create_app, serve_config
+    from seek.serving.token_file import published
+    from seek.settings import load_settings
+    from seek.store.location import seek_home
+    from seek.web.api import TOKEN_ENV, create_app, serve_config
     from seek.workspace import resolve_workspace
 
     if corpus is not None:
         from seek.corpus.serve import create_corpus_app
 
-        app = create_corpus_app(corpus, serve_config(host, (), obj.overrides))
-        click.echo(f"seek: serving the corpus {corpus} on http://{address_name(host)}:{port}",
-                   err=True)  # fmt: skip
-        uvicorn.Server(uvicorn_config(app, host, port)).run()
-        return
-    roots = tuple(resolve_workspace(w) for w in workspaces) or (resolve_workspace(obj.workspace()),)
-    config = serve_config(host, roots, obj.overrides)
+        config = serve_config(host, (), obj.overrides, no_token=no_token)
+        app = create_corpus_app(corpus, config)
+        what = f"the corpus {corpus}"
+    else:
+        roots = tuple(resolve_workspace(w) for w in workspaces) or (
+            resolve_workspace(obj.workspace()),
+        )
+        config = serve_config(host, roots, obj.overrides, no_token=no_token)
+        app = create_app(config)
+        what = ", ".join(map(str, roots))
+    settings = uvicorn_config(app, host, port)
+    sock = listen(host, port, settings.backlog)
+    port = sock.getsockname()[1]
     where = f"http://{address_name(host)}:{port}"
-    click.echo(f"seek: serving {', '.join(map(str, roots))} on {where}", err=True)
-    uvicorn.Server(uvicorn_config(create_app(config), host, port)).run()
+    with contextlib.ExitStack() as stack:
+        if no_token:
+            how = "no token"
+            warning = ("seek: warning: --no-token: any user or program on this machine can "
+                       "read the code and start index runs through this server")  # fmt: skip
+            click.echo(warning, err=True)
+        elif os.environ.get(TOKEN_ENV):
+            how = f"token: ${TOKEN_ENV}"
+        else:
+            home = seek_home(load_settings(None, overrides=obj.overrides))
+            how = f"token in {stack.enter_context(published(home, port, config.token))}"
+            # uvicorn re-raises SIGTERM once it has shut down: as an exit rather than the
+            # default kill, it lets the token file be removed.
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        click.echo(f"seek: serving {what} on {where} ({how})", err=True)
+        uvicorn.Server(settings).run(sockets=[sock])
 
 
 @cli.command("ui")
@@ -88,30 +129,22 @@ def ui_command(obj: Context, paths: tuple[str, ...], port: int, no_open: bool) -
     preload_lancedb()
     import contextlib
     import signal
-    import socket
     import sys
 
     import uvicorn
 
     from seek.serving import uvicorn_config
+    from seek.serving.connections import listen
     from seek.web.api import create_app, serve_config
-    from seek.web.launch import new_token, open_in_browser, page_url, redirect_file
+    from seek.web.launch import open_in_browser, page_url, redirect_file
     from seek.workspace import resolve_workspace
 
     roots = tuple(resolve_workspace(p) for p in paths) or (resolve_workspace(obj.workspace()),)
+    # On loopback serve_config always gives a token (SEEK_TOKEN or one made for this run).
     config = serve_config("127.0.0.1", roots, obj.overrides)
     config.ui = True
-    config.token = config.token or new_token()  # loopback is shared by every local user
     # Bind first so the printed address (port 0 included) is the one that answers.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-        # Listening before the address is printed: a browser (or test) that connects while
-        # the app is still being built waits in the backlog instead of being refused.
-        sock.listen(128)
-    except OSError as exc:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})") from exc
+    sock = listen("127.0.0.1", port)
     url = page_url(sock.getsockname()[1], config.token)
     click.echo(f"seek: the page for {', '.join(map(str, roots))} is at {url}", err=True)
     with contextlib.ExitStack() as stack:

@@ -43,6 +43,7 @@ from seek.corpus.location import (
     check_repo_name,
     shown,
 )
+from seek.programs import find_program
 from seek.redact import one_line
 from seek.store.manifest import MANIFEST_VERSION, Manifest
 
@@ -106,12 +107,15 @@ class RepoEntry:
         folder = (cache or Path(user_cache_dir("seek")) / "corpus-clones") / check_repo_name(
             self.name
         )
+        git = find_program("git", (folder,))  # never one a clone holds (issue 43)
+        if git is None:
+            raise CorpusError(f"repository {self.name}: git is not installed (not on PATH)")
         if (folder / ".git").is_dir():
-            command = ["git", "-C", str(folder), "pull", "--ff-only", "--quiet"]
+            command = [git, "-C", str(folder), "pull", "--ff-only", "--quiet"]
         else:
             folder.parent.mkdir(parents=True, exist_ok=True)
             source = check_source(self.source)
-            command = ["git", "clone", "--depth", "1", "--quiet", "--", source, str(folder)]
+            command = [git, "clone", "--depth", "1", "--quiet", "--", source, str(folder)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
         if done.returncode:
             raise CorpusError(f"repository {self.name}: git failed: {one_line(done.stderr)}")

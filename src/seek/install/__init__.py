@@ -35,6 +35,7 @@ from pathlib import Path
 from seek.errors import SeekError
 from seek.install.agents import AGENTS, BY_NAME, SERVER_NAME, Agent, detected
 from seek.install.edit import EditError, remove_block, remove_entry, set_block, set_entry
+from seek.programs import find_program
 
 __all__ = ["AGENTS", "BY_NAME", "Agent", "Change", "apply", "detected", "plan", "seek_command"]
 
@@ -78,13 +79,14 @@ def instructions_text() -> str:
 
 
 def seek_command() -> str:
-    """The absolute path of the running ``seek`` executable (the one agents should start)."""
+    """The absolute path of the running ``seek`` executable (the one agents should start),
+    else the one on PATH outside the current folder (:mod:`seek.programs`, issue 43)."""
     beside = Path(sys.executable).parent / ("seek.exe" if os.name == "nt" else "seek")
     if beside.is_file():
         return str(beside.absolute())
-    found = shutil.which("seek")
+    found = find_program("seek", (Path.cwd(),))
     if found:
-        return str(Path(found).absolute())
+        return found
     raise SeekError("cannot find the `seek` executable: install seek, or put it on PATH")
 
 

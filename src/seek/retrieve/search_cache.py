@@ -52,6 +52,7 @@ from seek.retrieve.symbols import refresh_hit_symbols
 from seek.retrieve.wordsets import WordSets
 from seek.store.manifest import Manifest
 from seek.store.memory import release_free_memory
+from seek.store.private import PRIVATE_DIR, private_opener
 
 log = logging.getLogger(__name__)
 
@@ -184,12 +185,12 @@ class SearchData:
 
 
 def _save_npz(folder: Path, name: str, **arrays: np.ndarray) -> None:
-    with open(folder / name, "wb") as fh:
+    with open(folder / name, "wb", opener=private_opener) as fh:
         np.savez(fh, **arrays)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    with open(path, "wb") as fh:
+    with open(path, "wb", opener=private_opener) as fh:
         fh.write(data)
 
 
@@ -201,7 +202,7 @@ are the same: ``surrogatepass`` encodes each code point on its own."""
 
 
 def _write_text(path: Path, texts: list[str]) -> None:
-    with open(path, "wb") as fh:
+    with open(path, "wb", opener=private_opener) as fh:
         for i in range(0, len(texts), TEXT_PIECE):
             fh.write("".join(texts[i : i + TEXT_PIECE]).encode("utf-8", "surrogatepass"))
 
@@ -245,7 +246,7 @@ def write_cache(index_dir: Path, key: str, data: SearchData, table_dir: Path) ->
     if not (final / "meta.json").is_file():
         tmp = index_dir / f".{PREFIX}{key}.{os.getpid()}.{threading.get_ident()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        tmp.mkdir(mode=PRIVATE_DIR, parents=True)  # the index's text: the user's alone (issue 43)
         try:
             _write_folder(tmp, key, data, table_dir)
             try:
@@ -265,7 +266,7 @@ def _write_folder(folder: Path, key: str, data: SearchData, table_dir: Path) -> 
     path_index = {p: i for i, p in enumerate(unique_paths)}
     offsets = np.zeros(len(data.contents) + 1, dtype=np.int64)
     np.cumsum([len(c) for c in data.contents], out=offsets[1:])
-    with open(folder / "vectors.npy", "wb") as fh:
+    with open(folder / "vectors.npy", "wb", opener=private_opener) as fh:
         np.save(fh, np.ascontiguousarray(data.vectors, dtype=np.float32))
     _save_npz(folder, "chunks.npz",
               path=np.array([path_index[p] for p in data.paths], dtype=np.int32),

@@ -54,6 +54,7 @@ from seek._version import __version__
 from seek.retrieve.types import Hit, SearchResult, Symbol
 from seek.store.graph_table import GraphTable, graph_table_name
 from seek.store.manifest import Manifest
+from seek.store.private import private_opener
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,8 @@ class HitSymbols:
         target = self.index_dir / SIDECAR
         temporary = target.with_name(f".{SIDECAR}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            with open(temporary, "w", encoding="utf-8", opener=private_opener) as fh:
+                fh.write(json.dumps(data, separators=(",", ":")))  # 0600 (issue 43)
             os.replace(temporary, target)
         except OSError as exc:  # a read-only index, a full disk: name hits without it
             log.info("could not save the definitions of %s: %s", self.index_dir, exc)

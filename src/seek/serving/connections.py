@@ -21,10 +21,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import socket
 import time
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from seek.errors import SeekError
 
 HEADER_TIMEOUT_S = 10.0
 KEEP_ALIVE_S = 5.0
@@ -188,3 +191,27 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
         app, host=host, port=port, log_level=log_level, http=protocol,
         timeout_keep_alive=int(KEEP_ALIVE_S), backlog=min(2048, cap), lifespan="off",
     )  # fmt: skip
+
+
+def listen(host: str, port: int, backlog: int = 128) -> socket.socket:
+    """A socket listening on ``host:port`` before the server is built, so that what is
+    printed (the address, the token file's name) is the port that answers, ``0`` included,
+    and a client that connects meanwhile waits in the backlog instead of being refused.
+
+    The protocol is named (``IPPROTO_TCP``, as ``getaddrinfo`` gives it when uvicorn binds
+    itself): asyncio sets ``TCP_NODELAY`` only on sockets that say so, and without it each
+    keep-alive answer waited for the client's delayed ACK (~40 ms; a 2,000-question soak
+    took 119 s instead of 55)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        from seek.serving.guard import address_name
+
+        where = f"{address_name(host)}:{port}"
+        raise SeekError(f"cannot listen on {where} ({exc.strerror})") from exc
+    return sock

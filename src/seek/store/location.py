@@ -10,16 +10,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-import platformdirs
-
 from seek.settings import Settings
+from seek.store.private import default_home
 
 
 def seek_home(settings: Settings) -> Path:
     """``home`` setting (``SEEK_HOME``), else the OS cache dir (``~/.cache/seek`` on Linux)."""
     if settings.home:
         return Path(settings.home).expanduser().resolve()
-    return Path(platformdirs.user_cache_dir("seek", appauthor=False))
+    return default_home()
 
 
 def index_dir_for(workspace: Path, settings: Settings) -> Path:

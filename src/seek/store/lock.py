@@ -1,5 +1,9 @@
 """One writer per index: an OS file lock (released by the kernel when its holder dies, so a
-crashed writer never leaves a stale lock) plus a note saying who holds it."""
+crashed writer never leaves a stale lock) plus a note saying who holds it.
+
+Taking the lock is also where an index folder is made private, and releasing it where its
+files are tightened (issue 43, finding 8; :mod:`seek.store.private`): every write of a
+workspace's index passes here, once per run, and no read does."""
 
 from __future__ import annotations
 
@@ -15,6 +19,13 @@ from types import TracebackType
 import filelock
 
 from seek.errors import IndexLockedError
+from seek.store.private import (
+    PRIVATE_FILE,
+    private_folder,
+    private_home,
+    private_opener,
+    tighten_tree,
+)
 
 LOCK_NAME = "writer.lock"
 HOLDER_NAME = "writer.json"
@@ -45,7 +56,7 @@ def is_locked(index_dir: Path) -> bool:
     """True when a live process holds the writer lock (used by ``seek status``)."""
     if not (index_dir / LOCK_NAME).exists():
         return False
-    probe = filelock.FileLock(str(index_dir / LOCK_NAME))
+    probe = filelock.FileLock(str(index_dir / LOCK_NAME), mode=PRIVATE_FILE)
     try:
         probe.acquire(timeout=0)
     except filelock.Timeout:
@@ -88,11 +99,13 @@ class WriterLock:
         self.index_dir = index_dir
         self.command = command
         self.wait_s = wait_s
-        self._lock = filelock.FileLock(str(index_dir / LOCK_NAME))
+        self._lock = filelock.FileLock(str(index_dir / LOCK_NAME), mode=PRIVATE_FILE)
 
     def __enter__(self) -> WriterLock:
         try:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
+            # SEEK_HOME and the index folder 0700 before anything is written in them.
+            private_home(self.index_dir.parent)
+            private_folder(self.index_dir)
             self._lock.acquire(timeout=max(self.wait_s, PROBE_GRACE_S), poll_interval=0.01)
         except filelock.Timeout:
             raise IndexLockedError(
@@ -109,7 +122,8 @@ class WriterLock:
         }
         path = self.index_dir / HOLDER_NAME
         try:
-            path.write_text(json.dumps(holder), encoding="utf-8")
+            with open(path, "w", encoding="utf-8", opener=private_opener) as fh:
+                fh.write(json.dumps(holder))
         except OSError as exc:  # a full disk: no half-written note, no lock kept
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)
@@ -127,4 +141,8 @@ class WriterLock:
             (self.index_dir / HOLDER_NAME).unlink(missing_ok=True)
         except OSError:  # the note is a courtesy: the lock below is what must go
             pass
-        self._lock.release()
+        try:
+            # What this run wrote, LanceDB's files included, 0600 (while no one else writes).
+            tighten_tree(self.index_dir)
+        finally:
+            self._lock.release()

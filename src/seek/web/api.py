@@ -10,10 +10,11 @@ document is ``GET /v1/openapi.json``):
 - ``POST /v1/index`` ``{"path"?, "rebuild"?}`` -> the run's report (202 when it outlasts the
   request's time limit and goes on in the background; 409 while another run is going)
 
-Security: it binds 127.0.0.1 unless told otherwise, and any other address requires a token
-(``SEEK_TOKEN``; clients send ``Authorization: Bearer <token>``, compared in constant time;
-when ``SEEK_TOKEN`` is set it is required on loopback too). Host, Origin, content type and
-token are checked by :mod:`seek.serving.guard` before any route runs; slow and idle
+Security: it binds 127.0.0.1 unless told otherwise, and every request needs a token
+(clients send ``Authorization: Bearer <token>``, compared in constant time): ``SEEK_TOKEN``
+when set, which any other address requires; else a secret one made for the run on loopback
+(issue 43, finding 7; :mod:`seek.serving.token_file`), unless ``--no-token``. Host, Origin,
+content type and token are checked by :mod:`seek.serving.guard` before any route runs; slow and idle
 connections are bounded by :mod:`seek.serving.connections`. Only the workspaces it was
 started with can be named: a ``path`` is resolved (``..`` and symlinks included) and must
 be one of them. Fields are type-checked strictly (``true`` is not a number, ``"no"`` is not
@@ -195,16 +196,26 @@ def create_app(config: ServeConfig) -> RequestGuard:
 
 
 def serve_config(
-    host: str, workspaces: tuple[Path, ...], overrides: dict[str, object]
+    host: str, workspaces: tuple[Path, ...], overrides: dict[str, object], *, no_token: bool = False
 ) -> ServeConfig:
-    """Refuse to listen beyond loopback without a token. Extra hosts and origins come from
-    the user's own settings (never a workspace's file)."""
+    """The server's settings. Its token: ``SEEK_TOKEN`` when set; else, on loopback, a new
+    secret one for this run (issue 43, finding 7: loopback is shared by every local user)
+    unless ``no_token`` (``--no-token``); beyond loopback there is no serving without
+    ``SEEK_TOKEN``. Extra hosts and origins come from the user's own settings (never a
+    workspace's file)."""
+    from seek.web.launch import new_token
+
     token = os.environ.get(TOKEN_ENV, "")
     if not is_loopback(host) and not token:
         raise SeekError(
             f"binding {host} exposes your code to the network: set {TOKEN_ENV} to a secret "
             "token first (clients send `Authorization: Bearer <token>`)"
         )
+    if no_token and token:
+        raise SeekError(f"--no-token and {TOKEN_ENV} contradict: unset {TOKEN_ENV} or drop "
+                        "--no-token")  # fmt: skip
+    if not token and not no_token:
+        token = new_token()
     user = load_settings(None, overrides=overrides)
     hosts = user.serve_hosts
     if not is_loopback(host):  # a team server is reached by the machine's name
