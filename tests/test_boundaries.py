@@ -196,6 +196,8 @@ FRONT_END_ALLOWED = {
     "seek.store.threads": {"seek.cli", "seek.cli.serve_cmd", "seek.cli.watch_cmd"},
     "seek.store.memory": {"seek.cli.serve_cmd", "seek.cli.watch_cmd"},
     "seek.store.warm": {"seek.cli.serve_cmd", "seek.cli.watch_cmd"},
+    # the token file a loopback `seek serve` writes when it starts (issue 43)
+    "seek.store.token_file": {"seek.cli.serve_cmd"},
     # `seek models` lists, downloads and removes the optional cross-encoders' files: model
     # files on disk, not a search
     "seek.rerank.hub": {"seek.cli.models_cmd"},

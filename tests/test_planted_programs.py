@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from seek import install
-from seek.programs import _lookup, find_program
+from seek.settings.programs import _lookup, find_program
 
 PLANTED = '#!/bin/sh\necho planted > "{mark}"\nexit 0\n'
 

@@ -25,7 +25,7 @@ from conftest import SMALL_PROJECT
 from corpus_helpers import REPO_B, indexed_corpus
 
 from seek.errors import SeekError
-from seek.serving.token_file import token_path
+from seek.store.token_file import token_path
 from seek.web.api import serve_config
 
 pytestmark = pytest.mark.slow

@@ -39,8 +39,8 @@ class Context:
 
 def git_root(folder: Path) -> Path | None:
     """The top of the git work tree holding ``folder``, or None outside one (or without a
-    ``git`` on PATH outside ``folder``: :mod:`seek.programs`, issue 43)."""
-    from seek.programs import find_program
+    ``git`` on PATH outside ``folder``: :mod:`seek.settings.programs`, issue 43)."""
+    from seek.settings.programs import find_program
 
     git = find_program("git", (folder.absolute(),))
     if git is None:

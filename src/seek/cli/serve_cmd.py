@@ -73,9 +73,7 @@ def serve_command(
     from seek.serving import uvicorn_config
     from seek.serving.connections import listen
     from seek.serving.guard import address_name
-    from seek.serving.token_file import published
-    from seek.settings import load_settings
-    from seek.store.location import seek_home
+    from seek.store.token_file import published
     from seek.web.api import TOKEN_ENV, create_app, serve_config
     from seek.workspace import resolve_workspace
 
@@ -105,8 +103,8 @@ def serve_command(
         elif os.environ.get(TOKEN_ENV):
             how = f"token: ${TOKEN_ENV}"
         else:
-            home = seek_home(load_settings(None, overrides=obj.overrides))
-            how = f"token in {stack.enter_context(published(home, port, config.token))}"
+            token_file = published(obj.overrides, port, config.token)
+            how = f"token in {stack.enter_context(token_file)}"
             # uvicorn re-raises SIGTERM once it has shut down: as an exit rather than the
             # default kill, it lets the token file be removed.
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

@@ -43,8 +43,8 @@ from seek.corpus.location import (
     check_repo_name,
     shown,
 )
-from seek.programs import find_program
 from seek.redact import one_line
+from seek.settings.programs import find_program
 from seek.store.manifest import MANIFEST_VERSION, Manifest
 
 log = logging.getLogger(__name__)

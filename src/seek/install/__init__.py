@@ -35,7 +35,7 @@ from pathlib import Path
 from seek.errors import SeekError
 from seek.install.agents import AGENTS, BY_NAME, SERVER_NAME, Agent, detected
 from seek.install.edit import EditError, remove_block, remove_entry, set_block, set_entry
-from seek.programs import find_program
+from seek.settings.programs import find_program
 
 __all__ = ["AGENTS", "BY_NAME", "Agent", "Change", "apply", "detected", "plan", "seek_command"]
 
@@ -80,7 +80,7 @@ def instructions_text() -> str:
 
 def seek_command() -> str:
     """The absolute path of the running ``seek`` executable (the one agents should start),
-    else the one on PATH outside the current folder (:mod:`seek.programs`, issue 43)."""
+    else the one on PATH outside the current folder (:mod:`seek.settings.programs`, issue 43)."""
     beside = Path(sys.executable).parent / ("seek.exe" if os.name == "nt" else "seek")
     if beside.is_file():
         return str(beside.absolute())

@@ -13,7 +13,7 @@ document is ``GET /v1/openapi.json``):
 Security: it binds 127.0.0.1 unless told otherwise, and every request needs a token
 (clients send ``Authorization: Bearer <token>``, compared in constant time): ``SEEK_TOKEN``
 when set, which any other address requires; else a secret one made for the run on loopback
-(issue 43, finding 7; :mod:`seek.serving.token_file`), unless ``--no-token``. Host, Origin,
+(issue 43, finding 7; :mod:`seek.store.token_file`), unless ``--no-token``. Host, Origin,
 content type and token are checked by :mod:`seek.serving.guard` before any route runs; slow and idle
 connections are bounded by :mod:`seek.serving.connections`. Only the workspaces it was
 started with can be named: a ``path`` is resolved (``..`` and symlinks included) and must

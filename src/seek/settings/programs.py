@@ -1,5 +1,6 @@
 """The programs seek starts (``git``, ``seek``), found on ``PATH`` but never in a workspace
-(issue 43, finding 2).
+(issue 43, finding 2). It sits with the settings because, like the trust rules, it decides
+what a workspace may make seek do.
 
 Why: seek runs inside cloned repositories (``cd repo && seek status``, an agent's
 ``seek mcp``), and a bare program name is looked up in places a repository controls:

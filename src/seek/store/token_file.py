@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from seek.errors import SeekError
+from seek.settings import load_settings
+from seek.store.location import seek_home
 from seek.store.private import private_folder, private_home, write_private
 
 FOLDER = "serve"
@@ -34,9 +36,12 @@ def token_path(home: Path, port: int) -> Path:
 
 
 @contextlib.contextmanager
-def published(home: Path, port: int, token: str) -> Iterator[Path]:
-    """The token written to :func:`token_path` (0600, folders 0700) while the block runs;
-    removed after unless another server has replaced it since."""
+def published(overrides: dict[str, str], port: int, token: str) -> Iterator[Path]:
+    """The token written to :func:`token_path` in the ``SEEK_HOME`` the settings name (with
+    the command line's ``overrides``; 0600, folders 0700) while the block runs; removed
+    after unless another server has replaced it since. The CLI's one arrow into the store
+    for it: written once, when ``seek serve`` starts (tests/test_boundaries.py)."""
+    home = seek_home(load_settings(None, overrides=overrides))
     path = token_path(home, port)
     data = (token + "\n").encode()
     try:
