@@ -115,10 +115,27 @@ def test_a_signature_across_lines_and_a_file_renamed_by_git():
     after = b"def run(a,\n        b,\n        c):\n    return a\n\n\ndef keep():\n    return 0\n"
     changes = compare([(FileSide("old/run.py", before), FileSide("new/run.py", after))])
     rows = [c.to_json() for c in changes]
-    assert [(r["change"], r["name"], r["signature_changed"]) for r in rows] == [
+    assert [(c.change, c.current.name, c.signature_changed) for c in changes] == [
         ("modified", "run", True), ("moved", "keep", False)]  # fmt: skip
     assert rows[0]["old"] == {"path": "old/run.py", "line": 1, "name": "run", "container": None}
     added = compare([(None, FileSide("n.py", after))])
     assert {(c.change, c.current.name) for c in added} == {("added", "run"), ("added", "keep")}
     gone = compare([(FileSide("n.py", after), None)])
     assert {(c.change, c.current.name) for c in gone} == {("removed", "run"), ("removed", "keep")}
+
+
+def test_python_indentation_is_meaning_and_spacing_is_not():
+    before = b"def f(x):\n    if x:\n        x = 1\n        return x\n    return 0\n"
+    dedented = b"def f(x):\n    if x:\n        x = 1\n    return x\n    return 0\n"
+    tabs = before.replace(b"        ", b"\t\t").replace(b"    ", b"\t")
+    spaced = before.replace(b"f(x)", b"f( x )").replace(b"x = 1", b"x=1")
+    wrapped = before.replace(b"def f(x):", b"def f(\n    x,\n):")
+
+    def changes(after):
+        pair = (FileSide("f.py", before), FileSide("f.py", after))
+        return [(c.change, c.current.name) for c in compare([pair])]
+
+    assert changes(dedented) == [("modified", "f")]
+    assert changes(tabs) == changes(spaced) == []
+    assert changes(wrapped) == [("modified", "f")]  # the trailing comma is a token
+    assert changes(wrapped.replace(b"x,\n", b"x\n")) == []

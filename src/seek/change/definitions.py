@@ -4,13 +4,17 @@ their own text.
 
 - A definition is identified by its file, kind and qualified name (``Class.method``); two of
   the same identity in one file (overloads, redefinitions) pair up in order.
-- Its *own* text is its lines less those of the definitions nested in it, with every run of
-  whitespace made one space: a method's edit modifies the method, not its class as well,
-  and a change of whitespace alone (re-indenting, re-wrapping, blank lines) modifies
-  nothing.
+- Its *own* text is its lines less those of the definitions nested in it, compared as its
+  tokens (words, numbers and each other character; whitespace between them left out): a
+  method's edit modifies the method, not its class as well, and a change of whitespace
+  alone (spacing, re-wrapping, blank lines; inside string literals too) modifies nothing.
+  In Python and Haskell, whose indentation is meaning, each statement's indentation is
+  kept as its rank among the definition's indentations, so dedenting a line out of a block
+  is a modification while re-indenting the whole definition (tabs for spaces, moving it
+  into a class) is not.
 - Its *signature* is its header: the text up to where its body opens (``{`` at bracket
   depth 0 in the brace languages, ``:`` in Python, ``=`` or ``{`` in Scala, the end of the
-  first line elsewhere), whitespace made one space. Fields, constants and variables have
+  first line elsewhere), compared as tokens. Fields, constants and variables have
   none: any change to them is a modification.
 - A removed and an added definition of the same kind whose own text is the same once each
   one's name is masked are one definition **renamed** (names differ) or **moved** (the same
@@ -27,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from seek.graph import Definition, extract
+from seek.graph import CodeGraph, Definition, extract
 
 VALUE_KINDS = frozenset({"field", "constant", "variable"})
 """Kinds without a signature of their own: a change to one is a modification."""
@@ -35,7 +39,8 @@ VALUE_KINDS = frozenset({"field", "constant", "variable"})
 _BRACE = frozenset(
     "c cpp csharp go java javascript typescript tsx kotlin rust swift php zig".split()
 )
-_SPACE = re.compile(rb"\s+")
+_INDENTED = frozenset({"python", "haskell"})
+_TOKEN = re.compile(rb"\w+|[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -62,16 +67,14 @@ class Change:
         return self.new or self.old  # type: ignore[return-value]
 
     def to_json(self) -> dict[str, object]:
-        now = self.current
-        row: dict[str, object] = {
-            "change": self.change, "kind": now.kind, "name": now.name,
-            "container": now.container, "path": now.path, "line": now.line,
-            "end_line": now.end_line, "signature": now.signature,
-            "signature_changed": self.signature_changed,
-        }  # fmt: skip
-        if self.old is not None and self.new is not None and _where(self.old) != _where(now):
-            row["old"] = {"path": self.old.path, "line": self.old.line,
-                          "name": self.old.name, "container": self.old.container}  # fmt: skip
+        """What a row adds to the definition's own fields: ``change``, ``signature_changed``
+        and, when it was elsewhere or named otherwise before, ``old``."""
+        row: dict[str, object] = {"change": self.change,
+                                  "signature_changed": self.signature_changed}  # fmt: skip
+        old, now = self.old, self.current
+        if old is not None and self.new is not None and _where(old) != _where(now):
+            row["old"] = {"path": old.path, "line": old.line, "name": old.name,
+                          "container": old.container}  # fmt: skip
         return row
 
 
@@ -93,6 +96,22 @@ class _Version:
     def _mask(self, text: bytes) -> bytes:
         name = re.escape(self.definition.name.encode())
         return re.sub(rb"(?<![\w$])" + name + rb"(?![\w$])", b"\0", text)
+
+
+def callers_of(graph: CodeGraph, change: Change) -> int:
+    """How many definitions the change reaches through calls, in ``graph`` (the workspace as
+    it is now): the callers of the definition after the change; for one removed, the
+    definitions still holding a call of its name that binds to nothing (they break)."""
+    if change.new is None:
+        assert change.old is not None
+        return len({
+            (r.path, r.enclosing) for r in graph.refs_by_name.get(change.old.name, ())
+            if r.call and r.enclosing and not graph.candidates(r)
+        })  # fmt: skip
+    now = change.new
+    found = next((d for d in graph.outline(now.path)
+                  if (d.line, d.name, d.kind) == (now.line, now.name, now.kind)), None)  # fmt: skip
+    return len(graph.callers(found)) if found is not None else 0
 
 
 def compare(pairs: Iterable[tuple[FileSide | None, FileSide | None]]) -> list[Change]:
@@ -173,8 +192,8 @@ def _versions(side: FileSide | None) -> list[_Version]:
         header = b""
         if definition.kind not in VALUE_KINDS:
             whole = b"\n".join(lines[definition.line - 1 : definition.end_line])
-            header = _collapse(_header(whole, facts.grammar))
-        out.append(_Version(definition, _collapse(own), header))
+            header = _normal(_header(whole, facts.grammar), "")
+        out.append(_Version(definition, _normal(own, facts.grammar), header))
     return out
 
 
@@ -214,5 +233,19 @@ def _header(text: bytes, grammar: str) -> bytes:
     return text
 
 
-def _collapse(text: bytes) -> bytes:
-    return _SPACE.sub(b" ", text).strip()
+def _normal(text: bytes, grammar: str) -> bytes:
+    """``text`` as the tokens compared (see the module docstring)."""
+    if grammar not in _INDENTED:
+        return b" ".join(_TOKEN.findall(text))
+    lines = [line for line in text.split(b"\n") if line.strip()]
+    ranks = {w: r for r, w in enumerate(sorted({len(ln) - len(ln.lstrip()) for ln in lines}))}
+    out: list[bytes] = []
+    depth = 0
+    for line in lines:
+        tokens = _TOKEN.findall(line)
+        if depth == 0:  # a statement's first line: its indentation is meaning
+            out.append(b"\n%d" % ranks[len(line) - len(line.lstrip())])
+        out.extend(tokens)
+        opened = sum(t in (b"(", b"[", b"{") for t in tokens)
+        depth = max(0, depth + opened - sum(t in (b")", b"]", b"}") for t in tokens))
+    return b" ".join(out)

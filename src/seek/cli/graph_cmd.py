@@ -1,6 +1,6 @@
-"""``seek def``, ``seek refs``, ``seek callers``, ``seek callees``, ``seek outline`` and
-``seek map``: the code graph stored with the index (seek.md §2; issue 28), printed as text,
-JSON, JSON lines or vimgrep lines like ``seek search``.
+"""``seek def``, ``seek refs``, ``seek callers``, ``seek callees``, ``seek outline``,
+``seek map`` and ``seek changed``: the code graph stored with the index (seek.md §2; issues
+28 and 44), printed as text, JSON, JSON lines or vimgrep lines like ``seek search``.
 
 - ``text``: definitions as ``path:line-end_line  kind  Container.name`` and their signature
   line; uses grouped by file and enclosing definition, one ``line:column  text`` each; the
@@ -144,6 +144,22 @@ def map_command(obj: Context, question: str, budget: int, fmt: str, as_json: boo
     signatures under their files, within --budget; with QUESTION, those near its words."""
     root = _root(obj)
     show(_workspaces(obj, root).map(root, question, budget), fmt, as_json, root)
+
+
+@cli.command("changed")
+@click.argument("ref", required=False, default="HEAD")
+@click.option("--staged", is_flag=True, help="Compare REF with git's index, not the files.")
+@graph_options
+@click.pass_obj
+def changed_command(
+    obj: Context, ref: str, staged: bool, fmt: str, as_json: bool, limit: int | None
+) -> None:
+    """The definitions added, modified, removed, renamed or moved since REF (default HEAD):
+    in the working tree (new files too), or with --staged in what is staged. Each says
+    whether its signature changed and how many definitions call it now; whitespace alone
+    changes nothing."""
+    root = _root(obj)
+    show(_workspaces(obj, root).changed(root, ref, staged, limit), fmt, as_json, root)
 
 
 # -- printing ----------------------------------------------------------------------------

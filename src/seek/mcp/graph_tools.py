@@ -1,6 +1,6 @@
 """The code-graph tools of ``seek mcp``: ``defs``, ``refs``, ``callers``, ``callees``,
-``outline`` and ``map`` (seek.md §2; issue 28 deliver 2), answered by the facade from the
-graph stored with the index (:mod:`seek.workspace.code_graph`).
+``outline``, ``map`` (seek.md §2; issue 28 deliver 2) and ``changed`` (issue 44), answered
+by the facade from the graph stored with the index (:mod:`seek.workspace.code_graph`).
 
 Each description says when the tool beats grep, since that is the choice an agent makes.
 The same confinement as the other tools: the workspace must lie inside an allowed root
@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from seek.errors import SeekError
-from seek.untrusted import MAX_PATH_CHARS, MAX_QUERY_CHARS, check_query
+from seek.untrusted import MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_REF_CHARS, check_query
 from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ Limit = Annotated[int, Field(ge=1, le=MAX_ROWS, strict=True)]
 Tokens = Annotated[int, Field(ge=1, le=MAX_MAP_TOKENS, strict=True)]
 Question = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 PathArg = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
+Ref = Annotated[str, Field(min_length=1, max_length=MAX_REF_CHARS)]
 
 
 def register_graph_tools(
@@ -120,6 +121,21 @@ def register_graph_tools(
         in an unfamiliar codebase, instead of listing and reading files."""
         check_query(question, "the question")
         return await call(ctx, workspace, workspaces.map, question, budget)
+
+    @server.tool(name="changed")
+    async def changed(
+        ref: Ref = "HEAD", staged: bool = False, workspace: PathArg = None,
+        limit: Limit = MAX_ROWS, ctx: Context | None = None,
+    ) -> str:  # fmt: skip
+        """The definitions added, modified, removed, renamed or moved since git revision
+        `ref` (default HEAD) in the working tree, new files included (`staged`: in what is
+        staged instead), each with `(signature changed)` and how many functions call it
+        now; a removed one's callers are the calls left pointing at nothing.
+
+        Use it instead of `git diff` to see what a change did to the definitions before
+        reviewing or committing it: whitespace-only edits are left out, renames and moves
+        are named as such."""
+        return await call(ctx, workspace, workspaces.changed, ref, staged, limit)
 
 
 class _File(str):

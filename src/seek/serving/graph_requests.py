@@ -6,7 +6,8 @@ the same ones with the same errors.
 
 ``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
-"budget"?}`` (tokens); any may cap its rows with ``limit``. A ``file`` is relative and cannot
+"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (issue 44); any may cap its
+rows with ``limit``. A ``file`` is relative and cannot
 climb out (:func:`relative_file`): it is only ever a key into a stored graph.
 """
 
@@ -16,7 +17,14 @@ from typing import Any
 
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, relative_file
-from seek.untrusted import MAX_LINE, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_ROWS
+from seek.untrusted import (
+    MAX_LINE,
+    MAX_MAP_TOKENS,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REF_CHARS,
+    MAX_ROWS,
+)
 
 
 def symbol_name(data: dict[str, Any]) -> str:
@@ -52,6 +60,19 @@ def map_question(data: dict[str, Any]) -> str:
 def map_budget(data: dict[str, Any]) -> int | None:
     """The body's ``budget`` of ``map``, in tokens (None: the tool's default)."""
     return integer(data, "budget", None, 1, MAX_MAP_TOKENS)
+
+
+def change_since(data: dict[str, Any]) -> tuple[str, bool]:
+    """``changed``'s git revision ``ref`` (default ``HEAD``; the facade checks it is a
+    commit) and ``staged`` (compare with git's index instead of the files)."""
+    ref, staged = data.get("ref", "HEAD"), data.get("staged", False)
+    if not isinstance(ref, str) or not ref.strip():
+        raise ApiError(400, "bad_request", "ref must be a non-empty string")
+    if len(ref) > MAX_REF_CHARS:
+        raise ApiError(400, "too_long", f"refs are limited to {MAX_REF_CHARS} characters")
+    if not isinstance(staged, bool):
+        raise ApiError(400, "bad_request", "staged must be true or false")
+    return check_text(ref, "ref"), staged
 
 
 def lookup_target(tool: str, data: dict[str, Any]) -> str:

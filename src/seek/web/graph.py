@@ -1,13 +1,14 @@
-"""The code graph over HTTP (seek.md §2; issue 28 deliver 2): ``POST /v1/def``,
-``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline`` and ``/v1/map``, the
-facade's :class:`seek.workspace.code_graph.GraphResult` as JSON plus ``workspace``.
+"""The code graph over HTTP (seek.md §2; issues 28 and 44): ``POST /v1/def``,
+``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline``, ``/v1/map`` and
+``/v1/changed``, the facade's :class:`seek.workspace.code_graph.GraphResult` as JSON plus
+``workspace``.
 
 Bodies (every one may name the workspace with ``path`` and cap its rows with ``limit``):
 ``def`` ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
-"budget"?}`` (tokens). Checked with the servers' shared rules
-(:mod:`seek.serving.requests`, :mod:`seek.serving.graph_requests`): ``file`` is
-workspace-relative and cannot climb out.
+"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (a git revision, default HEAD).
+Checked with the servers' shared rules (:mod:`seek.serving.requests`,
+:mod:`seek.serving.graph_requests`): ``file`` is workspace-relative and cannot climb out.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from seek.serving.graph_requests import (
+    change_since,
     file_line,
     lookup_target,
     map_budget,
@@ -26,7 +28,7 @@ from seek.serving.graph_requests import (
 )
 from seek.serving.requests import json_body, relative_file, run
 
-TOOLS = ("def", "refs", "callers", "callees", "outline", "map")
+TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "changed")
 
 
 def graph_routes(service: Any, handler: Any) -> list[Route]:
@@ -45,6 +47,8 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
                 call, args = getattr(facade, tool), (*file_line(data), limit)
             elif tool == "outline":
                 call, args = facade.outline, (relative_file(data, "file"), limit)
+            elif tool == "changed":
+                call, args = facade.changed, (*change_since(data), limit)
             else:
                 budget = map_budget(data)
                 call, args = facade.map, (map_question(data), budget)

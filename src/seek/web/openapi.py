@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from seek.untrusted import MAX_BUDGET_CHARS, MAX_FOCUS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from seek.untrusted import (
+    MAX_BUDGET_CHARS,
+    MAX_FOCUS,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REF_CHARS,
+)
 from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 JSON = "application/json"
@@ -85,6 +92,9 @@ def openapi_document() -> dict[str, Any]:
             ),
             "/v1/outline": _post("A file's definitions", "OutlineRequest", ["file"]),
             "/v1/map": _post("The most central definitions, within a budget", "MapRequest", []),
+            "/v1/changed": _post(
+                "The definitions changed since a git revision", "ChangedRequest", []
+            ),
             "/v1/status": {
                 "get": {
                     "summary": "What the index holds",
@@ -163,6 +173,15 @@ def openapi_document() -> dict[str, Any]:
                         "question": {"type": "string", "maxLength": MAX_QUERY_CHARS},
                         "budget": {"type": "integer", "minimum": 1, "maximum": MAX_MAP_TOKENS},
                         "path": path,
+                    },
+                },
+                "ChangedRequest": {
+                    "type": "object",
+                    "properties": {
+                        "ref": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "staged": {"type": "boolean"},
+                        "path": path,
+                        "limit": limit,
                     },
                 },
                 "IndexRequest": {

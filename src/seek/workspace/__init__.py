@@ -323,6 +323,35 @@ class Workspaces:
             root, lambda update: cg.repo_map(self._lookup(root, update), question, budget)
         )
 
+    def changed(
+        self, root: Path, ref: str = "HEAD", staged: bool = False, limit: int | None = None
+    ) -> GraphResult:
+        """The definitions added, modified, removed, renamed or moved between ``ref`` and the
+        working tree (``staged``: the git index), each with whether its signature changed
+        and how many definitions call it now (issue 44 deliver 4; :mod:`seek.change`)."""
+        from seek.change.definitions import callers_of, compare
+        from seek.change.git import diff_sides
+        from seek.workspace import code_graph as cg
+
+        limit = cg.check_limit(limit or cg.MAX_ROWS)
+        changes = compare(diff_sides(root, ref, staged, self.settings(root).max_file_bytes))
+        query = f"{ref} --staged" if staged else ref
+
+        def answer(update: bool) -> GraphResult:
+            lookup = self._lookup(root, update) if changes else cg.Lookup(root, None)
+            graph = lookup.graph
+            rows = [
+                {
+                    **cg.definition_row(c.current),
+                    **c.to_json(),
+                    "callers": callers_of(graph, c) if graph is not None else None,
+                }  # fmt: skip
+                for c in changes
+            ]
+            return lookup.result("changed", query, rows, limit)
+
+        return self._graph_answer(root, answer)
+
     # -- status and index runs -------------------------------------------------------------
 
     def status(self, root: Path) -> WorkspaceStatus:

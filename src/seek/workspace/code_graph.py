@@ -108,7 +108,7 @@ class GraphResult:
                 out.append(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
         else:
             for row in self.rows:
-                out.append(_definition_line(row))
+                out.append(_change_line(row) if self.tool == "changed" else _definition_line(row))
                 if row["signature"]:
                     out.append(f"      {printable(row['signature'])}")
         if notes and self.truncated:
@@ -127,6 +127,21 @@ def _definition_line(row: dict[str, Any]) -> str:
     name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
     where = f"{row['path']}:{row['line']}-{row['end_line']}"
     return f"{printable(where)}  {row['kind']}  {printable(name)}"
+
+
+def _change_line(row: dict[str, Any]) -> str:
+    """``seek changed``'s row: ``change  path:line-end_line  kind  name``, then whether the
+    signature changed, where it was (renamed, moved) and how many definitions call it."""
+    line = f"{row['change']:<8}  {_definition_line(row)}"
+    if row["signature_changed"]:
+        line += "  (signature changed)"
+    if "old" in row:
+        old = row["old"]
+        name = f"{old['container']}.{old['name']}" if old["container"] else old["name"]
+        line += f"  was {printable(old['path'])}:{old['line']} {printable(name)}"
+    if row.get("callers"):
+        line += f"  {row['callers']} caller{'s' if row['callers'] != 1 else ''}"
+    return line
 
 
 # -- input -------------------------------------------------------------------------------
