@@ -141,6 +141,14 @@ def test_the_cli_prints_text_and_json(repo, seek_home):
     bad = subprocess.run([*seek, "changed", "nope"], env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "'nope' is not a commit" in bad.stderr
+    shaped = subprocess.run([*seek, "history", "app/prices.py:1", "--json"], env=env,
+                            capture_output=True, text=True)  # fmt: skip
+    assert shaped.returncode == 0, shaped.stderr
+    data = json.loads(shaped.stdout)
+    assert data["subject"]["name"] == "price_of" and data["rows"][0]["subject"] == "first"
+    vim = subprocess.run([*seek, "history", "total", "--format", "vimgrep"], env=env,
+                         capture_output=True, text=True)  # fmt: skip
+    assert vim.returncode != 0 and "commits have no sites" in vim.stderr
 
 
 @pytest.mark.slow
@@ -148,11 +156,15 @@ def test_the_mcp_tool_and_the_http_route_answer(repo, seek_home):
     from test_graph_tools import mcp_calls, text_of
 
     edit(repo)
-    tools, found, bad = anyio.run(
-        mcp_calls, repo, seek_home, [("changed", {}), ("changed", {"ref": "-p"})]
-    )
+    tools, found, bad, shaped = anyio.run(
+        mcp_calls, repo, seek_home,
+        [("changed", {}), ("changed", {"ref": "-p"}), ("history", {"subject": "total"})],
+    )  # fmt: skip
     described = {t.name: t.description for t in tools.tools}
     assert "instead of `git diff`" in described["changed"]
+    assert "instead of `git log -L`" in described["history"]
+    assert text_of(shaped).startswith("history of app/cart.py:4-5  function  total\n")
+    assert text_of(shaped).splitlines()[1].endswith("  t  first")
     assert "removed   app/prices.py:9-10  function  legacy  1 caller" in text_of(found)
     assert bad.is_error and "not a git revision" in text_of(bad)
     config = ServeConfig(workspaces=(repo,), overrides={"home": str(seek_home)})
@@ -165,4 +177,52 @@ def test_the_mcp_tool_and_the_http_route_answer(repo, seek_home):
                      {"ref": "no-such-branch"}):  # fmt: skip
             bad = post(url, "changed", body)
             assert 400 <= bad.status_code < 500 and set(bad.json()) == {"error"}, body
-        assert "/v1/changed" in httpx.get(f"{url}/v1/openapi.json").json()["paths"]
+        shaped = post(url, "history", {"subject": "app/prices.py", "patch": True}).json()
+        assert [r["subject"] for r in shaped["rows"]] == ["first"] and shaped["rows"][0]["patch"]
+        for body in ({}, {"subject": "/etc/passwd"}, {"subject": "../x.py"},
+                     {"subject": "total", "patch": 1}):  # fmt: skip
+            bad = post(url, "history", body)
+            assert bad.status_code == 400 and set(bad.json()) == {"error"}, body
+        paths = httpx.get(f"{url}/v1/openapi.json").json()["paths"]
+        assert {"/v1/changed", "/v1/history"} <= set(paths)
+
+
+# -- seek history (issue 44 deliver 6) -----------------------------------------------------
+
+
+def commit_all(root, message, author="t"):
+    git(root, "add", "-A")
+    git(root, "-c", f"user.name={author}", "commit", "-q", "-m", message, "--author",
+        f"{author} <a@example.com>")  # fmt: skip
+
+
+def test_history_follows_a_definitions_lines_as_of_head(repo, library):
+    prices = repo / "app/prices.py"
+    prices.write_text(prices.read_text().replace("item.cost * 2", "item.cost * 5"))
+    commit_all(repo, "price_of: five")
+    prices.write_text(prices.read_text().replace("item.cost * rate", "item.cost * rate / 2"))
+    commit_all(repo, "discount: halve", author="Evil\x1b]0;x\x07")
+    # an uncommitted edit above the function shifts its lines in the working tree only
+    prices.write_text("import os\n\n\n" + prices.read_text())
+    library.index(repo)
+    found = library.history(repo, "price_of")
+    assert [r["subject"] for r in found.rows] == ["price_of: five", "first"]
+    assert found.subject["name"] == "price_of"
+    assert len(found.rows[0]["hash"]) == 40 and found.rows[0]["date"][:4].isdigit()
+    by_line = library.history(repo, "app/prices.py:9")  # discount in the working tree
+    assert [r["subject"] for r in by_line.rows] == ["discount: halve", "first"]
+    assert "\x1b" not in by_line.to_text() and "Evil" in by_line.to_text()
+    patched = library.history(repo, "price_of", limit=1, patch=True)
+    assert patched.truncated and "+    return item.cost * 5" in patched.rows[0]["patch"]
+    whole = library.history(repo, "app/prices.py")
+    assert [r["subject"] for r in whole.rows] == ["discount: halve", "price_of: five", "first"]
+    assert whole.subject is None
+
+
+def test_history_of_what_head_does_not_have_says_so(repo, library):
+    (repo / "app/later.py").write_text("def later():\n    return 1\n")
+    library.index(repo)
+    found = library.history(repo, "later")
+    assert found.rows == [] and any("not in HEAD" in note for note in found.notes)
+    missing = library.history(repo, "no_such_function")
+    assert missing.rows == [] and any("No definition" in note for note in missing.notes)

@@ -173,6 +173,12 @@ def _identity(definition: Definition) -> tuple[str, str]:
     return (definition.kind, definition.qualified)
 
 
+def definitions_of(path: str, data: bytes) -> list[Definition]:
+    """The graph's definitions of one version of a file (none without a grammar)."""
+    facts = extract(path, data)
+    return facts.definitions if facts is not None else []
+
+
 def _versions(side: FileSide | None) -> list[_Version]:
     if side is None:
         return []

@@ -34,13 +34,11 @@ def diff_sides(
     root: Path, ref: str = "HEAD", staged: bool = False, max_bytes: int = 0
 ) -> list[Pair]:
     """``(before, after)`` for each changed file the graph reads (None: added or removed)."""
-    git = find_program("git", (root,))
-    if git is None:
-        raise ChangeError("git is not installed (not on PATH outside the workspace)")
+    git = git_program(root)
     commit = _commit(git, root, ref)
     names = ["diff", "--name-status", "-z", "-M", "--relative", "--no-ext-diff",
              "--no-textconv", *(["--cached"] if staged else []), commit, "--"]  # fmt: skip
-    fields = _run(git, root, names).split("\0")
+    fields = run_git(git, root, names).split("\0")
     entries: list[tuple[str | None, str | None]] = []
     i = 0
     while i < len(fields) - 1:
@@ -54,15 +52,15 @@ def diff_sides(
         entries.append((None if status == "A" else path, None if status == "D" else path))
         i += 2
     if not staged:
-        others = _run(git, root, ["ls-files", "--others", "--exclude-standard", "-z"])
+        others = run_git(git, root, ["ls-files", "--others", "--exclude-standard", "-z"])
         entries.extend((None, path) for path in others.split("\0") if path)
     # only files the graph reads; a name with a line break cannot go through cat-file's lines
     entries = [
         (o, n) for o, n in entries
         if grammar_for_path(n or o or "") is not None and "\n" not in f"{o}{n}"
     ]  # fmt: skip
-    olds = _blobs(git, root, [f"{commit}:./{o}" for o, _ in entries if o])
-    staged_news = _blobs(git, root, [f":./{n}" for _, n in entries if n]) if staged else {}
+    olds = show_blobs(git, root, [f"{commit}:./{o}" for o, _ in entries if o])
+    staged_news = show_blobs(git, root, [f":./{n}" for _, n in entries if n]) if staged else {}
     pairs: list[Pair] = []
     for old, new in entries:
         before = _side(old, olds.get(f"{commit}:./{old}")) if old else None
@@ -78,6 +76,14 @@ def diff_sides(
         if before is not None or after is not None:
             pairs.append((before, after))
     return pairs
+
+
+def git_program(root: Path) -> str:
+    """The absolute path of ``git`` on PATH, never one inside ``root``."""
+    git = find_program("git", (root,))
+    if git is None:
+        raise ChangeError("git is not installed (not on PATH outside the workspace)")
+    return git
 
 
 def _side(path: str, data: bytes | None) -> FileSide | None:
@@ -105,14 +111,14 @@ def _commit(git: str, root: Path, ref: str) -> str:
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     if found.returncode:
-        inside = _run(git, root, ["rev-parse", "--is-inside-work-tree"], check=False)
+        inside = run_git(git, root, ["rev-parse", "--is-inside-work-tree"], check=False)
         if inside.strip() != "true":
             raise ChangeError(f"{root} is not in a git work tree")
         raise ChangeError(f"{ref!r} is not a commit of this repository")
     return found.stdout.strip()
 
 
-def _run(git: str, root: Path, args: list[str], check: bool = True) -> str:
+def run_git(git: str, root: Path, args: list[str], check: bool = True) -> str:
     done = subprocess.run([git, *_SAFE, *args], cwd=root, capture_output=True)
     if check and done.returncode:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -120,7 +126,7 @@ def _run(git: str, root: Path, args: list[str], check: bool = True) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _blobs(git: str, root: Path, names: list[str]) -> dict[str, bytes]:
+def show_blobs(git: str, root: Path, names: list[str]) -> dict[str, bytes]:
     """The bytes of each ``REV:./path`` named, by one ``git cat-file --batch``; names git
     does not have are left out."""
     if not names:

@@ -1,6 +1,7 @@
 """``seek def``, ``seek refs``, ``seek callers``, ``seek callees``, ``seek outline``,
-``seek map`` and ``seek changed``: the code graph stored with the index (seek.md §2; issues
-28 and 44), printed as text, JSON, JSON lines or vimgrep lines like ``seek search``.
+``seek map``, ``seek changed`` and ``seek history``: the code graph stored with the index
+(seek.md §2; issues 28 and 44), printed as text, JSON, JSON lines or vimgrep lines like
+``seek search``.
 
 - ``text``: definitions as ``path:line-end_line  kind  Container.name`` and their signature
   line; uses grouped by file and enclosing definition, one ``line:column  text`` each; the
@@ -160,6 +161,32 @@ def changed_command(
     changes nothing."""
     root = _root(obj)
     show(_workspaces(obj, root).changed(root, ref, staged, limit), fmt, as_json, root)
+
+
+@cli.command("history")
+@click.argument("subject", metavar="NAME|PATH:LINE|PATH")
+@click.option("--patch", is_flag=True, help="With each commit's hunks for the subject.")
+@graph_options
+@click.pass_obj
+def history_command(
+    obj: Context, subject: str, patch: bool, fmt: str, as_json: bool, limit: int | None
+) -> None:
+    """The commits that changed a definition's lines (NAME, or PATH:LINE of it) or a file,
+    newest first (default 20): hash, date, author and subject line, from git. The lines
+    are the definition's as of HEAD."""
+    if fmt == "vimgrep":
+        raise click.BadParameter(
+            "commits have no sites: use text, json or jsonl", param_hint="--format"
+        )
+    name, sep, line_text = subject.rpartition(":")
+    if sep and name and line_text.isdigit():
+        root, rel, line = _location(obj, subject)
+        subject = f"{rel}:{line}"
+    elif Path(subject).is_file() or (obj.path and (Path(obj.path) / subject).is_file()):
+        root, subject = _file(obj, subject)
+    else:
+        root = _root(obj)
+    show(_workspaces(obj, root).history(root, subject, limit, patch), fmt, as_json, root)
 
 
 # -- printing ----------------------------------------------------------------------------

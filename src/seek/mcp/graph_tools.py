@@ -1,5 +1,6 @@
 """The code-graph tools of ``seek mcp``: ``defs``, ``refs``, ``callers``, ``callees``,
-``outline``, ``map`` (seek.md §2; issue 28 deliver 2) and ``changed`` (issue 44), answered
+``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``changed`` and ``history`` (issue
+44), answered
 by the facade from the graph stored with the index (:mod:`seek.workspace.code_graph`).
 
 Each description says when the tool beats grep, since that is the choice an agent makes.
@@ -136,6 +137,19 @@ def register_graph_tools(
         reviewing or committing it: whitespace-only edits are left out, renames and moves
         are named as such."""
         return await call(ctx, workspace, workspaces.changed, ref, staged, limit)
+
+    @server.tool(name="history")
+    async def history(
+        subject: Name, patch: bool = False, workspace: PathArg = None, limit: Limit = 20,
+        ctx: Context | None = None,
+    ) -> str:  # fmt: skip
+        """The commits that changed a definition (`subject`: its name, or `path:line` of
+        it) or a file (its workspace-relative path), newest first: hash, date, author and
+        subject line; `patch` adds each commit's hunks for it.
+
+        Use it instead of `git log -L` to learn why code is as it is: the definition's
+        lines (as of HEAD) are found for you."""
+        return await call(ctx, workspace, workspaces.history, _Target(subject), limit, patch)
 
 
 class _File(str):

@@ -6,8 +6,8 @@ the same ones with the same errors.
 
 ``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
-"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (issue 44); any may cap its
-rows with ``limit``. A ``file`` is relative and cannot
+"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` and ``history`` ``{"subject",
+"patch"?}`` (issue 44); any may cap its rows with ``limit``. A ``file`` is relative and cannot
 climb out (:func:`relative_file`): it is only ever a key into a stored graph.
 """
 
@@ -21,6 +21,7 @@ from seek.untrusted import (
     MAX_LINE,
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
+    MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
     MAX_REF_CHARS,
     MAX_ROWS,
@@ -73,6 +74,21 @@ def change_since(data: dict[str, Any]) -> tuple[str, bool]:
     if not isinstance(staged, bool):
         raise ApiError(400, "bad_request", "staged must be true or false")
     return check_text(ref, "ref"), staged
+
+
+def history_of(data: dict[str, Any]) -> tuple[str, bool]:
+    """``history``'s ``subject`` (a name, ``PATH:LINE`` or a relative file: the facade reads
+    which) and ``patch`` (each commit's hunks too)."""
+    subject, patch = data.get("subject"), data.get("patch", False)
+    if not isinstance(subject, str) or not subject.strip():
+        raise ApiError(400, "bad_request", "subject must be a non-empty string")
+    if len(subject) > MAX_PATH_CHARS:
+        raise ApiError(400, "too_long", f"subjects are limited to {MAX_PATH_CHARS} characters")
+    if not isinstance(patch, bool):
+        raise ApiError(400, "bad_request", "patch must be true or false")
+    if subject.startswith("/") or ".." in subject.split("/"):
+        raise ApiError(400, "bad_path", "subject must be a name or a workspace-relative path")
+    return check_text(subject, "subject").strip(), patch
 
 
 def lookup_target(tool: str, data: dict[str, Any]) -> str:

@@ -92,6 +92,9 @@ def openapi_document() -> dict[str, Any]:
             ),
             "/v1/outline": _post("A file's definitions", "OutlineRequest", ["file"]),
             "/v1/map": _post("The most central definitions, within a budget", "MapRequest", []),
+            "/v1/history": _post(
+                "The commits that changed a definition or a file", "HistoryRequest", ["subject"]
+            ),
             "/v1/changed": _post(
                 "The definitions changed since a git revision", "ChangedRequest", []
             ),
@@ -173,6 +176,16 @@ def openapi_document() -> dict[str, Any]:
                         "question": {"type": "string", "maxLength": MAX_QUERY_CHARS},
                         "budget": {"type": "integer", "minimum": 1, "maximum": MAX_MAP_TOKENS},
                         "path": path,
+                    },
+                },
+                "HistoryRequest": {
+                    "type": "object",
+                    "required": ["subject"],
+                    "properties": {
+                        "subject": {"type": "string", "minLength": 1, "maxLength": MAX_PATH_CHARS},
+                        "patch": {"type": "boolean"},
+                        "path": path,
+                        "limit": limit,
                     },
                 },
                 "ChangedRequest": {

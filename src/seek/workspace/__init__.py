@@ -352,6 +352,41 @@ class Workspaces:
 
         return self._graph_answer(root, answer)
 
+    def history(
+        self, root: Path, subject: str, limit: int | None = None, patch: bool = False
+    ) -> GraphResult:
+        """The commits that changed ``subject`` (a definition's NAME or PATH:LINE, or a
+        workspace file), newest first, from git (issue 44 deliver 6; :mod:`seek.change`)."""
+        from seek.change.history import head_span, history
+        from seek.workspace import code_graph as cg
+
+        subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit or 20)
+        location = cg.parse_location(subject)
+        is_file = location is None and ("/" in subject or (root / subject).is_file())
+
+        def answer(update: bool) -> GraphResult:
+            lookup = cg.Lookup(root, None) if is_file else self._lookup(root, update)
+            definition, path, span = None, cg.check_path(subject) if is_file else None, None
+            if lookup.graph is not None:
+                if location is not None:
+                    definition = lookup.at(*location)
+                else:
+                    found = lookup.graph.defs(cg.check_name(subject))
+                    definition = found[0] if found else None
+                    if definition is None:
+                        lookup.notes.append(f"No definition of {subject}.")
+            if definition is not None:
+                path, span = definition.path, head_span(root, definition)
+                if span is None:
+                    lookup.notes.append(f"{definition.qualified} is not in HEAD: added since.")
+                    path = None
+            commits = history(root, path, span, limit + 1, patch) if path is not None else []
+            rows = [c.to_json() for c in commits]
+            about = cg.definition_row(definition) if definition is not None else None
+            return lookup.result("history", subject, rows, limit, subject=about)
+
+        return self._graph_answer(root, answer)
+
     # -- status and index runs -------------------------------------------------------------
 
     def status(self, root: Path) -> WorkspaceStatus:

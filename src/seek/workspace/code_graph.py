@@ -97,6 +97,11 @@ class GraphResult:
             out.append("Nothing found.")
         elif self.tool == "map":
             out.append(printable_text(self.text.rstrip("\n")))
+        elif self.tool == "history":
+            for row in self.rows:
+                out.append(f"{row['hash'][:12]}  {row['date'][:10]}  "
+                           f"{printable(row['author'])}  {printable(row['subject'])}")  # fmt: skip
+                out.extend(f"    {printable(line)}" for line in row.get("patch", "").splitlines())
         elif self.tool == "refs":
             group = None
             for row in self.rows:
@@ -118,7 +123,8 @@ class GraphResult:
         return "\n".join(out)
 
 
-_ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of"}
+_ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of",
+          "history": "history of"}  # fmt: skip
 """The tools that may answer about a definition at PATH:LINE, and how their text says so."""
 
 
