@@ -156,10 +156,16 @@ def test_the_mcp_tool_and_the_http_route_answer(repo, seek_home):
     from test_graph_tools import mcp_calls, text_of
 
     edit(repo)
-    tools, found, bad, shaped = anyio.run(
+    tools, found, bad, shaped, reach = anyio.run(
         mcp_calls, repo, seek_home,
-        [("changed", {}), ("changed", {"ref": "-p"}), ("history", {"subject": "total"})],
+        [("changed", {}), ("changed", {"ref": "-p"}), ("history", {"subject": "total"}),
+         ("impact", {"target": "app/prices.py:1", "depth": 1})],
     )  # fmt: skip
+    assert "instead of grepping" in {t.name: t.description for t in tools.tools}["impact"]
+    assert text_of(reach).splitlines()[:2] == [
+        "impact of app/prices.py:1-2  function  price_of",
+        "1  app/cart.py:4-5  function  total  calls price_of at 5:16",
+    ]
     described = {t.name: t.description for t in tools.tools}
     assert "instead of `git diff`" in described["changed"]
     assert "instead of `git log -L`" in described["history"]
@@ -177,6 +183,10 @@ def test_the_mcp_tool_and_the_http_route_answer(repo, seek_home):
                      {"ref": "no-such-branch"}):  # fmt: skip
             bad = post(url, "changed", body)
             assert 400 <= bad.status_code < 500 and set(bad.json()) == {"error"}, body
+        reach = post(url, "impact", {"name": "price_of", "depth": 2}).json()
+        assert [r["name"] for r in reach["rows"]] == ["total"] and reach["importers"]
+        for body in ({}, {"name": "legacy", "depth": 0}, {"file": "../a.py", "line": 1}):
+            assert post(url, "impact", body).status_code == 400, body
         shaped = post(url, "history", {"subject": "app/prices.py", "patch": True}).json()
         assert [r["subject"] for r in shaped["rows"]] == ["first"] and shaped["rows"][0]["patch"]
         for body in ({}, {"subject": "/etc/passwd"}, {"subject": "../x.py"},
@@ -184,7 +194,7 @@ def test_the_mcp_tool_and_the_http_route_answer(repo, seek_home):
             bad = post(url, "history", body)
             assert bad.status_code == 400 and set(bad.json()) == {"error"}, body
         paths = httpx.get(f"{url}/v1/openapi.json").json()["paths"]
-        assert {"/v1/changed", "/v1/history"} <= set(paths)
+        assert {"/v1/impact", "/v1/changed", "/v1/history"} <= set(paths)
 
 
 # -- seek history (issue 44 deliver 6) -----------------------------------------------------
@@ -226,3 +236,53 @@ def test_history_of_what_head_does_not_have_says_so(repo, library):
     assert found.rows == [] and any("not in HEAD" in note for note in found.notes)
     missing = library.history(repo, "no_such_function")
     assert missing.rows == [] and any("No definition" in note for note in missing.notes)
+
+
+# -- seek impact (issue 44 deliver 2) ------------------------------------------------------
+
+CHAIN = {
+    "app/prices.py": "def price_of(item):\n    return item.cost * 2\n",
+    "app/cart.py": (
+        "from app.prices import price_of\n\n\n"
+        "def total(items):\n    return sum(price_of(i) for i in items)\n\n\n"
+        "def count(items):\n    return len(items)\n"
+    ),
+    "app/checkout.py": (
+        "from app.cart import total\n\n\n"
+        "def pay(items):\n    return total(items) + 1\n\n\n"
+        "DEFAULT = total([])\n"
+    ),
+    "tests/test_pay.py": "from app.checkout import pay\n\n\ndef test_pay():\n    assert pay([])\n",
+    "app/unrelated.py": "import app.prices\n\n\ndef other():\n    return 3\n",
+    "app/boot.py": "from app.prices import price_of\n\nprint(price_of(1))\n",
+}
+
+
+def test_impact_walks_users_of_users_with_tests_apart(make_tree, library):
+    root = make_tree(CHAIN, "chain")
+    library.index(root)
+    found = library.impact(root, "price_of")
+    rows = [(r["depth"], r["kind"], r["name"], r["test"]) for r in found.rows]
+    assert rows == [
+        (1, "function", "total", False),
+        (1, "file", "app/boot.py", False),  # its top level calls it
+        (2, "function", "pay", False),  # used by the test: first among depth 2
+        (2, "constant", "DEFAULT", False),
+        (3, "function", "test_pay", True),  # tests apart, after the code
+    ]
+    first = found.rows[0]
+    assert first["through"] == "price_of" and first["via"]["line"] == 5
+    assert first["via"]["text"] == "return sum(price_of(i) for i in items)"
+    # unrelated.py imports the module without naming price_of
+    assert found.to_json()["importers"] == ["app/boot.py", "app/cart.py"]
+    assert found.subject["path"] == "app/prices.py"
+    text = found.to_text()
+    assert "impact of app/prices.py:1-2  function  price_of" in text
+    assert "tests:\n3  tests/test_pay.py:4-5  function  test_pay  calls pay at 5:12" in text
+    assert "imported by: app/boot.py, app/cart.py" in text
+    direct = library.impact(root, "app/cart.py:5", depth=1)  # a use line: the callee
+    assert [r["name"] for r in direct.rows] == ["total", "app/boot.py"]
+    with pytest.raises(SeekError, match="depth"):
+        library.impact(root, "price_of", depth=0)
+    nothing = library.impact(root, "nothing_like_it")
+    assert nothing.rows == [] and any("No definition" in n for n in nothing.notes)

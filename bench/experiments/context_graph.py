@@ -232,7 +232,7 @@ def signatures(graph, blocks) -> list:
 
 
 def repo_map(graph, blocks, question: str) -> tuple[str, list[tuple[str, int]]]:
-    from seek.graph.lookup import _TEST_PATH
+    from seek.graph.lookup import TEST_PATH
     from seek.graph.rank import render_map
 
     seeds = tuple(dict.fromkeys(b.path for b in blocks if b.kind == "code"))
@@ -240,7 +240,7 @@ def repo_map(graph, blocks, question: str) -> tuple[str, list[tuple[str, int]]]:
         (score, d)
         for score, d in graph.ranked(question, seeds)
         if d.kind != "field"
-        and not _TEST_PATH.search(d.path)
+        and not TEST_PATH.search(d.path)
         and not _shown(blocks, d.path, d.line, d.line)
     ]
     text = render_map(ranked, MAP_TOKENS)

@@ -45,6 +45,8 @@ MAX_ROWS = 1_000
 """Rows one code-graph answer may hold (a name used everywhere has thousands of uses)."""
 MAX_NAME_CHARS = 500
 """A symbol name for the code graph's tools, dotted container included."""
+MAX_DEPTH = 10
+"""The most steps `seek impact` walks through users of users."""
 MAX_REF_CHARS = 200
 """The longest git revision taken (`seek changed REF`: a branch, a hash, ``HEAD~3``)."""
 MAX_LINE = 10_000_000

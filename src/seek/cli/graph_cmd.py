@@ -1,7 +1,7 @@
 """``seek def``, ``seek refs``, ``seek callers``, ``seek callees``, ``seek outline``,
-``seek map``, ``seek changed`` and ``seek history``: the code graph stored with the index
-(seek.md §2; issues 28 and 44), printed as text, JSON, JSON lines or vimgrep lines like
-``seek search``.
+``seek map``, ``seek impact``, ``seek changed`` and ``seek history``: the code graph stored
+with the index (seek.md §2; issues 28 and 44), printed as text, JSON, JSON lines or vimgrep
+lines like ``seek search``.
 
 - ``text``: definitions as ``path:line-end_line  kind  Container.name`` and their signature
   line; uses grouped by file and enclosing definition, one ``line:column  text`` each; the
@@ -25,7 +25,7 @@ from seek.cli.graph_args import budget_option, split_location
 from seek.cli.output import FORMATS, editor_path, workspace_file
 from seek.cli.search_cmd import workspace_and_prefixes
 from seek.untrusted import printable
-from seek.workspace.code_graph import MAX_ROWS, GraphResult
+from seek.workspace.code_graph import MAX_DEPTH, MAX_ROWS, GraphResult
 
 
 def format_option(command):  # a click decorator
@@ -161,6 +161,27 @@ def changed_command(
     changes nothing."""
     root = _root(obj)
     show(_workspaces(obj, root).changed(root, ref, staged, limit), fmt, as_json, root)
+
+
+@cli.command("impact")
+@click.argument("subject", metavar="NAME|PATH:LINE")
+@click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=3, show_default=True,
+              help="Steps through users of users.")  # fmt: skip
+@graph_options
+@click.pass_obj
+def impact_command(
+    obj: Context, subject: str, depth: int, fmt: str, as_json: bool, limit: int | None
+) -> None:
+    """What a change to a definition reaches: the definitions that use it, directly (1) and
+    through their users up to --depth, each with the use that reaches it, nearest and most
+    used first; tests apart; the files that import it."""
+    name, sep, line_text = subject.rpartition(":")
+    if sep and name and line_text.isdigit():
+        root, rel, line = _location(obj, subject)
+        subject = f"{rel}:{line}"
+    else:
+        root = _root(obj)
+    show(_workspaces(obj, root).impact(root, subject, depth, limit), fmt, as_json, root)
 
 
 @cli.command("history")

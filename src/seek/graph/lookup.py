@@ -31,9 +31,11 @@ _KIND_WEIGHT = {
     "variable": 1,
     "field": 0,
 }
-_TEST_PATH = re.compile(
+TEST_PATH = re.compile(
     r"(^|/)(tests?|spec|__tests__|testdata)(/|$)|(^|/)test_|_test\.|\.test\.|\.spec\."
 )
+"""Paths of test code: ranked after sources in ``defs``, left out of the map, listed apart
+by ``seek impact``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ class CodeGraph(Bindings):
                 d not in bound,
                 near(d),
                 -_KIND_WEIGHT.get(d.kind, 1),
-                bool(_TEST_PATH.search(d.path)),
+                bool(TEST_PATH.search(d.path)),
                 -inbound.get(d, 0),
                 len(d.path),
                 d.path,
@@ -285,7 +287,7 @@ class CodeGraph(Bindings):
         ranked = [
             (score, d)
             for score, d in self.ranked(question, seeds)
-            if d.kind != "field" and not _TEST_PATH.search(d.path)
+            if d.kind != "field" and not TEST_PATH.search(d.path)
         ]
         return render_map(ranked, budget)
 

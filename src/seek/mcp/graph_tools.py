@@ -1,6 +1,6 @@
 """The code-graph tools of ``seek mcp``: ``defs``, ``refs``, ``callers``, ``callees``,
-``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``changed`` and ``history`` (issue
-44), answered
+``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``impact``, ``changed`` and
+``history`` (issue 44), answered
 by the facade from the graph stored with the index (:mod:`seek.workspace.code_graph`).
 
 Each description says when the tool beats grep, since that is the choice an agent makes.
@@ -22,7 +22,7 @@ from pydantic import Field
 
 from seek.errors import SeekError
 from seek.untrusted import MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_REF_CHARS, check_query
-from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
+from seek.workspace.code_graph import MAX_DEPTH, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -37,6 +37,7 @@ Tokens = Annotated[int, Field(ge=1, le=MAX_MAP_TOKENS, strict=True)]
 Question = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 PathArg = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
 Ref = Annotated[str, Field(min_length=1, max_length=MAX_REF_CHARS)]
+Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH, strict=True)]
 
 
 def register_graph_tools(
@@ -137,6 +138,21 @@ def register_graph_tools(
         reviewing or committing it: whitespace-only edits are left out, renames and moves
         are named as such."""
         return await call(ctx, workspace, workspaces.changed, ref, staged, limit)
+
+    @server.tool(name="impact")
+    async def impact(
+        target: Name, depth: Depth = 3, workspace: PathArg = None, limit: Limit = 50,
+        ctx: Context | None = None,
+    ) -> str:  # fmt: skip
+        """What changing a definition would reach: `target` is its name or `path:line`.
+        The definitions that use it directly (depth 1) and through their own users up to
+        `depth`, each with the use that reaches it (`calls X at line:column` and its line),
+        nearest and most used first, tests listed apart after `tests:`, and the files that
+        import it.
+
+        Use it before changing a signature, instead of grepping for the name level by level:
+        it lists what else must change and which tests to run."""
+        return await call(ctx, workspace, workspaces.impact, _Target(target), depth, limit)
 
     @server.tool(name="history")
     async def history(

@@ -18,6 +18,7 @@ from typing import Any
 from seek.errors import ApiError
 from seek.serving.requests import check_text, integer, relative_file
 from seek.untrusted import (
+    MAX_DEPTH,
     MAX_LINE,
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
@@ -74,6 +75,19 @@ def change_since(data: dict[str, Any]) -> tuple[str, bool]:
     if not isinstance(staged, bool):
         raise ApiError(400, "bad_request", "staged must be true or false")
     return check_text(ref, "ref"), staged
+
+
+def impact_target(data: dict[str, Any]) -> str:
+    """``impact``'s subject: ``name``, or ``file`` and ``line`` as ``PATH:LINE``."""
+    if "file" in data:
+        file, line = file_line(data)
+        return f"{file}:{line}"
+    return symbol_name(data)
+
+
+def impact_depth(data: dict[str, Any]) -> int | None:
+    """``impact``'s ``depth`` (None: 3)."""
+    return integer(data, "depth", None, 1, MAX_DEPTH)
 
 
 def history_of(data: dict[str, Any]) -> tuple[str, bool]:

@@ -1,13 +1,14 @@
 """The code graph over HTTP (seek.md §2; issues 28 and 44): ``POST /v1/def``,
 ``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline``, ``/v1/map``,
-``/v1/changed`` and ``/v1/history``, the facade's
+``/v1/impact``, ``/v1/changed`` and ``/v1/history``, the facade's
 :class:`seek.workspace.code_graph.GraphResult` as JSON plus ``workspace``.
 
 Bodies (every one may name the workspace with ``path`` and cap its rows with ``limit``):
 ``def`` ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
 "budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (a git revision, default
-HEAD); ``history`` ``{"subject", "patch"?}`` (a name, ``PATH:LINE`` or a relative file).
+HEAD); ``history`` ``{"subject", "patch"?}`` (a name, ``PATH:LINE`` or a relative file);
+``impact`` ``{"name"}`` or ``{"file", "line"}``, ``"depth"?``.
 Checked with the servers' shared rules (:mod:`seek.serving.requests`,
 :mod:`seek.serving.graph_requests`): ``file`` is workspace-relative and cannot climb out.
 """
@@ -23,6 +24,8 @@ from seek.serving.graph_requests import (
     change_since,
     file_line,
     history_of,
+    impact_depth,
+    impact_target,
     lookup_target,
     map_budget,
     map_question,
@@ -30,7 +33,7 @@ from seek.serving.graph_requests import (
 )
 from seek.serving.requests import json_body, relative_file, run
 
-TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "changed", "history")
+TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "impact", "changed", "history")
 
 
 def graph_routes(service: Any, handler: Any) -> list[Route]:
@@ -51,6 +54,8 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
                 call, args = facade.outline, (relative_file(data, "file"), limit)
             elif tool == "changed":
                 call, args = facade.changed, (*change_since(data), limit)
+            elif tool == "impact":
+                call, args = facade.impact, (impact_target(data), impact_depth(data), limit)
             elif tool == "history":
                 subject, patch = history_of(data)
                 call, args = facade.history, (subject, limit, patch)

@@ -11,6 +11,7 @@ from typing import Any
 
 from seek.untrusted import (
     MAX_BUDGET_CHARS,
+    MAX_DEPTH,
     MAX_FOCUS,
     MAX_K,
     MAX_PATH_CHARS,
@@ -92,6 +93,9 @@ def openapi_document() -> dict[str, Any]:
             ),
             "/v1/outline": _post("A file's definitions", "OutlineRequest", ["file"]),
             "/v1/map": _post("The most central definitions, within a budget", "MapRequest", []),
+            "/v1/impact": _post(
+                "What uses a definition, directly and through its users", "ImpactRequest", []
+            ),
             "/v1/history": _post(
                 "The commits that changed a definition or a file", "HistoryRequest", ["subject"]
             ),
@@ -176,6 +180,17 @@ def openapi_document() -> dict[str, Any]:
                         "question": {"type": "string", "maxLength": MAX_QUERY_CHARS},
                         "budget": {"type": "integer", "minimum": 1, "maximum": MAX_MAP_TOKENS},
                         "path": path,
+                    },
+                },
+                "ImpactRequest": {
+                    "type": "object",
+                    "properties": {
+                        "name": name,
+                        "file": path,
+                        "line": line,
+                        "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+                        "path": path,
+                        "limit": limit,
                     },
                 },
                 "HistoryRequest": {

@@ -352,6 +352,41 @@ class Workspaces:
 
         return self._graph_answer(root, answer)
 
+    def impact(
+        self, root: Path, subject: str, depth: int | None = None, limit: int | None = None
+    ) -> GraphResult:
+        """What uses ``subject`` (NAME or PATH:LINE of a definition), directly and up to
+        ``depth`` (default 3) steps through their users, tests apart, and the files that
+        import it (issue 44 deliver 2; :mod:`seek.change.impact`)."""
+        from seek.change.impact import impact, importers
+        from seek.workspace import code_graph as cg
+
+        subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit)
+        depth = cg.check_depth(depth)
+        location = cg.parse_location(subject)
+
+        def answer(update: bool) -> GraphResult:
+            lookup = self._lookup(root, update)
+            graph, definition = lookup.graph, None
+            if graph is not None and location is not None:
+                definition = lookup.at(*location, uses=True)
+            elif graph is not None:
+                found = graph.defs(cg.check_name(subject))
+                definition = found[0] if found else None
+                if definition is None:
+                    lookup.notes.append(f"No definition of {subject}.")
+            rows: list[dict[str, Any]] = []
+            imported: list[str] = []
+            if graph is not None and definition is not None:
+                rows = cg.reached_rows(root, impact(graph, definition, depth))
+                rows.sort(key=lambda row: row["test"])  # tests apart, after the code
+                imported = importers(graph, definition)
+            about = cg.definition_row(definition) if definition is not None else None
+            return lookup.result("impact", subject, rows, limit, subject=about,
+                                 importers=imported)  # fmt: skip
+
+        return self._graph_answer(root, answer)
+
     def history(
         self, root: Path, subject: str, limit: int | None = None, patch: bool = False
     ) -> GraphResult:

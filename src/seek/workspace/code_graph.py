@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from seek.errors import DamagedIndexError, SeekError, failure_line
 from seek.untrusted import (
+    MAX_DEPTH,
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
@@ -65,6 +66,8 @@ class GraphResult:
     """``map``: the signatures rendered within the budget (empty for the other tools)."""
     truncated: bool = False
     """More rows matched than the limit let through."""
+    importers: list[str] = field(default_factory=list)
+    """``impact``: the files that import the subject's file and name it."""
     subject: dict[str, Any] | None = None
     """``callers``, ``callees`` and ``refs PATH:LINE``: the definition the location was taken
     to mean (a row like the definitions'), so that the caller sees which one was answered
@@ -80,6 +83,8 @@ class GraphResult:
         }
         if self.tool in _ABOUT:
             data["subject"] = self.subject
+        if self.tool == "impact":
+            data["importers"] = self.importers
         if self.tool == "map":
             data["map"] = self.text
         return data
@@ -97,6 +102,20 @@ class GraphResult:
             out.append("Nothing found.")
         elif self.tool == "map":
             out.append(printable_text(self.text.rstrip("\n")))
+        elif self.tool == "impact":
+            tests = False
+            for row in self.rows:
+                if row["test"] and not tests:
+                    tests = True
+                    out.append("tests:")
+                via = row["via"]
+                what = "calls" if via["kind"] == "call" else "uses"
+                where = f"{via['line']}:{via['column']}"
+                out.append(f"{row['depth']}  {_definition_line(row)}  {what} "
+                           f"{printable(row['through'])} at {where}")  # fmt: skip
+                out.append(f"      {printable(via['text'])}")
+            if self.importers:
+                out.append("imported by: " + ", ".join(printable(p) for p in self.importers))
         elif self.tool == "history":
             for row in self.rows:
                 out.append(f"{row['hash'][:12]}  {row['date'][:10]}  "
@@ -124,7 +143,7 @@ class GraphResult:
 
 
 _ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of",
-          "history": "history of"}  # fmt: skip
+          "history": "history of", "impact": "impact of"}  # fmt: skip
 """The tools that may answer about a definition at PATH:LINE, and how their text says so."""
 
 
@@ -325,6 +344,34 @@ def use_row(root: Path, ref: Reference, lines: _Lines) -> dict[str, Any]:
     }
 
 
+def reached_rows(root: Path, reached: list[Any]) -> list[dict[str, Any]]:
+    """``seek impact``'s rows (:class:`seek.change.impact.Reached`): the definition reached
+    (a file's top level: ``kind`` "file", ``name`` its path), its ``depth``, whether it is
+    a ``test``, and ``via``, the use that reaches it (a use row: line, column, text)."""
+    lines = _Lines()
+    rows = []
+    for r in reached:
+        if r.definition is not None:
+            row = definition_row(r.definition)
+        else:
+            row = {"path": r.path, "line": r.use.line, "end_line": r.use.line, "column": 1,
+                   "kind": "file", "name": r.path, "container": None, "signature": "",
+                   "doc": ""}  # fmt: skip
+        via = use_row(root, r.use, lines)
+        rows.append({**row, "depth": r.depth, "test": r.test, "via": via,
+                     "through": r.through.qualified})  # fmt: skip
+    return rows
+
+
+def check_depth(depth: int | None) -> int:
+    """``seek impact``'s depth: 1 (direct users) to ``MAX_DEPTH``, default 3."""
+    if depth is None:
+        return 3
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise SeekError(f"the depth must be from 1 to {MAX_DEPTH}")
+    return depth
+
+
 class _Lines:
     """Lines of workspace files, each file read once per answer (never outside the root)."""
 
@@ -460,14 +507,14 @@ def repo_map(lookup: Lookup, question: str, budget: int) -> GraphResult:
     graph = lookup.graph
     if graph is None:
         return lookup.result("map", question, [], MAX_ROWS)
-    from seek.graph.lookup import _TEST_PATH  # CodeGraph.map's rule, kept in one place
+    from seek.graph.lookup import TEST_PATH  # CodeGraph.map's rule, kept in one place
     from seek.graph.rank import render_map
 
     # CodeGraph.map's selection, with the ranking computed once for the text and the rows
     ranked = [
         (score, d)
         for score, d in graph.ranked(question)
-        if d.kind != "field" and not _TEST_PATH.search(d.path)
+        if d.kind != "field" and not TEST_PATH.search(d.path)
     ]
     text = render_map(ranked, budget)
     shown = _shown(text)
