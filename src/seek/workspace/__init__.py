@@ -42,6 +42,7 @@ from seek.retrieve.scope import EVERYTHING, Scope
 from seek.retrieve.types import SearchResult
 from seek.settings import Settings, load_settings
 from seek.untrusted import check_query
+from seek.workspace.change_tools import ChangeTools
 
 # What one command does not need loads when used: a `seek search` process imports neither
 # the servers' caches, the team client (httpx), the context builder nor the status module.
@@ -59,7 +60,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Workspaces:
+class Workspaces(ChangeTools):
     """Workspaces served by one process: settings per root (with the front-end's overrides),
     and, for a long-running server (``live=True``), searchers kept between calls. A process
     holds one: ``seek ui``'s page and API share it, and so their searchers."""
@@ -322,105 +323,6 @@ class Workspaces:
         return self._graph_answer(
             root, lambda update: cg.repo_map(self._lookup(root, update), question, budget)
         )
-
-    def changed(
-        self, root: Path, ref: str = "HEAD", staged: bool = False, limit: int | None = None
-    ) -> GraphResult:
-        """The definitions added, modified, removed, renamed or moved between ``ref`` and the
-        working tree (``staged``: the git index), each with whether its signature changed
-        and how many definitions call it now (issue 44 deliver 4; :mod:`seek.change`)."""
-        from seek.change.definitions import callers_of, compare
-        from seek.change.git import diff_sides
-        from seek.workspace import code_graph as cg
-
-        limit = cg.check_limit(limit or cg.MAX_ROWS)
-        changes = compare(diff_sides(root, ref, staged, self.settings(root).max_file_bytes))
-        query = f"{ref} --staged" if staged else ref
-
-        def answer(update: bool) -> GraphResult:
-            lookup = self._lookup(root, update) if changes else cg.Lookup(root, None)
-            graph = lookup.graph
-            rows = [
-                {
-                    **cg.definition_row(c.current),
-                    **c.to_json(),
-                    "callers": callers_of(graph, c) if graph is not None else None,
-                }  # fmt: skip
-                for c in changes
-            ]
-            return lookup.result("changed", query, rows, limit)
-
-        return self._graph_answer(root, answer)
-
-    def impact(
-        self, root: Path, subject: str, depth: int | None = None, limit: int | None = None
-    ) -> GraphResult:
-        """What uses ``subject`` (NAME or PATH:LINE of a definition), directly and up to
-        ``depth`` (default 3) steps through their users, tests apart, and the files that
-        import it (issue 44 deliver 2; :mod:`seek.change.impact`)."""
-        from seek.change.impact import impact, importers
-        from seek.workspace import code_graph as cg
-
-        subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit)
-        depth = cg.check_depth(depth)
-        location = cg.parse_location(subject)
-
-        def answer(update: bool) -> GraphResult:
-            lookup = self._lookup(root, update)
-            graph, definition = lookup.graph, None
-            if graph is not None and location is not None:
-                definition = lookup.at(*location, uses=True)
-            elif graph is not None:
-                found = graph.defs(cg.check_name(subject))
-                definition = found[0] if found else None
-                if definition is None:
-                    lookup.notes.append(f"No definition of {subject}.")
-            rows: list[dict[str, Any]] = []
-            imported: list[str] = []
-            if graph is not None and definition is not None:
-                rows = cg.reached_rows(root, impact(graph, definition, depth))
-                rows.sort(key=lambda row: row["test"])  # tests apart, after the code
-                imported = importers(graph, definition)
-            about = cg.definition_row(definition) if definition is not None else None
-            return lookup.result("impact", subject, rows, limit, subject=about,
-                                 importers=imported)  # fmt: skip
-
-        return self._graph_answer(root, answer)
-
-    def history(
-        self, root: Path, subject: str, limit: int | None = None, patch: bool = False
-    ) -> GraphResult:
-        """The commits that changed ``subject`` (a definition's NAME or PATH:LINE, or a
-        workspace file), newest first, from git (issue 44 deliver 6; :mod:`seek.change`)."""
-        from seek.change.history import head_span, history
-        from seek.workspace import code_graph as cg
-
-        subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit or 20)
-        location = cg.parse_location(subject)
-        is_file = location is None and ("/" in subject or (root / subject).is_file())
-
-        def answer(update: bool) -> GraphResult:
-            lookup = cg.Lookup(root, None) if is_file else self._lookup(root, update)
-            definition, path, span = None, cg.check_path(subject) if is_file else None, None
-            if lookup.graph is not None:
-                if location is not None:
-                    definition = lookup.at(*location)
-                else:
-                    found = lookup.graph.defs(cg.check_name(subject))
-                    definition = found[0] if found else None
-                    if definition is None:
-                        lookup.notes.append(f"No definition of {subject}.")
-            if definition is not None:
-                path, span = definition.path, head_span(root, definition)
-                if span is None:
-                    lookup.notes.append(f"{definition.qualified} is not in HEAD: added since.")
-                    path = None
-            commits = history(root, path, span, limit + 1, patch) if path is not None else []
-            rows = [c.to_json() for c in commits]
-            about = cg.definition_row(definition) if definition is not None else None
-            return lookup.result("history", subject, rows, limit, subject=about)
-
-        return self._graph_answer(root, answer)
 
     # -- status and index runs -------------------------------------------------------------
 
