@@ -65,6 +65,18 @@ def _file(obj: Context, name: str) -> tuple[Path, str]:
     return root, workspace_file(root, name)
 
 
+def _subject(obj: Context, subject: str, files: bool = False) -> tuple[Path, str]:
+    """The workspace and a tool's subject as the facade takes it: ``PATH:LINE`` with the
+    path made workspace-relative, (``files``) an existing file likewise, else a name."""
+    name, sep, line_text = subject.rpartition(":")
+    if sep and name and line_text.isdigit():
+        root, rel, line = _location(obj, subject)
+        return root, f"{rel}:{line}"
+    if files and (Path(subject).is_file() or (obj.path and (Path(obj.path) / subject).is_file())):
+        return _file(obj, subject)
+    return _root(obj), subject
+
+
 def _workspaces(obj: Context, root: Path):
     from seek.workspace import Workspaces
 
@@ -91,12 +103,7 @@ def def_command(obj: Context, name: str, fmt: str, as_json: bool, limit: int | N
 def refs_command(obj: Context, target: str, fmt: str, as_json: bool, limit: int | None) -> None:
     """Who uses NAME, or the definition at PATH:LINE, grouped by the definition each use is
     in (calls and other uses; comments and strings are not uses)."""
-    name, sep, line_text = target.rpartition(":")
-    if sep and name and line_text.isdigit():
-        root, rel, line = _location(obj, target)
-        target = f"{rel}:{line}"
-    else:
-        root = _root(obj)
+    root, target = _subject(obj, target)
     show(_workspaces(obj, root).refs(root, target, limit), fmt, as_json, root)
 
 
@@ -175,12 +182,7 @@ def impact_command(
     """What a change to a definition reaches: the definitions that use it, directly (1) and
     through their users up to --depth, each with the use that reaches it, nearest and most
     used first; tests apart; the files that import it."""
-    name, sep, line_text = subject.rpartition(":")
-    if sep and name and line_text.isdigit():
-        root, rel, line = _location(obj, subject)
-        subject = f"{rel}:{line}"
-    else:
-        root = _root(obj)
+    root, subject = _subject(obj, subject)
     show(_workspaces(obj, root).impact(root, subject, depth, limit), fmt, as_json, root)
 
 
@@ -199,14 +201,7 @@ def history_command(
         raise click.BadParameter(
             "commits have no sites: use text, json or jsonl", param_hint="--format"
         )
-    name, sep, line_text = subject.rpartition(":")
-    if sep and name and line_text.isdigit():
-        root, rel, line = _location(obj, subject)
-        subject = f"{rel}:{line}"
-    elif Path(subject).is_file() or (obj.path and (Path(obj.path) / subject).is_file()):
-        root, subject = _file(obj, subject)
-    else:
-        root = _root(obj)
+    root, subject = _subject(obj, subject, files=True)
     show(_workspaces(obj, root).history(root, subject, limit, patch), fmt, as_json, root)
 
 

@@ -63,6 +63,17 @@ function seekProcesses(workspace) {
 
 const waitStatus = (page, pattern, what, timeout = 90_000) => waitFor(async () => pattern.test(await statusBarText(page)), { timeout, what });
 
+/** Update Index, wait for the folder to be indexed, and read the Index view once it names its model. */
+async function indexAndShow(page) {
+  await runCommand(page, "seek.update");
+  await waitStatus(page, /seek: [1-9]\d* files/, "the folder indexed", 120_000);
+  await showSeek(page);
+  return waitFor(async () => {
+    const r = await viewRows(page, "Index");
+    return r && r.some((t) => t.startsWith("Model ")) ? r : null;
+  }, { what: "the Index view" });
+}
+
 describe("seek in VS Code", { timeout: 300_000 }, () => {
   const env = editor({});
   const page = () => env().page;
@@ -295,13 +306,7 @@ describe("an untrusted folder (Restricted Mode)", { timeout: 240_000 }, () => {
   test("indexes and searches with the local model, asks nothing, sends nothing anywhere", async () => {
     const { chat, workspace } = env();
     await waitStatus(page(), /seek: not indexed/, "seek's status bar item saying not indexed", 120_000);
-    await runCommand(page(), "seek.update");
-    await waitStatus(page(), /seek: [1-9]\d* files/, "the folder indexed", 120_000);
-    await showSeek(page());
-    const rows = await waitFor(async () => {
-      const r = await viewRows(page(), "Index");
-      return r && r.some((t) => t.startsWith("Model ")) ? r : null;
-    }, { what: "the Index view" });
+    const rows = await indexAndShow(page());
     assert.ok(!rows.some((t) => t.includes("fake-embed")), `the built-in model, not the configured server's: ${rows.join(" / ")}`);
 
     await runCommand(page(), "seek.search");
@@ -380,13 +385,7 @@ describe("a trusted folder whose own settings name servers and a program (issue 
     }
     await page().keyboard.press("Escape");
 
-    await runCommand(page(), "seek.update");
-    await waitStatus(page(), /seek: [1-9]\d* files/, "the folder indexed", 120_000);
-    await showSeek(page());
-    const rows = await waitFor(async () => {
-      const r = await viewRows(page(), "Index");
-      return r && r.some((t) => t.startsWith("Model ")) ? r : null;
-    }, { what: "the Index view" });
+    const rows = await indexAndShow(page());
     assert.ok(!rows.some((t) => t.includes("folder-embed")), `not the folder's model: ${rows.join(" / ")}`);
 
     // Ask goes to the user's chat server, not the folder's.
