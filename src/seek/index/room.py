@@ -6,12 +6,15 @@ The estimate is rows x bytes per row:
 
 - **rows**: each changed file's size over the source bytes per chunk (at least one chunk a
   file);
-- **bytes per row**: the existing index's own, measured on disk (its table folder and its
-  search cache over its chunks, so the workspace's language, the model's dimensions and the
-  windows per chunk are all in it); before the first run, ``FIRST_RUN_*`` below;
-- **what is written**: the new rows' table bytes ``TABLE_MARGIN`` times (see there), the
-  whole search cache once (a new cache is written beside the old one, which is removed only
-  after), and ``FIXED_BYTES``.
+- **bytes per row**: the existing index's own, measured on disk (its table folders - the
+  chunks and their graph - and its search cache over its chunks, so the workspace's
+  language, the model's dimensions and the windows per chunk are all in it); before the
+  first run, ``FIRST_RUN_*`` below;
+- **what is written**: the new rows' table bytes ``TABLE_MARGIN`` times and, for an update
+  in place, the kept rows' once more (its compaction rewrites the whole table: see
+  ``TABLE_MARGIN``); the whole search cache once (a new cache is written beside the old one,
+  which is removed only after), and ``FIXED_BYTES``. tests/test_room.py measures what runs
+  really write against it, from both sides (issue 47).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from seek.scan import ScannedFile
 from seek.store import Manifest
 from seek.store.faults import free_bytes, unwritable_error
 from seek.store.files import folder_size
+from seek.store.graph_table import graph_table_name
 
 FIRST_RUN_SOURCE_BYTES_PER_CHUNK = 900
 """Source bytes per chunk before an index exists: 895 measured on seek's own ``src`` (126
@@ -42,9 +46,11 @@ two-line files (2.5 kB) is estimated at 0.15 MB for 0.17 MB on disk. A model wit
 dimensions writes more; from the second run the index's own bytes per chunk are used."""
 TABLE_MARGIN = 2.0
 """A run's rows are written once; an update in place then compacts the table, and LanceDB
-writes the merged fragments (the new rows and earlier updates' small fragments) before it
-deletes the old ones: up to the new rows a second time. A table the run creates is not
-compacted (:meth:`seek.index.indexer.Indexer._finish_table`): once."""
+writes the merged fragments before it deletes the old ones. It merges every fragment under
+its target size (a million rows, so every table but the largest): the new rows a second
+time, and the kept rows once (issue 47: a 3-file update of a 60-file index wrote its whole
+table again). A table the run creates is not compacted
+(:meth:`seek.index.indexer.Indexer._finish_table`): its rows once, no kept row rewritten."""
 FIXED_BYTES = 64 << 10
 """LanceDB's version and transaction files, the writer's note and the progress file."""
 MANIFEST_BYTES_PER_FILE = 200
@@ -60,7 +66,7 @@ def estimate_bytes(
     new table, which keeps none of the current rows)."""
     chunks = sum(stamp.chunks for stamp in manifest.files.values())
     source = sum(stamp.size for stamp in manifest.files.values() if stamp.chunks)
-    table = folder_size(index_dir / "lancedb" / f"{manifest.table}.lance") if chunks else 0
+    table = _table_bytes(index_dir, manifest.table) if chunks else 0
     cache = _cache_bytes(index_dir) if chunks else 0
     names = {f.rel for f in changed}
     into = target or manifest
@@ -68,22 +74,32 @@ def estimate_bytes(
     kept = sum(s.chunks for s in kept_files)
     fresh = not kept_files  # a first run or a rebuild: a new table, never compacted
     margin = 1.0 if fresh else TABLE_MARGIN
+    rewritten = 0 if fresh else kept  # compacted again with the new rows
     fixed = FIXED_BYTES + MANIFEST_BYTES_PER_FILE * (len(into.files) + len(changed))
     if chunks and table and cache:  # the index's own bytes per chunk
         source_per_chunk = max(1.0, source / chunks)
         rows = sum(max(1, math.ceil(f.size / source_per_chunk)) for f in changed)
-        new_table = margin * rows * table / chunks
+        new_table = (margin * rows + rewritten) * table / chunks
         whole_cache = (kept + rows) * cache / chunks if rows else 0
         return int(new_table + whole_cache) + fixed
     rows = sum(max(1, math.ceil(f.size / FIRST_RUN_SOURCE_BYTES_PER_CHUNK)) for f in changed)
     text = sum(f.size for f in changed)
-    new_table = margin * (
-        rows * FIRST_RUN_BYTES_PER_CHUNK + text * FIRST_RUN_TABLE_BYTES_PER_SOURCE_BYTE
+    new_table = (
+        margin * (rows * FIRST_RUN_BYTES_PER_CHUNK + text * FIRST_RUN_TABLE_BYTES_PER_SOURCE_BYTE)
+        + rewritten * FIRST_RUN_BYTES_PER_CHUNK
     )
     whole_cache = (kept + rows) * FIRST_RUN_BYTES_PER_CHUNK + text * (
         FIRST_RUN_CACHE_BYTES_PER_SOURCE_BYTE
     )
     return int(new_table + whole_cache) + fixed
+
+
+def _table_bytes(index_dir: Path, table: str) -> int:
+    """The chunk table's folder and its graph's: a run writes and compacts both."""
+    lance = index_dir / "lancedb"
+    return folder_size(lance / f"{table}.lance") + folder_size(
+        lance / f"{graph_table_name(table)}.lance"
+    )
 
 
 def _cache_bytes(index_dir: Path) -> int:
