@@ -95,6 +95,7 @@ def test_each_cause_in_each_voice(tmp_path, code):
         RuntimeError(f"lance error: LanceError(IO): {words} (os error {code}), /x.rs:1:1"),
         RuntimeError(f"Timeout: [Errno {code}] {words}"),
         RuntimeError(f"lance error: Io error: {words.upper()}"),
+        RuntimeError(f"LanceError(IO): {words}, /build/src/local.rs:120:9"),
         RuntimeError(f"object_store IO error: {words}"),
     ]
     for exc in voices:
@@ -157,6 +158,22 @@ def test_the_error_is_one_line_cut_to_its_length(tmp_path):
     assert f"in {folder}: RuntimeError;" in str(as_unwritable(nameless, folder))  # no words
 
 
+def test_a_cause_is_worded_by_seek_not_by_the_platform(tmp_path, monkeypatch):
+    """Messages name a cause in CAUSES' words on every platform (macOS spells EDQUOT "Disc
+    quota exceeded"); a code seek does not list gets the platform's words, in lower case."""
+    from seek.store.faults import unwritable_error
+
+    folder = tmp_path / "index"
+    other = unwritable_error(errno.ENOENT, folder, "detail")
+    assert str(other).startswith(f"no such file or directory writing the index in {folder}: ")
+    monkeypatch.setattr(os, "strerror", lambda code: f"Platform Words {code}")
+    for code, words in CAUSES.items():
+        assert str(unwritable_error(code, folder, "d")).startswith(f"{words} writing the index")
+    assert str(unwritable_error(errno.ENOENT, folder, "d")).startswith(
+        f"platform words {errno.ENOENT} writing the index in {folder}: d; "
+    )
+
+
 # -- seeing a fault without writing (``seek status``) -------------------------------------
 
 
@@ -217,7 +234,8 @@ def test_a_read_only_mount_and_a_full_disk_are_reported(tmp_path, monkeypatch):
 
     monkeypatch.setattr(shutil, "disk_usage", failing)
     error = probe(folder)
-    assert error.errno == errno.EIO and str(error).startswith("input/output error writing")
+    assert error.errno == errno.EIO and error.folder == str(folder)
+    assert str(error).startswith(f"input/output error writing the index in {folder}: ")
 
 
 def test_without_statvfs_the_access_check_alone_decides(tmp_path, monkeypatch):
