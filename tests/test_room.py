@@ -27,7 +27,11 @@ from seek.store import index_dir_for, load_manifest
 from seek.store.files import folder_size
 
 UPPER = 3.0
-"""An estimate may be up to this many times what the run writes (issue 47)."""
+"""A first run's estimate may be up to this many times what the run writes (issue 47): its
+bytes per chunk are figures fitted on another workspace."""
+MEASURED_UPPER = 1.5
+"""From the second run the estimate uses the index's own bytes per chunk, measured on disk:
+it is held closer (the runs below are within 1.16 times)."""
 FILES = 60
 
 
@@ -149,7 +153,36 @@ def test_an_update_estimate_covers_its_compaction_and_the_whole_search_cache(wor
     cache = measured.cache_bytes()
     assert cache > written / 3  # the new cache is a large part of what an update writes
     assert estimate >= written >= cache, (estimate, written, cache, changed)
-    assert estimate <= UPPER * written, (estimate, written)
+    assert estimate <= MEASURED_UPPER * written, (estimate, written)
+
+
+def test_a_run_that_only_removes_files_covers_its_compaction_and_cache(workspace):
+    """Removed files' rows are deleted, the table compacted and the cache of the kept rows
+    written anew: no changed file, still a run that writes. (LanceDB leaves a fragment
+    with few deleted rows as it is - under a tenth here - where the estimate counts it
+    rewritten: held to the first run's factor.)"""
+    root, files, settings, measured = workspace
+    index_workspace(root, settings)
+    for name in sorted(files)[::10]:
+        (root / name).unlink()
+    estimate, written = measured.run(lambda: index_workspace(root, settings))
+    assert written >= measured.cache_bytes() > 0
+    assert written <= estimate <= UPPER * written, (estimate, written)
+
+
+def test_an_index_without_its_search_cache_is_estimated_whole(workspace):
+    """A search cache whose write failed (a failure costs speed, never the run) or that was
+    deleted: the update writes all of it, and the estimate from the fitted figures counts
+    the kept rows' text in it too."""
+    import shutil
+
+    root, files, settings, measured = workspace
+    index_workspace(root, settings)
+    shutil.rmtree(next(measured.index_dir.glob("search-*")))
+    change(root, files, 20)
+    estimate, written = measured.run(lambda: index_workspace(root, settings))
+    assert written >= measured.cache_bytes()
+    assert written <= estimate <= UPPER * written, (estimate, written)
 
 
 def test_a_rebuild_estimate_is_a_new_table_not_a_compaction(workspace, settings_for):
@@ -159,7 +192,7 @@ def test_a_rebuild_estimate_is_a_new_table_not_a_compaction(workspace, settings_
     index_workspace(root, settings)
     again = settings_for(root, provider=settings.provider, chunk_max_chars=1500)
     estimate, written = measured.run(lambda: index_workspace(root, again))
-    assert written <= estimate <= UPPER * written, (estimate, written)
+    assert written <= estimate <= MEASURED_UPPER * written, (estimate, written)
 
 
 def test_watch_updates_of_a_few_paths_are_estimated_as_updates(workspace):
@@ -171,7 +204,7 @@ def test_watch_updates_of_a_few_paths_are_estimated_as_updates(workspace):
     change(root, files, 20)
     changed = sorted(files)[::20]
     estimate, written = measured.run(lambda: Indexer(root, settings).run_paths(changed))
-    assert written <= estimate <= UPPER * written, (estimate, written)
+    assert written <= estimate <= MEASURED_UPPER * written, (estimate, written)
 
 
 def test_a_run_is_refused_when_it_needs_more_than_is_free(tmp_path, monkeypatch):
@@ -188,6 +221,11 @@ def test_a_run_is_refused_when_it_needs_more_than_is_free(tmp_path, monkeypatch)
     with pytest.raises(IndexUnwritableError) as caught:
         room.check_room(tmp_path, 100_000)
     assert "needs about 0.1 MB and 100 kB is free" in str(caught.value)
+    # Decimal units, rounded: 1,050,000 bytes are 1.1 MB, 1,500 bytes 2 kB.
+    monkeypatch.setattr(room, "free_bytes", lambda folder: 1_500)
+    with pytest.raises(IndexUnwritableError) as caught:
+        room.check_room(tmp_path, 1_050_000)
+    assert "needs about 1.1 MB and 2 kB is free" in str(caught.value)
 
     def unknown(folder):
         raise OSError(errno.EIO, "input/output error")

@@ -71,27 +71,30 @@ def estimate_bytes(
     names = {f.rel for f in changed}
     into = target or manifest
     kept_files = [s for p, s in into.files.items() if p not in names]
-    kept = sum(s.chunks for s in kept_files)
+    kept = sum(s.chunks for s in kept_files)  # 0 for a new table
     fresh = not kept_files  # a first run or a rebuild: a new table, never compacted
     margin = 1.0 if fresh else TABLE_MARGIN
-    rewritten = 0 if fresh else kept  # compacted again with the new rows
     fixed = FIXED_BYTES + MANIFEST_BYTES_PER_FILE * (len(into.files) + len(changed))
     if chunks and table and cache:  # the index's own bytes per chunk
         source_per_chunk = max(1.0, source / chunks)
         rows = sum(max(1, math.ceil(f.size / source_per_chunk)) for f in changed)
-        new_table = (margin * rows + rewritten) * table / chunks
-        whole_cache = (kept + rows) * cache / chunks if rows else 0
+        new_table = (margin * rows + kept) * table / chunks
+        whole_cache = (kept + rows) * cache / chunks  # also when files were only removed
         return int(new_table + whole_cache) + fixed
+    # Before the first run, or an index without a search cache (its write failed, or it was
+    # deleted): the fitted figures, for the kept rows' text too (the cache holds every row).
     rows = sum(max(1, math.ceil(f.size / FIRST_RUN_SOURCE_BYTES_PER_CHUNK)) for f in changed)
     text = sum(f.size for f in changed)
-    new_table = (
-        margin * (rows * FIRST_RUN_BYTES_PER_CHUNK + text * FIRST_RUN_TABLE_BYTES_PER_SOURCE_BYTE)
-        + rewritten * FIRST_RUN_BYTES_PER_CHUNK
+    kept_text = sum(s.size for s in kept_files if s.chunks)
+    new_table = margin * _first_run(rows, text, FIRST_RUN_TABLE_BYTES_PER_SOURCE_BYTE) + (
+        _first_run(kept, kept_text, FIRST_RUN_TABLE_BYTES_PER_SOURCE_BYTE)
     )
-    whole_cache = (kept + rows) * FIRST_RUN_BYTES_PER_CHUNK + text * (
-        FIRST_RUN_CACHE_BYTES_PER_SOURCE_BYTE
-    )
+    whole_cache = _first_run(kept + rows, kept_text + text, FIRST_RUN_CACHE_BYTES_PER_SOURCE_BYTE)
     return int(new_table + whole_cache) + fixed
+
+
+def _first_run(chunks: int, source: int, per_source_byte: float) -> float:
+    return chunks * FIRST_RUN_BYTES_PER_CHUNK + source * per_source_byte
 
 
 def _table_bytes(index_dir: Path, table: str) -> int:
