@@ -156,6 +156,23 @@ def test_an_update_estimate_covers_its_compaction_and_the_whole_search_cache(wor
     assert estimate <= MEASURED_UPPER * written, (estimate, written)
 
 
+def test_an_update_uses_the_index_own_bytes_per_chunk_whatever_the_model(
+    make_tree, settings_for, hash_provider, monkeypatch
+):
+    """With 16 dimensions a row is a fraction of what the fitted first-run figures assume
+    (384): from the second run the estimate follows the index's own table and cache, not
+    those figures."""
+    files = {f"pkg/m{i:02}.py": module(i) for i in range(FILES)}
+    root = make_tree(files).resolve()
+    settings = settings_for(root, provider=hash_provider)
+    measured = Measured(index_dir_for(root, settings), monkeypatch)
+    first, first_written = measured.run(lambda: index_workspace(root, settings))
+    assert first > 2 * first_written  # the fitted figures: far too many bytes a row here
+    change(root, files, 3)
+    estimate, written = measured.run(lambda: index_workspace(root, settings))
+    assert written <= estimate <= MEASURED_UPPER * written, (estimate, written)
+
+
 def test_a_run_that_only_removes_files_covers_its_compaction_and_cache(workspace):
     """Removed files' rows are deleted, the table compacted and the cache of the kept rows
     written anew: no changed file, still a run that writes. (LanceDB leaves a fragment
