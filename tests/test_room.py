@@ -139,6 +139,19 @@ def test_a_first_run_estimate_covers_what_it_writes_within_a_small_factor(worksp
     assert written <= estimate <= UPPER * written, (estimate, written)
 
 
+def test_a_first_run_of_a_few_tiny_files_counts_what_every_run_writes(
+    make_tree, settings_for, wide, monkeypatch
+):
+    """41 two-line files: LanceDB's version files, the manifest and the cache's own files
+    are most of what is written, and the estimate's fixed part must cover them."""
+    files = {f"src/t{i:02}.py": f"def tiny_{i}(x):\n    return x + {i}\n" for i in range(41)}
+    root = make_tree(files).resolve()
+    settings = settings_for(root, provider=wide)
+    measured = Measured(index_dir_for(root, settings), monkeypatch)
+    estimate, written = measured.run(lambda: index_workspace(root, settings))
+    assert written <= estimate <= UPPER * written, (estimate, written)
+
+
 @pytest.mark.parametrize("every", [3, 20], ids=["a third", "three files"])
 def test_an_update_estimate_covers_its_compaction_and_the_whole_search_cache(workspace, every):
     """An update in place writes its rows, compacts the table (LanceDB rewrites the kept
