@@ -25,6 +25,7 @@ from pathlib import Path
 
 from seek.errors import IndexUnwritableError
 from seek.retrieve.search_cache import PREFIX
+from seek.retrieve.symbols import SIDECAR
 from seek.scan import ScannedFile
 from seek.store import Manifest
 from seek.store.faults import free_bytes, unwritable_error
@@ -52,7 +53,9 @@ time, and the kept rows once (issue 47: a 3-file update of a 60-file index wrote
 table again). A table the run creates is not compacted
 (:meth:`seek.index.indexer.Indexer._finish_table`): its rows once, no kept row rewritten."""
 FIXED_BYTES = 64 << 10
-"""LanceDB's version and transaction files, the writer's note and the progress file."""
+"""LanceDB's version and transaction files, the writer's note and the progress file. What
+LanceDB writes for the same rows varies by some 15 kB from run to run (how its threads cut
+the fragments): this covers that too (tests/test_room.py)."""
 MANIFEST_BYTES_PER_FILE = 200
 """The manifest is written whole at each save, beside the old one until the rename: ~150
 bytes a file (a path, a hash, a size, a time and a count), rounded up."""
@@ -75,6 +78,7 @@ def estimate_bytes(
     fresh = not kept_files  # a first run or a rebuild: a new table, never compacted
     margin = 1.0 if fresh else TABLE_MARGIN
     fixed = FIXED_BYTES + MANIFEST_BYTES_PER_FILE * (len(into.files) + len(changed))
+    fixed += _file_bytes(index_dir / SIDECAR)  # each hit's symbol: rewritten whole too
     if chunks and table and cache:  # the index's own bytes per chunk
         source_per_chunk = max(1.0, source / chunks)
         rows = sum(max(1, math.ceil(f.size / source_per_chunk)) for f in changed)
@@ -95,6 +99,13 @@ def estimate_bytes(
 
 def _first_run(chunks: int, source: int, per_source_byte: float) -> float:
     return chunks * FIRST_RUN_BYTES_PER_CHUNK + source * per_source_byte
+
+
+def _file_bytes(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _table_bytes(index_dir: Path, table: str) -> int:
