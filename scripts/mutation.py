@@ -169,6 +169,23 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("src/seek/redact.py",),
         ("tests/test_redact.py",),
     ),
+    "faults": (
+        # what a write fault is and how it is named (issue 31; issue 47). The campaign's
+        # server, watch, HTTP and MCP cases take seconds each and add no caller of faults.py.
+        ("src/seek/store/faults.py",),
+        (
+            "tests/test_faults_causes.py",
+            "tests/test_faults.py",
+            "-k",
+            "not server and not slow_disk and not watch and not http and not mcp",
+        ),
+    ),
+    "room": (
+        # is there room for this run: the estimate and the refusal (issue 31; issue 47).
+        # Every index run calls the estimate; the runs of tests/test_room.py measure it.
+        ("src/seek/index/room.py",),
+        ("tests/test_room.py",),
+    ),
 }
 
 # mutmut's exit codes (mutmut/stats.py) grouped for the score.

@@ -315,34 +315,6 @@ def test_a_run_too_big_for_the_free_space_is_refused_before_a_row(indexed, monke
     assert answers(root, settings) == (after, [])
 
 
-def test_the_estimate_covers_what_a_run_writes(make_tree, settings_for, hash_provider):
-    """The estimate is at least what a first run and an update really add to the folder,
-    and not wildly more (a false refusal is a failure too)."""
-    from seek.index.room import estimate_bytes
-    from seek.scan import scan_workspace
-    from seek.store.files import folder_size
-
-    files = {f"pkg/m{i}.py": f"def f{i}(x):\n" + "    x += 1\n" * (i * 7) for i in range(60)}
-    root = make_tree(files).resolve()
-    settings = settings_for(root, provider=hash_provider)
-    index_dir = index_dir_for(root, settings)
-
-    def scanned():
-        return scan_workspace(root, max_file_bytes=settings.max_file_bytes,
-                              ignored_globs=(), exclude_dirs=(index_dir,)).files  # fmt: skip
-
-    first = estimate_bytes(index_dir, load_manifest(index_dir), scanned())
-    index_workspace(root, settings)
-    written = folder_size(index_dir)
-    assert written <= first <= 20 * written
-    for i in range(0, 60, 3):
-        (root / f"pkg/m{i}.py").write_text(files[f"pkg/m{i}.py"] + "# changed\n")
-    changed = [f for f in scanned() if int(f.rel[5:-3]) % 3 == 0]
-    update = estimate_bytes(index_dir, load_manifest(index_dir), changed)
-    index_workspace(root, settings)
-    assert folder_size(index_dir) - written <= update
-
-
 def test_a_server_retries_with_backoff_and_reports_it(indexed, monkeypatch):
     root, settings, before, after, clean = indexed
     index_dir = index_dir_for(root, settings)
