@@ -145,7 +145,9 @@ class CorpusIndexer:
         doc_prefix = task_prefixes(settings.model or self.model_id)[0]
         self.spec = FileSpec(self.chunking, settings.binary_sniff_bytes, doc_prefix, graph=True)
         self._manifests = threading.Lock()
-        self._last_save = 0.0
+        # the first commit's stamps are saved at once: time.monotonic() counts from an
+        # arbitrary point (boot, on Linux), so a 0.0 here waited for the machine's uptime
+        self._last_save = float("-inf")
 
     def run(self, names: list[str] | tuple[str, ...] | None = None) -> CorpusReport:
         """Index ``names`` (all: None). A write fault in a local corpus folder (no space,
