@@ -406,6 +406,73 @@ def test_a_definition_inside_a_function_is_visible_only_there():
     ]
 
 
+NESTED_SIBLINGS = {
+    "load.py": b"def parse(text):\n    return text.split()\n\n\n"
+    b"def load(text):\n    def parse(text):\n        return [text]\n\n"
+    b"    def again(text):\n        return parse(text)\n\n"
+    b"    return parse(text) + again(text)\n\n\n"
+    b"def loader(text):\n    return parse(text)\n",
+}
+
+
+def test_a_nested_definitions_scope_is_matched_by_whole_name_segments():
+    """A helper `parse` inside `load()` is seen in `load` and in what `load` nests, not in a
+    sibling `loader()` whose name only starts like it: there `parse` is the module's (issue
+    47, row 3)."""
+    graph = build_graph(NESTED_SIBLINGS)
+    inner = _def(graph, "load.py", "load.parse")
+    outer = _def(graph, "load.py", "parse")
+    load, again, loader = (_def(graph, "load.py", q) for q in ("load", "load.again", "loader"))
+    assert [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(inner)] == [
+        ("load.again", [10]),
+        ("load", [12]),
+    ]
+    # (inside `load` a use may mean either `parse`: the graph does not order shadowing)
+    assert ("loader", [16]) in [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(outer)]
+    assert graph.callers(inner) == [again, load] and loader in graph.callers(outer)
+    assert graph.callees(loader) == [outer]
+
+
+ONE_LINERS = {
+    "one.py": b"def helper():\n    return 1\n\n\ndef make():\n    return 2\n\n\n"
+    b"def one(): return helper()\n\n\ndef f(x=make()):\n    return x\n\n\n"
+    b"class K:\n    def m(self, y=make()): return helper()\n",
+    "one.c": b"int helper(void) { return 1; }\nint one(void) { return helper(); }\n"
+    b"int two(void) {\n    return one();\n}\n",
+}
+
+
+def test_callees_of_one_line_definitions_and_of_default_arguments():
+    """A call on a definition's first line is one of its callees: the whole body of a
+    one-line function (Python and C), a default argument's value (issue 47, row 1)."""
+    graph = build_graph(ONE_LINERS)
+    helper, make = _def(graph, "one.py", "helper"), _def(graph, "one.py", "make")
+    assert graph.callees(_def(graph, "one.py", "one")) == [helper]
+    assert graph.callees(_def(graph, "one.py", "f")) == [make]
+    assert graph.callees(_def(graph, "one.py", "K.m")) == [make, helper]
+    c_one = _def(graph, "one.c", "one")
+    assert (c_one.line, c_one.end_line) == (2, 2)
+    assert graph.callees(c_one) == [_def(graph, "one.c", "helper")]
+    assert graph.callees(_def(graph, "one.c", "two")) == [c_one]
+
+
+RECURSIVE = {
+    "fact.py": b"def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\n"
+    b"def main():\n    return fact(5)\n\n\n"
+    b"def twice(n):\n    return fact(n) + fact(n)\n",
+}
+
+
+def test_a_recursive_function_is_not_its_own_caller_or_callee():
+    """`callers fact.py:1` names who else calls `fact`, each once; a call to itself is
+    neither a caller nor a callee (issue 47, row 2)."""
+    graph = build_graph(RECURSIVE)
+    fact, main, twice = (_def(graph, "fact.py", q) for q in ("fact", "main", "twice"))
+    assert graph.callers(fact) == [main, twice]
+    assert graph.callees(fact) == []
+    assert graph.callees(twice) == [fact]
+
+
 SUBMODULE = {
     "pkg/__init__.py": b"",
     "pkg/cli.py": b"cli = object()\n\n\ndef load():\n    return 1\n",
