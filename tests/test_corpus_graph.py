@@ -320,6 +320,32 @@ def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkey
     assert text.exit_code == 0 and text.output == library.text.rstrip("\n") + "\n"
 
 
+def test_corpus_outline_lists_every_definition_without_a_limit(
+    tmp_path, make_tree, settings_for, seek_home, monkeypatch
+):
+    """`seek corpus outline` without `--limit` lists a file's every definition, as `seek
+    outline` does; at exactly the limit the answer is whole, one under it is cut (issue 47,
+    rows 9 and 4)."""
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    many = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(60))
+    root = make_tree({"many.py": many}, "many")
+    location = indexed_corpus(tmp_path / "corpus", {"many": root}, settings_for())
+    names = [f"step_{n}" for n in range(60)]
+    found = lookup(location, "many", "outline", "many.py")
+    assert [r["name"] for r in found.rows] == names and not found.truncated
+    runner = CliRunner()
+    for limit, rows, truncated in [(None, 60, False), (60, 60, False), (59, 59, True)]:
+        more = [] if limit is None else ["--limit", str(limit)]
+        args = ["corpus", "outline", location.uri, "many.py", "--repo", "many", "--json", *more]
+        out = runner.invoke(cli, args)
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.output)
+        assert ([r["name"] for r in data["rows"]], data["truncated"]) == (
+            names[:rows],
+            truncated,
+        ), limit
+
+
 def test_corpus_callers_callees_outline_and_map_refuse_bad_input_in_one_line(location):
     uri = location.uri
     runner = CliRunner()

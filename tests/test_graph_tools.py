@@ -152,6 +152,45 @@ def test_answers_as_json_and_text_name_their_sites(project, library):
     assert "note: only the first 1 rows" in limited.to_text()
 
 
+MANY = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(60))
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["one-shot", "server"])
+def test_every_tool_is_truncated_only_when_more_rows_match_than_the_limit(
+    make_tree, settings_for, hash_provider, live
+):
+    """At exactly ``limit`` matching rows an answer is whole (`truncated` false, no "only the
+    first N rows" note); at ``limit`` - 1 it is cut and says so; `outline` without a limit
+    lists every definition (issue 47, rows 4 and 9)."""
+    root = make_tree(
+        {**PROJECT, "py/more.py": "def price_of(x):\n    return x\n", "py/many.py": MANY}
+    )
+    tools = Workspaces(live=live, settings=settings_for(provider=hash_provider))
+    asked = {
+        "defs": lambda limit: tools.defs(root, "price_of", limit=limit),
+        "refs": lambda limit: tools.refs(root, "price_of", limit=limit),
+        "refs PATH:LINE": lambda limit: tools.refs(root, "py/shop/prices.py:4", limit=limit),
+        "callers": lambda limit: tools.callers(root, "py/shop/prices.py", 5, limit=limit),
+        "callees": lambda limit: tools.callees(root, "py/main.py", 6, limit=limit),
+        "outline": lambda limit: tools.outline(root, "py/shop/cart.py", limit=limit),
+    }
+    for tool, ask in asked.items():
+        whole = ask(None)
+        n = len(whole.rows)
+        assert n >= 2 and not whole.truncated, tool
+        exact = ask(n)
+        assert (exact.rows, exact.truncated) == (whole.rows, False), tool
+        assert "only the first" not in exact.to_text(), tool
+        cut = ask(n - 1)
+        assert (cut.rows, cut.truncated) == (whole.rows[: n - 1], True), tool
+        assert f"note: only the first {n - 1} rows" in cut.to_text(), tool
+    everything = tools.outline(root, "py/many.py")
+    assert [r["name"] for r in everything.rows] == [f"step_{n}" for n in range(60)]
+    assert not everything.truncated
+    overview = tools.map(root, budget=200)  # the map's rows are those it shows, all of them
+    assert len(overview.rows) >= 2 and not overview.truncated
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
