@@ -310,6 +310,76 @@ def test_map_stays_within_budget_and_leans_to_the_question(py_graph):
     assert "App" in leaning or "run" in leaning
 
 
+RANKED = {
+    "a.py": b"def hub():\n    return 1\n\n\ndef one():\n    print(1)\n    return hub()\n\n\n"
+    b"def two():\n    return hub() + one()\n\n\nhub()\n",
+    "b.py": b"from a import hub\n\n\nclass A:\n    def size(self):\n        return 1\n\n\n"
+    b"class B:\n    width = 3\n\n    def size(self):\n        return self.width\n\n\n"
+    b"def measure_by(x):\n    return x.size() + hub()\n\n\nhub()\n",
+    "tests/test_a.py": b"from a import hub\n\n\ndef test_hub():\n    assert hub() == 1\n",
+}
+# RANKED's uses, read off its text: (user, used, weight); a file-level use is the file's, a
+# use that can mean n definitions weighs 1/n toward each, `print` binds to nothing
+RANKED_EDGES = [
+    ("one", "hub", 1), ("two", "hub", 1), ("two", "one", 1), ("a.py", "hub", 1),
+    ("b.py", "hub", 1), ("B.size", "B.width", 1), ("measure_by", "A.size", 0.5),
+    ("measure_by", "B.size", 0.5), ("measure_by", "hub", 1), ("b.py", "hub", 1),
+    ("tests/test_a.py", "hub", 1), ("test_hub", "hub", 1),
+]  # fmt: skip
+
+
+def test_ranked_is_pagerank_over_the_uses_personalised_by_words_and_seed_files():
+    """`seek map`'s order: PageRank over user -> used edges (a definition's own uses, a
+    file's file-level uses), teleporting toward definitions sharing a word of three letters
+    or more with the question, or toward seed files and their definitions."""
+    graph = build_graph(RANKED)
+    definitions = [d.qualified for f in graph.files.values() for d in f.definitions]
+    nodes = [*definitions, *graph.files]
+    at = {n: i for i, n in enumerate(nodes)}
+
+    def expected(*personal_nodes):
+        personal = None
+        if personal_nodes:
+            personal = np.zeros(len(nodes))
+            personal[[at[n] for n in personal_nodes]] = 1.0
+        scores = pagerank(
+            len(nodes),
+            np.array([at[u] for u, _, _ in RANKED_EDGES]),
+            np.array([at[d] for _, d, _ in RANKED_EDGES]),
+            np.array([w for _, _, w in RANKED_EDGES], dtype=float),
+            personal,
+        )
+        return {n: float(scores[at[n]]) for n in definitions}
+
+    def ranked(*args, **kwargs):
+        found = graph.ranked(*args, **kwargs)
+        assert [s for s, _ in found] == sorted((s for s, _ in found), reverse=True)
+        return {d.qualified: s for s, d in found}
+
+    assert ranked() == pytest.approx(expected())
+    assert ranked("by") == pytest.approx(expected())  # short words do not personalise
+    assert ranked("how to measure") == pytest.approx(expected("measure_by"))
+    b_defs = [d.qualified for d in graph.files["b.py"].definitions]
+    assert ranked(seeds=("b.py",)) == pytest.approx(expected(*b_defs, "b.py"))
+    assert graph.ranked()[0][1].name == "hub"
+    alone = build_graph({"c.py": b"def alone():\n    return 1\n"})  # no edge at all
+    assert [(s, d.name) for s, d in alone.ranked()] == [(pytest.approx(0.5), "alone")]
+    # the map shows neither fields nor tests, and leans toward the seed files
+    whole = graph.map()
+    assert "measure_by" in whole and "width" not in whole and "tests/" not in whole
+    assert "9: class B:" in graph.map(budget=30, seeds=("b.py",))
+    assert "9: class B:" not in graph.map(budget=30)
+
+
+def test_refs_at_a_line_asks_about_its_definition_use_or_enclosing_definition(py_graph):
+    get = _def(py_graph, "pkg/cache.py", "Cache.get")
+    lookup = _def(py_graph, "pkg/cache.py", "Cache.lookup")
+    assert py_graph.refs_at("pkg/cache.py", get.line) == py_graph.refs(get) != []
+    assert py_graph.refs_at("pkg/cache.py", 12) == py_graph.refs(lookup)  # `self.lookup(key)`
+    assert py_graph.refs_at("pkg/cache.py", 2) == []  # in no definition
+    assert py_graph.refs_at("pkg/nowhere.py", 1) == []
+
+
 SHADOW = {
     "lib/cache.py": b"def make():\n    return 1\n\n\ncounter = 0\n\n\ndef bump():\n"
     b"    global counter\n    counter = counter + 1\n",
