@@ -380,6 +380,68 @@ def test_refs_at_a_line_asks_about_its_definition_use_or_enclosing_definition(py
     assert py_graph.refs_at("pkg/nowhere.py", 1) == []
 
 
+NEARNESS = {
+    # the nested `thing` is not visible at file level: no definition is bound from here
+    "x/the_using_file.py": b"import lib.m\n\n\ndef outer():\n    def thing():\n        return 1\n\n"
+    b"    return 0\n",
+    "x/sib.py": b"def thing():\n    return 2\n",
+    "lib/m.py": b"def thing():\n    return 3\n",
+    "z/o.py": b"def thing():\n    return 4\n",
+}
+
+
+def test_defs_from_a_file_rank_its_own_then_its_folder_then_its_imports_then_the_rest():
+    graph = build_graph(NEARNESS)
+    near = [d.path for d in graph.defs("thing", from_path="x/the_using_file.py")]
+    assert near == ["x/the_using_file.py", "x/sib.py", "lib/m.py", "z/o.py"]
+    assert [d.path for d in graph.defs("thing")] == [  # from nowhere: shortest path first
+        "z/o.py", "lib/m.py", "x/sib.py", "x/the_using_file.py"
+    ]  # fmt: skip
+
+
+AMBIGUOUS = {
+    "a/x.c": b"int helper(void) { return 1; }\n",
+    "b/y.c": b"int helper(void) { return 2; }\n",
+    "b/z.c": b"int main(void) { return helper(); }\n",
+    "m.py": b"def run():\n    return 0\n\n\nclass Job:\n    def run(self):\n        return 1\n\n\n"
+    b"def go(job: Job):\n    return job.run()\n",
+    "cfg.py": b"Config = None\n\n\nclass Config:\n    pass\n\n\ndef use():\n    return Config()\n",
+    "b.py": b"class A:\n    def size(self):\n        return 1\n\n\nclass B:\n    def size(self):\n"
+    b"        return 2\n\n\ndef measure(x):\n    return x.size()\n\n\n"
+    b"def more():\n    return B().size() + B().size()\n",
+}
+
+
+def test_a_call_that_can_mean_several_definitions_names_the_best_one():
+    """callees and a use's PATH:LINE name one definition for a use that binds to several:
+    the nearest to the use's file, then the weightier kind, then the most used; a use bound
+    to one definition names that one, whatever a bare name would mean."""
+    graph = build_graph(AMBIGUOUS)
+    # C binds by name: both `helper`s; the one in main's folder is meant
+    assert graph.callees(_def(graph, "b/z.c", "main")) == [_def(graph, "b/y.c", "helper")]
+    # `job.run()` is Job's method, not the module's `run` a bare name would mean
+    assert graph.callees(_def(graph, "m.py", "go")) == [_def(graph, "m.py", "Job.run")]
+    # `x.size()` may be A's or B's: B's is used more
+    b_size = _def(graph, "b.py", "B.size")
+    assert graph.callees(_def(graph, "b.py", "measure")) == [b_size]
+    assert graph.definition_at("b.py", 12) == b_size
+    # `Config()` may be the variable or the class: the class is the weightier kind
+    config = graph.definition_at("cfg.py", 9)
+    assert (config.kind, config.line) == ("class", 4)
+
+
+def test_enclosing_is_the_innermost_definition_holding_the_line(py_graph):
+    cache, get = (
+        _def(py_graph, "pkg/cache.py", "Cache"),
+        _def(py_graph, "pkg/cache.py", "Cache.get"),
+    )
+    assert py_graph.enclosing("pkg/cache.py", get.line) == get  # its first line
+    assert py_graph.enclosing("pkg/cache.py", get.end_line) == get
+    assert py_graph.enclosing("pkg/cache.py", cache.line) == cache
+    assert py_graph.enclosing("pkg/cache.py", 2) is None
+    assert py_graph.enclosing("pkg/nowhere.py", 1) is None
+
+
 SHADOW = {
     "lib/cache.py": b"def make():\n    return 1\n\n\ncounter = 0\n\n\ndef bump():\n"
     b"    global counter\n    counter = counter + 1\n",
