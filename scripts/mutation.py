@@ -196,6 +196,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "tests/test_graph_tools.py",
             "tests/test_graph_damage.py",
+            "tests/test_graph_index.py",
             "tests/test_corpus_graph.py",
             "-k",
             "not cli_prints and not mcp_tools and not http_routes and not cli_answers_after",

@@ -20,7 +20,7 @@ import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
 from seek.cli import cli
 from seek.corpus.build import remove_repos
 from seek.corpus.catalog import Catalog
-from seek.corpus.graph import load_repo_graph, lookup
+from seek.corpus.graph import load_repo_graph, lookup, not_stored
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.work import prepare_batch
 from seek.errors import SeekError
@@ -173,6 +173,35 @@ def test_a_repository_indexed_before_the_graph_gets_it_on_its_next_run(
     assert sum(r.embedded for r in report.repos) == 0  # nothing embedded again
     for name, root in repos.items():
         assert_graph_of_disk(location, name, root)
+
+
+def test_a_repository_without_a_stored_graph_is_not_kept_by_a_server(location):
+    """A server asked about a repository whose graph is not stored yet answers without one
+    and keeps nothing: asked again after the run that stores it, it has it."""
+    from seek.corpus.graph import RepoGraphs
+
+    CorpusTable(location).connect().drop_table(GRAPH_TABLE)
+    graphs = RepoGraphs(location, lambda: {"shop": 1, "beta": 1})
+    assert graphs.get("shop") is None and graphs._kept == {}
+    found = lookup(location, "shop", "defs", "Cart", graphs=graphs)
+    assert found.rows == [] and found.notes == (not_stored("shop"),)
+
+
+def test_an_unreadable_corpus_graph_is_one_corpus_error_naming_it(location):
+    """A corpus graph table whose data files were cut short: one CorpusError naming the
+    repository, the corpus and the cause, not LanceDB's own error (the CLI's and the server's
+    answers are in test_corpus_serve_graph.py)."""
+    from pathlib import Path
+
+    graph_dir = Path(location.uri) / "lancedb" / f"{GRAPH_TABLE}.lance"
+    for data in (graph_dir / "data").iterdir():
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    with pytest.raises(CorpusError) as raised:
+        lookup(location, "shop", "defs", "price_of")
+    message = str(raised.value)
+    assert message.startswith(f"the code graph of shop stored in the corpus {location.uri} ")
+    assert "cannot be read (" in message and "\n" not in message
+    assert raised.value.__cause__ is not None
 
 
 def test_corpus_def_and_refs_answer_from_the_stored_graph(location, seek_home, repos, monkeypatch):

@@ -230,6 +230,44 @@ def test_bad_input_is_one_clear_error(project, library, call, message):
         call(library, project)
 
 
+def test_a_path_longer_than_the_limit_is_refused(project, library):
+    with pytest.raises(SeekError, match="longer than 4096"):
+        library.outline(project, "a/" * 2048 + "x.py")
+    assert library.outline(project, "a/" * 2045 + "x.py").rows == []  # 4094 characters
+
+
+def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
+    project, library, settings_for, hash_provider
+):
+    """Between an index from an older seek and the run that stores its graph (or while a
+    run writes it) the tools answer no rows and say why, not an error."""
+    from seek.store import index_dir_for, load_manifest
+    from seek.store.graph_table import GraphTable, graph_table_name
+    from seek.workspace import code_graph as cg
+
+    library.defs(project, "price_of")  # indexed, graph and all
+    settings = settings_for(provider=hash_provider)
+    index_dir = index_dir_for(project, settings)
+    GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
+    assert cg.load_graph(index_dir) == (None, cg.load_graph(index_dir)[1])
+    notes: list[str] = []
+    assert cg.graph_for(project, settings, None, notes) is None and notes == [cg.NOT_BUILT]
+    assert cg.graph_for(project, settings, cg.GraphCache(), []) is None
+    outline = cg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
+    assert (outline.rows, outline.notes, notes) == ([], (cg.NOT_BUILT,), [cg.NOT_BUILT])
+    nothing = cg.Lookup(project, None, [cg.NOT_BUILT])
+    for answer in (
+        cg.defs(nothing, "price_of", 10),
+        cg.refs(nothing, "py/main.py:12", 10),
+        cg.callers(nothing, "py/shop/prices.py", 5, 10),
+        cg.outline(nothing, "py/main.py", 10),
+        cg.repo_map(nothing, "", 100),
+    ):
+        assert (answer.rows, answer.notes, answer.truncated) == ([], (cg.NOT_BUILT,), False)
+    assert cg.file_definitions(index_dir, ["py/main.py"]) == {}  # no definitions column
+    assert cg.file_definitions(index_dir.parent / "never-indexed", ["py/main.py"]) == {}
+
+
 def test_a_server_keeps_the_graph_until_the_index_changes(
     project, settings_for, hash_provider, monkeypatch
 ):
