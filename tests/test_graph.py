@@ -376,6 +376,7 @@ def test_refs_at_a_line_asks_about_its_definition_use_or_enclosing_definition(py
     lookup = _def(py_graph, "pkg/cache.py", "Cache.lookup")
     assert py_graph.refs_at("pkg/cache.py", get.line) == py_graph.refs(get) != []
     assert py_graph.refs_at("pkg/cache.py", 12) == py_graph.refs(lookup)  # `self.lookup(key)`
+    assert py_graph.refs_at("pkg/cache.py", lookup.end_line) == py_graph.refs(lookup)  # no use
     assert py_graph.refs_at("pkg/cache.py", 2) == []  # in no definition
     assert py_graph.refs_at("pkg/nowhere.py", 1) == []
 
@@ -387,6 +388,7 @@ NEARNESS = {
     "x/sib.py": b"def thing():\n    return 2\n",
     "lib/m.py": b"def thing():\n    return 3\n",
     "z/o.py": b"def thing():\n    return 4\n",
+    "x/importer.py": b"from z.o import thing\n",
 }
 
 
@@ -394,9 +396,14 @@ def test_defs_from_a_file_rank_its_own_then_its_folder_then_its_imports_then_the
     graph = build_graph(NEARNESS)
     near = [d.path for d in graph.defs("thing", from_path="x/the_using_file.py")]
     assert near == ["x/the_using_file.py", "x/sib.py", "lib/m.py", "z/o.py"]
-    assert [d.path for d in graph.defs("thing")] == [  # from nowhere: shortest path first
-        "z/o.py", "lib/m.py", "x/sib.py", "x/the_using_file.py"
-    ]  # fmt: skip
+    shortest_first = ["z/o.py", "lib/m.py", "x/sib.py", "x/the_using_file.py"]
+    assert [d.path for d in graph.defs("thing")] == shortest_first  # from nowhere
+    assert [d.path for d in graph.defs("thing", from_path="new.py")] == shortest_first
+    # what a use in the file would mean comes before any nearness
+    assert graph.defs("thing", from_path="x/importer.py")[0].path == "z/o.py"
+    assert graph.defs("X.thing") == []  # no container X: the top-level ones are not it
+    assert [r.line for g in graph.refs("thing") for r in g.uses] == [1]  # the import
+    assert graph.refs("outer") == []  # defined, used nowhere
 
 
 AMBIGUOUS = {
@@ -406,6 +413,8 @@ AMBIGUOUS = {
     "m.py": b"def run():\n    return 0\n\n\nclass Job:\n    def run(self):\n        return 1\n\n\n"
     b"def go(job: Job):\n    return job.run()\n",
     "cfg.py": b"Config = None\n\n\nclass Config:\n    pass\n\n\ndef use():\n    return Config()\n",
+    "Foo.scala": b"class Foo(val n: Int)\n\nobject Foo {\n  def one(): Foo = new Foo(1)\n}\n\n"
+    b"object Main {\n  def run(): Unit = {\n    println(Foo)\n  }\n}\n",
     "b.py": b"class A:\n    def size(self):\n        return 1\n\n\nclass B:\n    def size(self):\n"
     b"        return 2\n\n\ndef measure(x):\n    return x.size()\n\n\n"
     b"def more():\n    return B().size() + B().size()\n",
@@ -428,6 +437,9 @@ def test_a_call_that_can_mean_several_definitions_names_the_best_one():
     # `Config()` may be the variable or the class: the class is the weightier kind
     config = graph.definition_at("cfg.py", 9)
     assert (config.kind, config.line) == ("class", 4)
+    # Scala's companion `object Foo` (a kind the weights do not name) and `class Foo`
+    companion = graph.definition_at("Foo.scala", 9)
+    assert (companion.kind, companion.line) == ("class", 1)
 
 
 def test_enclosing_is_the_innermost_definition_holding_the_line(py_graph):
