@@ -421,6 +421,26 @@ AMBIGUOUS = {
 }
 
 
+def test_defs_rank_weightier_kinds_then_sources_over_tests_then_the_most_used():
+    """`seek def NAME` with no file to be near: a class before a variable of its name (and a
+    kind the weights do not name, Scala's `object`, after the class), a source file's
+    definition before a test's, a used definition before an unused one; only then the
+    shorter path."""
+    graph = build_graph(AMBIGUOUS)
+    assert [(d.kind, d.line) for d in graph.defs("Config")] == [("class", 4), ("constant", 1)]
+    assert [d.kind for d in graph.defs("Foo")] == ["class", "object"]
+    widget = b"def widget():\n    return 1\n"
+    tests_last = build_graph({"tests/w.py": widget, "zzzzz/w.py": widget})
+    assert [d.path for d in tests_last.defs("widget")] == ["zzzzz/w.py", "tests/w.py"]
+    used_first = build_graph(
+        {
+            "lib/long_name.py": b"def gadget():\n    return 1\n\n\nVALUE = gadget()\n",
+            "lib/b.py": b"def gadget():\n    return 2\n",
+        }
+    )
+    assert [d.path for d in used_first.defs("gadget")] == ["lib/long_name.py", "lib/b.py"]
+
+
 def test_a_call_that_can_mean_several_definitions_names_the_best_one():
     """callees and a use's PATH:LINE name one definition for a use that binds to several:
     the nearest to the use's file, then the weightier kind, then the most used; a use bound
