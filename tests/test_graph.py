@@ -439,6 +439,11 @@ def test_defs_rank_weightier_kinds_then_sources_over_tests_then_the_most_used():
         }
     )
     assert [d.path for d in used_first.defs("gadget")] == ["lib/long_name.py", "lib/b.py"]
+    counted = used_first.inbound_of({"gadget"})
+    assert {d.path: n for d, n in counted.items()} == {"lib/long_name.py": 1}
+    used_first.inbound()  # a server counts every use once: the same answers from that count
+    assert used_first.inbound_of({"gadget"}) == counted
+    assert [d.path for d in used_first.defs("gadget")] == ["lib/long_name.py", "lib/b.py"]
 
 
 def test_a_call_that_can_mean_several_definitions_names_the_best_one():
