@@ -459,6 +459,9 @@ def test_a_call_that_can_mean_several_definitions_names_the_best_one():
     b_size = _def(graph, "b.py", "B.size")
     assert graph.callees(_def(graph, "b.py", "measure")) == [b_size]
     assert graph.definition_at("b.py", 12) == b_size
+    # a use that can mean n definitions counts 1/n toward each, rounded after summing
+    counts = {d.qualified: n for d, n in graph.inbound_of({"size"}).items()}
+    assert counts == {"A.size": 1, "B.size": 3}  # 1/2; 1/2 + 2
     # `Config()` may be the variable or the class: the class is the weightier kind
     config = graph.definition_at("cfg.py", 9)
     assert (config.kind, config.line) == ("class", 4)
@@ -1063,6 +1066,8 @@ def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_
         **ALIASED,
         "pkg/__init__.py": b"from .base import Blueprint as Exported\n",
         "app.py": b"from pkg import Exported\n\n\ndef make():\n    return Exported()\n",
+        # an alias that is also another definition's own name, used on its own
+        "other.py": b"def Exported():\n    return 1\n\n\nExported()\n",
     }
     graph = build_graph(files)
     whole = graph.inbound()
@@ -1070,6 +1075,7 @@ def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_
     fresh = build_graph(files)  # a graph whose whole count was never made
     for name in names:
         part = fresh.inbound_of((name,))
+        assert {d.name for d in part} <= {name}, name  # the definitions of the name alone
         assert {d: part.get(d, 0) for d in graph.by_name[name]} == {
             d: whole.get(d, 0) for d in graph.by_name[name]
         }, name
