@@ -241,6 +241,14 @@ def test_corpus_graph_lookups_refuse_bad_input_in_one_line(location):
     out = CliRunner().invoke(cli, ["corpus", "refs", location.uri, " ", "--repo", "shop"])
     assert out.exit_code == 1 and isinstance(out.exception, SeekError)  # main prints one line
     assert str(out.exception) == "the name is empty"
+    with pytest.raises(CorpusError) as unknown:
+        lookup(location, "shop", "grep", "x")
+    assert str(unknown.value) == (
+        "unknown graph tool 'grep': one of defs, refs, callers, callees, outline, map"
+    )
+    with pytest.raises(SeekError) as nul:
+        lookup(location, "shop", "map", "a\x00b")
+    assert str(nul.value) == "the question must not contain NUL characters"
 
 
 QUESTIONS = [  # (tool, target, limit, budget): asked of a corpus and of a workspace index
@@ -357,13 +365,17 @@ def test_corpus_outline_lists_every_definition_without_a_limit(
     rows 9 and 4)."""
     monkeypatch.setenv("SEEK_HOME", str(seek_home))
     many = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(60))
+    many += "def last():\n    return step_0()\n"  # line 242: in a later chunk of the file
     root = make_tree({"many.py": many}, "many")
     location = indexed_corpus(tmp_path / "corpus", {"many": root}, settings_for())
-    names = [f"step_{n}" for n in range(60)]
+    names = [*(f"step_{n}" for n in range(60)), "last"]
     found = lookup(location, "many", "outline", "many.py")
     assert [r["name"] for r in found.rows] == names and not found.truncated
+    # a use's line is cut from the chunk that holds it, wherever that chunk starts
+    uses = lookup(location, "many", "refs", "step_0").rows
+    assert [(r["line"], r["text"]) for r in uses] == [(242, "return step_0()")]
     runner = CliRunner()
-    for limit, rows, truncated in [(None, 60, False), (60, 60, False), (59, 59, True)]:
+    for limit, rows, truncated in [(None, 61, False), (61, 61, False), (60, 60, True)]:
         more = [] if limit is None else ["--limit", str(limit)]
         args = ["corpus", "outline", location.uri, "many.py", "--repo", "many", "--json", *more]
         out = runner.invoke(cli, args)
