@@ -191,6 +191,29 @@ def test_every_tool_is_truncated_only_when_more_rows_match_than_the_limit(
     assert len(overview.rows) >= 2 and not overview.truncated
 
 
+def test_uses_as_text_are_grouped_by_file_and_definition_with_calls_marked(make_tree, library):
+    twice = (
+        "from shop.prices import price_of\n\n\n"
+        "def both(a, b):\n    return price_of(a) + price_of(b)\n"
+    )
+    root = make_tree({**PROJECT, "py/twice.py": twice})
+    assert library.refs(root, "price_of").to_text().splitlines() == [
+        "py/main.py  (file level)",
+        "  2:25  from shop.prices import price_of",
+        "py/main.py  quote",
+        "  12:12 call  return price_of(item)",
+        "py/shop/cart.py  (file level)",
+        "  1:21  from .prices import price_of",
+        "py/shop/cart.py  Cart.total",
+        "  11:20 call  return sum(price_of(i) for i in self.items)",
+        "py/twice.py  (file level)",
+        "  1:25  from shop.prices import price_of",
+        "py/twice.py  both",  # one heading for the two calls in `both`
+        "  5:12 call  return price_of(a) + price_of(b)",
+        "  5:26 call  return price_of(a) + price_of(b)",
+    ]
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
