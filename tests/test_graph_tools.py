@@ -253,6 +253,58 @@ def test_bad_input_is_one_clear_error(project, library, call, message):
         call(library, project)
 
 
+def test_the_tools_input_is_normalised_or_refused_with_its_reason():
+    """The checks every front end's question goes through (a server's caller is not
+    trusted): names and paths trimmed, `./` and `\\` accepted, anything that could climb
+    out of the workspace or is not a whole number in range refused, each with its reason."""
+    from seek.workspace import code_graph as cg
+
+    assert cg.check_name("  Cart.total \n") == "Cart.total"
+    assert cg.check_name("x" * 500) == "x" * 500
+    for bad, reason in [("", "the name is empty"), ("x" * 501, "the name is longer than 500")]:
+        with pytest.raises(SeekError, match=f"^{reason}"):
+            cg.check_name(bad)
+    for given, path in [
+        ("py/main.py", "py/main.py"),
+        ("./py/main.py", "py/main.py"),
+        ("././main.py", "main.py"),
+        (" py\\main.py ", "py/main.py"),
+    ]:
+        assert cg.check_path(given) == path, given
+    for bad in [
+        "",
+        " ",
+        "/",
+        "/etc/passwd",
+        "../a.py",
+        "py/../a.py",
+        "py//a.py",
+        "py/./a.py",
+        "py/",
+    ]:
+        with pytest.raises(SeekError) as refused:
+            cg.check_path(bad)
+        assert str(refused.value) == f"{bad!r} is not a workspace-relative file path", bad
+    assert cg.check_line(1) == 1 and cg.check_line(10**6) == 10**6
+    for bad in [0, -1, True, 1.0, "3", None]:
+        with pytest.raises(SeekError, match="^the line must be a whole number from 1$"):
+            cg.check_line(bad)
+    assert cg.parse_location(" py/main.py:12 ") == ("py/main.py", 12)
+    assert cg.parse_location("a:b.py:3") == ("a:b.py", 3)
+    for not_one in ["py/main.py", "py/main.py:", "py/main.py:x", ":12", "py/main.py:1a"]:
+        assert cg.parse_location(not_one) is None, not_one
+    assert (cg.check_limit(None), cg.check_limit(1), cg.check_limit(1000)) == (50, 1, 1000)
+    for bad in [0, 1001, True, 2.0, "5"]:
+        with pytest.raises(SeekError, match="^the limit must be from 1 to 1000$"):
+            cg.check_limit(bad)
+    assert (cg.check_budget(None), cg.check_budget(1), cg.check_budget(100_000)) == (
+        1024, 1, 100_000
+    )  # fmt: skip
+    for bad in [0, 100_001, False, 3.0]:
+        with pytest.raises(SeekError, match="^the budget must be from 1 to 100000 tokens$"):
+            cg.check_budget(bad)
+
+
 def test_a_path_longer_than_the_limit_is_refused(project, library):
     with pytest.raises(SeekError, match="longer than 4096"):
         library.outline(project, "a/" * 2048 + "x.py")
