@@ -214,6 +214,35 @@ def test_uses_as_text_are_grouped_by_file_and_definition_with_calls_marked(make_
     ]
 
 
+def test_every_answer_as_text_and_json(project, library):
+    """Definitions as `path:line-end  kind  Container.name` and their signature; the map's
+    text as rendered; "Nothing found." for no rows; the notes last, escaped, or left to the
+    caller (`notes=False`); JSON with a subject for refs/callers/callees only, the map's
+    text for the map only."""
+    from seek.workspace.code_graph import GraphResult
+
+    found = library.defs(project, "Cart.total")
+    assert found.to_text() == "py/shop/cart.py:10-11  method  Cart.total\n      def total(self):"
+    assert set(found.to_json()) == {"tool", "query", "rows", "notes", "truncated"}
+    callers = library.callers(project, "py/shop/prices.py", 5)
+    assert callers.to_text().splitlines()[1:] == [
+        "py/main.py:10-12  function  quote", "      def quote(item):",
+        "py/shop/cart.py:10-11  method  Cart.total", "      def total(self):",
+    ]  # fmt: skip
+    assert set(callers.to_json()) == {"tool", "query", "rows", "notes", "truncated", "subject"}
+    overview = library.map(project, budget=40)
+    assert overview.to_text() == overview.text.rstrip("\n") and "\n" in overview.to_text()
+    assert overview.to_json()["map"] == overview.text and "subject" not in overview.to_json()
+    cut = library.refs(project, "price_of", limit=1)
+    assert cut.to_text(notes=False).splitlines() == cut.to_text().splitlines()[:-1]
+    assert cut.to_text().splitlines()[-1] == (
+        "note: only the first 1 rows (ask for more with a limit)"
+    )
+    noted = GraphResult("defs", "x", [], notes=("one", "two\x1b"))
+    assert noted.to_text() == "Nothing found.\nnote: one\nnote: two\\x1b"
+    assert noted.to_text(notes=False) == "Nothing found."
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
@@ -330,15 +359,18 @@ def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
     assert cg.graph_for(project, settings, cg.GraphCache(), []) is None
     outline = cg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
     assert (outline.rows, outline.notes, notes) == ([], (cg.NOT_BUILT,), [cg.NOT_BUILT])
+    assert (outline.tool, outline.query, outline.truncated) == ("outline", "py/main.py", False)
     nothing = cg.Lookup(project, None, [cg.NOT_BUILT])
-    for answer in (
-        cg.defs(nothing, "price_of", 10),
-        cg.refs(nothing, "py/main.py:12", 10),
-        cg.callers(nothing, "py/shop/prices.py", 5, 10),
-        cg.outline(nothing, "py/main.py", 10),
-        cg.repo_map(nothing, "", 100),
+    for answer, tool, query in (
+        (cg.defs(nothing, "price_of", 10), "defs", "price_of"),
+        (cg.refs(nothing, "py/main.py:12", 10), "refs", "py/main.py:12"),
+        (cg.callers(nothing, "py/shop/prices.py", 5, 10), "callers", "py/shop/prices.py:5"),
+        (cg.callees(nothing, "py/shop/prices.py", 5, 10), "callees", "py/shop/prices.py:5"),
+        (cg.outline(nothing, "py/main.py", 10), "outline", "py/main.py"),
+        (cg.repo_map(nothing, "price", 100), "map", "price"),
     ):
         assert (answer.rows, answer.notes, answer.truncated) == ([], (cg.NOT_BUILT,), False)
+        assert (answer.tool, answer.query, answer.subject, answer.text) == (tool, query, None, "")
     assert cg.file_definitions(index_dir, ["py/main.py"]) == {}  # no definitions column
     assert cg.file_definitions(index_dir.parent / "never-indexed", ["py/main.py"]) == {}
 
