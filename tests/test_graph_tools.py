@@ -243,6 +243,22 @@ def test_every_answer_as_text_and_json(project, library):
     assert noted.to_text(notes=False) == "Nothing found."
 
 
+def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
+    from seek.workspace.code_graph import LINE_TEXT_CHARS, _Lines
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("first\n   second  \n" + "x" * 300 + "\n")
+    (tmp_path / "outside.py").write_text("secret\n")
+    lines = _Lines()
+    assert [lines.get(root, "a.py", n) for n in (1, 2, 3)] == ["first", "second", "x" * 200]
+    assert LINE_TEXT_CHARS == 200
+    assert [lines.get(root, "a.py", n) for n in (0, 5, -1)] == ["", "", ""]
+    assert lines.get(root, "../outside.py", 1) == "" and lines.get(root, "gone.py", 1) == ""
+    (root / "a.py").write_text("changed\n")
+    assert lines.get(root, "a.py", 1) == "first"  # each file read once per answer
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
@@ -341,7 +357,7 @@ def test_a_path_longer_than_the_limit_is_refused(project, library):
 
 
 def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
-    project, library, settings_for, hash_provider
+    project, library, settings_for, hash_provider, monkeypatch
 ):
     """Between an index from an older seek and the run that stores its graph (or while a
     run writes it) the tools answer no rows and say why, not an error."""
@@ -356,7 +372,12 @@ def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
     assert cg.load_graph(index_dir) == (None, cg.load_graph(index_dir)[1])
     notes: list[str] = []
     assert cg.graph_for(project, settings, None, notes) is None and notes == [cg.NOT_BUILT]
-    assert cg.graph_for(project, settings, cg.GraphCache(), []) is None
+    loaded = []
+    monkeypatch.setattr(cg, "load_graph", _counting(loaded, cg.load_graph))
+    cache = cg.GraphCache()
+    assert cg.graph_for(project, settings, cache, []) is None
+    assert cache.get(index_dir) is None and len(loaded) == 2  # no graph is not kept
+    monkeypatch.undo()
     outline = cg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
     assert (outline.rows, outline.notes, notes) == ([], (cg.NOT_BUILT,), [cg.NOT_BUILT])
     assert (outline.tool, outline.query, outline.truncated) == ("outline", "py/main.py", False)
