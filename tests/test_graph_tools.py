@@ -231,6 +231,9 @@ def test_every_answer_as_text_and_json(project, library):
     ]  # fmt: skip
     assert set(callers.to_json()) == {"tool", "query", "rows", "notes", "truncated", "subject"}
     overview = library.map(project, budget=40)
+    assert (overview.tool, overview.query, library.map(project, "price").query) == (
+        "map", "", "price"
+    )  # fmt: skip
     assert overview.to_text() == overview.text.rstrip("\n") and "\n" in overview.to_text()
     assert overview.to_json()["map"] == overview.text and "subject" not in overview.to_json()
     cut = library.refs(project, "price_of", limit=1)
@@ -257,6 +260,20 @@ def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
     assert lines.get(root, "../outside.py", 1) == "" and lines.get(root, "gone.py", 1) == ""
     (root / "a.py").write_text("changed\n")
     assert lines.get(root, "a.py", 1) == "first"  # each file read once per answer
+
+
+def test_the_map_shows_neither_fields_nor_tests(make_tree, library):
+    test_file = "from shop.prices import price_of\n\n\ndef test_price():\n    assert price_of\n"
+    root = make_tree({**PROJECT, "py/tests/test_prices.py": test_file})
+    rows = library.map(root, budget=5000).rows
+    shown = {(r["path"], r["name"]) for r in rows}
+    assert ("go/store/store.go", "Open") in shown and ("py/shop/prices.py", "price_of") in shown
+    assert not [r for r in rows if r["kind"] == "field" or "tests/" in r["path"]]
+    whole = {(d["path"], d["name"]) for d in _all_defs(library, root)}
+    assert ("go/store/store.go", "path") in whole  # the Go struct's field, left out
+    assert [r["name"] for r in library.outline(root, "py/tests/test_prices.py").rows] == [
+        "test_price"
+    ]  # a definition of a test file, left out
 
 
 def test_text_from_the_workspace_is_escaped(make_tree, library):
