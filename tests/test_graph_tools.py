@@ -276,6 +276,23 @@ def test_the_map_shows_neither_fields_nor_tests(make_tree, library):
     ]  # a definition of a test file, left out
 
 
+def test_a_line_where_two_definitions_start_means_the_outer_one(make_tree, library):
+    """`callers a.js:1` where `outer` and the arrow function `inner` inside it both start:
+    the definition named first on the line, not the innermost span holding the line."""
+    root = make_tree(
+        {
+            "a.js": "function outer() { const inner = () => helper();\n  return inner();\n}\n\n"
+            "function helper() {\n  return 1;\n}\n\nfunction main() {\n  return outer();\n}\n"
+        }
+    )
+    found = library.callers(root, "a.js", 1)
+    assert found.subject["name"] == "outer" and [r["name"] for r in found.rows] == ["main"]
+    inside = library.callers(root, "a.js", 2)  # a line only `outer` holds
+    assert inside.subject["name"] == "outer"
+    nowhere = library.callees(root, "a.js", 4)
+    assert nowhere.subject is None and nowhere.notes == ("No definition at a.js:4.",)
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
