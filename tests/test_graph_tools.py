@@ -364,6 +364,8 @@ def test_the_tools_input_is_normalised_or_refused_with_its_reason():
         with pytest.raises(SeekError) as refused:
             cg.check_path(bad)
         assert str(refused.value) == f"{bad!r} is not a workspace-relative file path", bad
+    with pytest.raises(SeekError, match="^the path must not contain NUL characters$"):
+        cg.check_path("py/a\x00.py")
     assert cg.check_line(1) == 1 and cg.check_line(10**6) == 10**6
     for bad in [0, -1, True, 1.0, "3", None]:
         with pytest.raises(SeekError, match="^the line must be a whole number from 1$"):
