@@ -388,8 +388,8 @@ def test_the_tools_input_is_normalised_or_refused_with_its_reason():
 
 def test_a_path_longer_than_the_limit_is_refused(project, library):
     with pytest.raises(SeekError, match="longer than 4096"):
-        library.outline(project, "a/" * 2048 + "x.py")
-    assert library.outline(project, "a/" * 2045 + "x.py").rows == []  # 4094 characters
+        library.outline(project, "a/" * 2046 + "xy.py")  # 4097 characters
+    assert library.outline(project, "a/" * 2046 + "x.py").rows == []  # 4096: a path
 
 
 def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
