@@ -262,6 +262,16 @@ def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
     assert lines.get(root, "a.py", 1) == "first"  # each file read once per answer
 
 
+def test_the_maps_text_is_printed_as_rendered_but_its_last_line_break(make_tree, library):
+    """Only the final line break goes: a last signature ending in `X`, or in a space where a
+    long line was cut at 200 characters, stays whole."""
+    ends_in_x = make_tree({"a.py": "MAX = 1\nLIMIT = MAX\n"}, "x")
+    assert library.map(ends_in_x).to_text() == "a.py:\n  1: MAX = 1\n  2: LIMIT = MAX"
+    cut = "V = '" + "a" * 194 + " tail'\n"  # the 200th character is the space
+    ends_in_space = make_tree({"a.py": cut}, "space")
+    assert library.map(ends_in_space).to_text() == "a.py:\n  1: " + cut[:200]
+
+
 def test_the_map_shows_neither_fields_nor_tests(make_tree, library):
     test_file = "from shop.prices import price_of\n\n\ndef test_price():\n    assert price_of\n"
     root = make_tree({**PROJECT, "py/tests/test_prices.py": test_file})
