@@ -222,6 +222,13 @@ def test_every_answer_as_text_and_json(project, library):
     from seek.workspace.code_graph import GraphResult
 
     found = library.defs(project, "Cart.total")
+    assert found.rows == [
+        {
+            "path": "py/shop/cart.py", "line": 10, "end_line": 11, "column": 9,  # 1-based
+            "kind": "method", "name": "total", "container": "Cart",
+            "signature": "def total(self):", "doc": "",
+        }
+    ]  # fmt: skip
     assert found.to_text() == "py/shop/cart.py:10-11  method  Cart.total\n      def total(self):"
     assert set(found.to_json()) == {"tool", "query", "rows", "notes", "truncated"}
     callers = library.callers(project, "py/shop/prices.py", 5)
