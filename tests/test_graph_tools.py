@@ -258,12 +258,14 @@ def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
 
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "a.py").write_text("first\n   second  \n" + "x" * 300 + "\n")
+    (root / "a.py").write_text("first\n   second  \n" + "x" * 300)  # no final line break
+    (root / "b.py").write_bytes(b"ok \xff\n")  # not UTF-8
     (tmp_path / "outside.py").write_text("secret\n")
     lines = _Lines()
     assert [lines.get(root, "a.py", n) for n in (1, 2, 3)] == ["first", "second", "x" * 200]
     assert LINE_TEXT_CHARS == 200
-    assert [lines.get(root, "a.py", n) for n in (0, 5, -1)] == ["", "", ""]
+    assert [lines.get(root, "a.py", n) for n in (0, 4, -1)] == ["", "", ""]
+    assert lines.get(root, "b.py", 1) == "ok \ufffd"
     assert lines.get(root, "../outside.py", 1) == "" and lines.get(root, "gone.py", 1) == ""
     (root / "a.py").write_text("changed\n")
     assert lines.get(root, "a.py", 1) == "first"  # each file read once per answer
@@ -308,6 +310,8 @@ def test_a_line_where_two_definitions_start_means_the_outer_one(make_tree, libra
     assert inside.subject["name"] == "outer"
     nowhere = library.callees(root, "a.js", 4)
     assert nowhere.subject is None and nowhere.notes == ("No definition at a.js:4.",)
+    uses = library.refs(root, "a.js:4")
+    assert (uses.rows, uses.subject, uses.notes) == ([], None, ("No definition at a.js:4.",))
 
 
 def test_text_from_the_workspace_is_escaped(make_tree, library):
