@@ -148,8 +148,10 @@ def test_a_row_a_one_shot_lookup_cannot_decode_is_the_same_one_line(
         workspaces.defs(root, "price_of")
     assert cut and all('"price_of"' in text for text in cut)
     message = str(caught.value)
-    assert "\n" not in message and "code graph stored in" in message
-    assert message.endswith("run `seek index` to repair it")
+    assert "\n" not in message and "(None)" not in message
+    assert message.startswith(
+        f"the code graph stored in {index_dir_for(root, settings)} cannot be read ("
+    ) and message.endswith("run `seek index` to repair it")
 
 
 def test_the_cli_answers_after_a_repair_without_a_traceback(make_tree, seek_home):

@@ -361,6 +361,8 @@ def test_the_tools_input_is_normalised_or_refused_with_its_reason():
 
     assert cg.check_name("  Cart.total \n") == "Cart.total"
     assert cg.check_name("x" * 500) == "x" * 500
+    with pytest.raises(SeekError, match="^the name must not contain NUL characters$"):
+        cg.check_name("a\x00b")
     for bad, reason in [("", "the name is empty"), ("x" * 501, "the name is longer than 500")]:
         with pytest.raises(SeekError, match=f"^{reason}"):
             cg.check_name(bad)
