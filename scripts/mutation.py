@@ -186,6 +186,49 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("src/seek/index/room.py",),
         ("tests/test_room.py",),
     ),
+    "graph_lookup": (
+        # the code graph's queries: def, refs, callers, callees, outline, map (issue 47)
+        ("src/seek/graph/lookup.py",),
+        (
+            "tests/test_graph.py",
+            "tests/test_graph_tools.py",
+            # these run `seek` in a subprocess, which cannot see a mutant
+            "-k",
+            "not cli_prints and not mcp_tools and not http_routes",
+        ),
+    ),
+    "graph_binding": (
+        # which definitions a use can mean: scopes, imports, members (issue 47)
+        ("src/seek/graph/binding.py",),
+        (
+            "tests/test_graph.py",
+            "tests/test_graph_tools.py",
+            "-k",
+            "not cli_prints and not mcp_tools and not http_routes",
+        ),
+    ),
+    "code_graph": (
+        # the graph tools behind the facade: input checks, rows, limits, the kept graph
+        ("src/seek/workspace/code_graph.py",),
+        (
+            "tests/test_graph_tools.py",
+            "tests/test_graph_damage.py",
+            "tests/test_graph_index.py",
+            "tests/test_corpus_graph.py",
+            "-k",
+            "not cli_prints and not mcp_tools and not http_routes and not cli_answers_after",
+        ),
+    ),
+    "corpus_graph": (
+        # `seek corpus def|refs|callers|callees|outline|map` and a server's kept graphs
+        ("src/seek/corpus/graph.py",),
+        (
+            "tests/test_corpus_graph.py",
+            "tests/test_corpus_serve_graph.py",
+            "--deselect",
+            "tests/test_corpus_serve_graph.py::test_an_unreadable_graph_is_one_line_from_the_cli_and_a_json_error_from_the_server",
+        ),
+    ),
 }
 
 # mutmut's exit codes (mutmut/stats.py) grouped for the score.

@@ -21,7 +21,7 @@ import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
 from seek.cli import cli
 from seek.corpus.build import remove_repos
 from seek.corpus.catalog import Catalog
-from seek.corpus.graph import load_repo_graph, lookup
+from seek.corpus.graph import load_repo_graph, lookup, not_stored
 from seek.corpus.location import CorpusError, CorpusLocation
 from seek.corpus.work import prepare_batch
 from seek.errors import SeekError
@@ -179,6 +179,38 @@ def test_a_repository_indexed_before_the_graph_gets_it_on_its_next_run(
         assert_graph_of_disk(location, name, root)
 
 
+def test_a_repository_without_a_stored_graph_is_not_kept_by_a_server(location):
+    """A server asked about a repository whose graph is not stored yet answers without one
+    and keeps nothing: asked again after the run that stores it, it has it."""
+    from seek.corpus.graph import RepoGraphs
+
+    CorpusTable(location).connect().drop_table(GRAPH_TABLE)
+    graphs = RepoGraphs(location, lambda: {"shop": 1, "beta": 1})
+    assert graphs.get("shop") is None and graphs._kept == {}
+    found = lookup(location, "shop", "defs", "Cart", graphs=graphs)
+    assert found.rows == [] and found.notes == (not_stored("shop"),)
+
+
+def test_an_unreadable_corpus_graph_is_one_corpus_error_naming_it(location):
+    """A corpus graph table whose data files were cut short: one CorpusError naming the
+    repository, the corpus and the cause, not LanceDB's own error (the CLI's and the server's
+    answers are in test_corpus_serve_graph.py)."""
+    from pathlib import Path
+
+    graph_dir = Path(location.uri) / "lancedb" / f"{GRAPH_TABLE}.lance"
+    for data in (graph_dir / "data").iterdir():
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    with pytest.raises(CorpusError) as raised:
+        lookup(location, "shop", "defs", "price_of")
+    message = str(raised.value)
+    assert message.startswith(f"the code graph of shop stored in the corpus {location.uri} ")
+    assert "\n" not in message and raised.value.__cause__ is not None
+    what = f"the code graph of shop stored in the corpus {location.uri}"
+    # the cause is LanceDB's own error, in one line (credentials masked)
+    assert message == CorpusTable(location).unreadable(what, raised.value.__cause__)
+    assert "(None)" not in message
+
+
 def test_corpus_def_and_refs_answer_from_the_stored_graph(location, seek_home, repos, monkeypatch):
     monkeypatch.setenv("SEEK_HOME", str(seek_home))
     runner = CliRunner()
@@ -216,6 +248,14 @@ def test_corpus_graph_lookups_refuse_bad_input_in_one_line(location):
     out = CliRunner().invoke(cli, ["corpus", "refs", location.uri, " ", "--repo", "shop"])
     assert out.exit_code == 1 and isinstance(out.exception, SeekError)  # main prints one line
     assert str(out.exception) == "the name is empty"
+    with pytest.raises(CorpusError) as unknown:
+        lookup(location, "shop", "grep", "x")
+    assert str(unknown.value) == (
+        "unknown graph tool 'grep': one of defs, refs, callers, callees, outline, map"
+    )
+    with pytest.raises(SeekError) as nul:
+        lookup(location, "shop", "map", "a\x00b")
+    assert str(nul.value) == "the question must not contain NUL characters"
 
 
 QUESTIONS = [  # (tool, target, limit, budget): asked of a corpus and of a workspace index
@@ -322,6 +362,36 @@ def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkey
     text = runner.invoke(cli, ["corpus", "map", uri, "--repo", "shop", "--budget", "30"])
     library = lookup(location, "shop", "map", "", budget=30)
     assert text.exit_code == 0 and text.output == library.text.rstrip("\n") + "\n"
+
+
+def test_corpus_outline_lists_every_definition_without_a_limit(
+    tmp_path, make_tree, settings_for, seek_home, monkeypatch
+):
+    """`seek corpus outline` without `--limit` lists a file's every definition, as `seek
+    outline` does; at exactly the limit the answer is whole, one under it is cut (issue 47,
+    rows 9 and 4)."""
+    monkeypatch.setenv("SEEK_HOME", str(seek_home))
+    many = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(60))
+    many += "def last():\n    return step_0()\n"  # line 242: in a later chunk of the file
+    root = make_tree({"many.py": many}, "many")
+    location = indexed_corpus(tmp_path / "corpus", {"many": root}, settings_for())
+    names = [*(f"step_{n}" for n in range(60)), "last"]
+    found = lookup(location, "many", "outline", "many.py")
+    assert [r["name"] for r in found.rows] == names and not found.truncated
+    # a use's line is cut from the chunk that holds it, wherever that chunk starts
+    uses = lookup(location, "many", "refs", "step_0").rows
+    assert [(r["line"], r["text"]) for r in uses] == [(242, "return step_0()")]
+    runner = CliRunner()
+    for limit, rows, truncated in [(None, 61, False), (61, 61, False), (60, 60, True)]:
+        more = [] if limit is None else ["--limit", str(limit)]
+        args = ["corpus", "outline", location.uri, "many.py", "--repo", "many", "--json", *more]
+        out = runner.invoke(cli, args)
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.output)
+        assert ([r["name"] for r in data["rows"]], data["truncated"]) == (
+            names[:rows],
+            truncated,
+        ), limit
 
 
 def test_corpus_callers_callees_outline_and_map_refuse_bad_input_in_one_line(location):

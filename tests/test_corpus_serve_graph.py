@@ -203,6 +203,36 @@ def test_kept_graphs_stay_within_their_bound(corpus, monkeypatch):
         graphs.get("gamma")
 
 
+def test_kept_graphs_fill_their_bound_exactly_and_let_go_of_a_replaced_one(corpus, monkeypatch):
+    """Graphs that make exactly the bound together are all kept, as is one graph of exactly
+    the bound; a repository whose stamp changed is not kept under its old graph when its new
+    one is not stored (yet)."""
+    import seek.corpus.graph as corpus_graph
+    from seek.store.corpus_graph import GRAPH_TABLE
+    from seek.store.corpus_table import CorpusTable
+
+    loads = count_graph_loads(monkeypatch)
+    real_load = corpus_graph.load_repo_graph.__wrapped__
+    shop_facts = corpus_graph._facts(real_load(corpus, "shop"))
+    beta_facts = corpus_graph._facts(real_load(corpus, "beta"))
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", shop_facts + beta_facts)
+    stamps = {"shop": 1, "beta": 1}
+    graphs = RepoGraphs(corpus, lambda: stamps)
+    for repo in ("shop", "beta", "shop", "beta"):
+        assert graphs.get(repo) is not None
+    assert loads == ["shop", "beta"]
+    monkeypatch.setattr(corpus_graph, "MAX_KEPT_FACTS", beta_facts)
+    graphs = RepoGraphs(corpus, lambda: stamps)
+    loads.clear()
+    for _ in range(2):
+        assert graphs.get("beta") is not None
+    assert loads == ["beta"]
+    CorpusTable(corpus).connect().drop_table(GRAPH_TABLE)  # a run rewriting the table
+    stamps["beta"] = 2
+    assert graphs.get("beta") is None
+    assert list(graphs._kept) == []  # the old graph is memory no answer uses
+
+
 def test_bad_graph_requests_get_one_line_json_errors(corpus, seek_home):
     cases = [  # (route, body, status, code, words in the message)
         ("def", {"name": "Cart"}, 400, "bad_request", "repo must name one repository"),

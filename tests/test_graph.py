@@ -310,6 +310,178 @@ def test_map_stays_within_budget_and_leans_to_the_question(py_graph):
     assert "App" in leaning or "run" in leaning
 
 
+RANKED = {
+    "a.py": b"def hub():\n    return 1\n\n\ndef one():\n    print(1)\n    return hub()\n\n\n"
+    b"def two():\n    return hub() + one()\n\n\nhub()\n",
+    "b.py": b"from a import hub\n\n\nclass A:\n    def size(self):\n        return 1\n\n\n"
+    b"class B:\n    width = 3\n\n    def size(self):\n        return self.width\n\n\n"
+    b"def measure_by(x):\n    return x.size() + hub()\n\n\nhub()\n",
+    "tests/test_a.py": b"from a import hub\n\n\ndef test_hub():\n    assert hub() == 1\n",
+}
+# RANKED's uses, read off its text: (user, used, weight); a file-level use is the file's, a
+# use that can mean n definitions weighs 1/n toward each, `print` binds to nothing
+RANKED_EDGES = [
+    ("one", "hub", 1), ("two", "hub", 1), ("two", "one", 1), ("a.py", "hub", 1),
+    ("b.py", "hub", 1), ("B.size", "B.width", 1), ("measure_by", "A.size", 0.5),
+    ("measure_by", "B.size", 0.5), ("measure_by", "hub", 1), ("b.py", "hub", 1),
+    ("tests/test_a.py", "hub", 1), ("test_hub", "hub", 1),
+]  # fmt: skip
+
+
+def test_ranked_is_pagerank_over_the_uses_personalised_by_words_and_seed_files():
+    """`seek map`'s order: PageRank over user -> used edges (a definition's own uses, a
+    file's file-level uses), teleporting toward definitions sharing a word of three letters
+    or more with the question, or toward seed files and their definitions."""
+    graph = build_graph(RANKED)
+    definitions = [d.qualified for f in graph.files.values() for d in f.definitions]
+    nodes = [*definitions, *graph.files]
+    at = {n: i for i, n in enumerate(nodes)}
+
+    def expected(*personal_nodes):
+        personal = None
+        if personal_nodes:
+            personal = np.zeros(len(nodes))
+            personal[[at[n] for n in personal_nodes]] = 1.0
+        scores = pagerank(
+            len(nodes),
+            np.array([at[u] for u, _, _ in RANKED_EDGES]),
+            np.array([at[d] for _, d, _ in RANKED_EDGES]),
+            np.array([w for _, _, w in RANKED_EDGES], dtype=float),
+            personal,
+        )
+        return {n: float(scores[at[n]]) for n in definitions}
+
+    def ranked(*args, **kwargs):
+        found = graph.ranked(*args, **kwargs)
+        assert [s for s, _ in found] == sorted((s for s, _ in found), reverse=True)
+        return {d.qualified: s for s, d in found}
+
+    assert ranked() == pytest.approx(expected())
+    assert ranked("by") == pytest.approx(expected())  # short words do not personalise
+    assert ranked("how to measure") == pytest.approx(expected("measure_by"))
+    b_defs = [d.qualified for d in graph.files["b.py"].definitions]
+    assert ranked(seeds=("b.py",)) == pytest.approx(expected(*b_defs, "b.py"))
+    assert graph.ranked()[0][1].name == "hub"
+    alone = build_graph({"c.py": b"def alone():\n    return 1\n"})  # no edge at all
+    assert [(s, d.name) for s, d in alone.ranked()] == [(pytest.approx(0.5), "alone")]
+    # the map shows neither fields nor tests, and leans toward the seed files
+    whole = graph.map()
+    assert "measure_by" in whole and "width" not in whole and "tests/" not in whole
+    assert "9: class B:" in graph.map(budget=30, seeds=("b.py",))
+    assert "9: class B:" not in graph.map(budget=30)
+
+
+def test_refs_at_a_line_asks_about_its_definition_use_or_enclosing_definition(py_graph):
+    get = _def(py_graph, "pkg/cache.py", "Cache.get")
+    lookup = _def(py_graph, "pkg/cache.py", "Cache.lookup")
+    assert py_graph.refs_at("pkg/cache.py", get.line) == py_graph.refs(get) != []
+    assert py_graph.refs_at("pkg/cache.py", 12) == py_graph.refs(lookup)  # `self.lookup(key)`
+    assert py_graph.refs_at("pkg/cache.py", lookup.end_line) == py_graph.refs(lookup)  # no use
+    assert py_graph.refs_at("pkg/cache.py", 2) == []  # in no definition
+    assert py_graph.refs_at("pkg/nowhere.py", 1) == []
+
+
+NEARNESS = {
+    # the nested `thing` is not visible at file level: no definition is bound from here
+    "x/the_using_file.py": b"import lib.m\n\n\ndef outer():\n    def thing():\n        return 1\n\n"
+    b"    return 0\n",
+    "x/sib.py": b"def thing():\n    return 2\n",
+    "lib/m.py": b"def thing():\n    return 3\n",
+    "z/o.py": b"def thing():\n    return 4\n",
+    "x/importer.py": b"from z.o import thing\n",
+}
+
+
+def test_defs_from_a_file_rank_its_own_then_its_folder_then_its_imports_then_the_rest():
+    graph = build_graph(NEARNESS)
+    near = [d.path for d in graph.defs("thing", from_path="x/the_using_file.py")]
+    assert near == ["x/the_using_file.py", "x/sib.py", "lib/m.py", "z/o.py"]
+    shortest_first = ["z/o.py", "lib/m.py", "x/sib.py", "x/the_using_file.py"]
+    assert [d.path for d in graph.defs("thing")] == shortest_first  # from nowhere
+    assert [d.path for d in graph.defs("thing", from_path="new.py")] == shortest_first
+    # what a use in the file would mean comes before any nearness
+    assert graph.defs("thing", from_path="x/importer.py")[0].path == "z/o.py"
+    assert graph.defs("X.thing") == []  # no container X: the top-level ones are not it
+    assert [r.line for g in graph.refs("thing") for r in g.uses] == [1]  # the import
+    assert graph.refs("outer") == []  # defined, used nowhere
+
+
+AMBIGUOUS = {
+    "a/x.c": b"int helper(void) { return 1; }\n",
+    "b/y.c": b"int helper(void) { return 2; }\n",
+    "b/z.c": b"int main(void) { return helper(); }\n",
+    "m.py": b"def run():\n    return 0\n\n\nclass Job:\n    def run(self):\n        return 1\n\n\n"
+    b"def go(job: Job):\n    return job.run()\n",
+    "cfg.py": b"Config = None\n\n\nclass Config:\n    pass\n\n\ndef use():\n    return Config()\n",
+    "Foo.scala": b"class Foo(val n: Int)\n\nobject Foo {\n  def one(): Foo = new Foo(1)\n}\n\n"
+    b"object Main {\n  def run(): Unit = {\n    println(Foo)\n  }\n}\n",
+    "b.py": b"class A:\n    def size(self):\n        return 1\n\n\nclass B:\n    def size(self):\n"
+    b"        return 2\n\n\ndef measure(x):\n    return x.size()\n\n\n"
+    b"def more():\n    return B().size() + B().size()\n",
+}
+
+
+def test_defs_rank_weightier_kinds_then_sources_over_tests_then_the_most_used():
+    """`seek def NAME` with no file to be near: a class before a variable of its name (and a
+    kind the weights do not name, Scala's `object`, after the class), a source file's
+    definition before a test's, a used definition before an unused one; only then the
+    shorter path."""
+    graph = build_graph(AMBIGUOUS)
+    assert [(d.kind, d.line) for d in graph.defs("Config")] == [("class", 4), ("constant", 1)]
+    assert [d.kind for d in graph.defs("Foo")] == ["class", "object"]
+    widget = b"def widget():\n    return 1\n"
+    tests_last = build_graph({"tests/w.py": widget, "zzzzz/w.py": widget})
+    assert [d.path for d in tests_last.defs("widget")] == ["zzzzz/w.py", "tests/w.py"]
+    used_first = build_graph(
+        {
+            "lib/long_name.py": b"def gadget():\n    return 1\n\n\nVALUE = gadget()\n",
+            "lib/b.py": b"def gadget():\n    return 2\n",
+        }
+    )
+    assert [d.path for d in used_first.defs("gadget")] == ["lib/long_name.py", "lib/b.py"]
+    counted = used_first.inbound_of({"gadget"})
+    assert {d.path: n for d, n in counted.items()} == {"lib/long_name.py": 1}
+    used_first.inbound()  # a server counts every use once: the same answers from that count
+    assert used_first.inbound_of({"gadget"}) == counted
+    assert [d.path for d in used_first.defs("gadget")] == ["lib/long_name.py", "lib/b.py"]
+
+
+def test_a_call_that_can_mean_several_definitions_names_the_best_one():
+    """callees and a use's PATH:LINE name one definition for a use that binds to several:
+    the nearest to the use's file, then the weightier kind, then the most used; a use bound
+    to one definition names that one, whatever a bare name would mean."""
+    graph = build_graph(AMBIGUOUS)
+    # C binds by name: both `helper`s; the one in main's folder is meant
+    assert graph.callees(_def(graph, "b/z.c", "main")) == [_def(graph, "b/y.c", "helper")]
+    # `job.run()` is Job's method, not the module's `run` a bare name would mean
+    assert graph.callees(_def(graph, "m.py", "go")) == [_def(graph, "m.py", "Job.run")]
+    # `x.size()` may be A's or B's: B's is used more
+    b_size = _def(graph, "b.py", "B.size")
+    assert graph.callees(_def(graph, "b.py", "measure")) == [b_size]
+    assert graph.definition_at("b.py", 12) == b_size
+    # a use that can mean n definitions counts 1/n toward each, rounded after summing
+    counts = {d.qualified: n for d, n in graph.inbound_of({"size"}).items()}
+    assert counts == {"A.size": 1, "B.size": 3}  # 1/2; 1/2 + 2
+    # `Config()` may be the variable or the class: the class is the weightier kind
+    config = graph.definition_at("cfg.py", 9)
+    assert (config.kind, config.line) == ("class", 4)
+    # Scala's companion `object Foo` (a kind the weights do not name) and `class Foo`
+    companion = graph.definition_at("Foo.scala", 9)
+    assert (companion.kind, companion.line) == ("class", 1)
+
+
+def test_enclosing_is_the_innermost_definition_holding_the_line(py_graph):
+    cache, get = (
+        _def(py_graph, "pkg/cache.py", "Cache"),
+        _def(py_graph, "pkg/cache.py", "Cache.get"),
+    )
+    assert py_graph.enclosing("pkg/cache.py", get.line) == get  # its first line
+    assert py_graph.enclosing("pkg/cache.py", get.end_line) == get
+    assert py_graph.enclosing("pkg/cache.py", cache.line) == cache
+    assert py_graph.enclosing("pkg/cache.py", 2) is None
+    assert py_graph.enclosing("pkg/nowhere.py", 1) is None
+
+
 SHADOW = {
     "lib/cache.py": b"def make():\n    return 1\n\n\ncounter = 0\n\n\ndef bump():\n"
     b"    global counter\n    counter = counter + 1\n",
@@ -404,6 +576,73 @@ def test_a_definition_inside_a_function_is_visible_only_there():
     assert [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(app)] == [
         ("run_command", [4])
     ]
+
+
+NESTED_SIBLINGS = {
+    "load.py": b"def parse(text):\n    return text.split()\n\n\n"
+    b"def load(text):\n    def parse(text):\n        return [text]\n\n"
+    b"    def again(text):\n        return parse(text)\n\n"
+    b"    return parse(text) + again(text)\n\n\n"
+    b"def loader(text):\n    return parse(text)\n",
+}
+
+
+def test_a_nested_definitions_scope_is_matched_by_whole_name_segments():
+    """A helper `parse` inside `load()` is seen in `load` and in what `load` nests, not in a
+    sibling `loader()` whose name only starts like it: there `parse` is the module's (issue
+    47, row 3)."""
+    graph = build_graph(NESTED_SIBLINGS)
+    inner = _def(graph, "load.py", "load.parse")
+    outer = _def(graph, "load.py", "parse")
+    load, again, loader = (_def(graph, "load.py", q) for q in ("load", "load.again", "loader"))
+    assert [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(inner)] == [
+        ("load.again", [10]),
+        ("load", [12]),
+    ]
+    # (inside `load` a use may mean either `parse`: the graph does not order shadowing)
+    assert ("loader", [16]) in [(g.enclosing, [u.line for u in g.uses]) for g in graph.refs(outer)]
+    assert graph.callers(inner) == [again, load] and loader in graph.callers(outer)
+    assert graph.callees(loader) == [outer]
+
+
+ONE_LINERS = {
+    "one.py": b"def helper():\n    return 1\n\n\ndef make():\n    return 2\n\n\n"
+    b"def one(): return helper()\n\n\ndef f(x=make()):\n    return x\n\n\n"
+    b"class K:\n    def m(self, y=make()): return helper()\n",
+    "one.c": b"int helper(void) { return 1; }\nint one(void) { return helper(); }\n"
+    b"int two(void) {\n    return one();\n}\n",
+}
+
+
+def test_callees_of_one_line_definitions_and_of_default_arguments():
+    """A call on a definition's first line is one of its callees: the whole body of a
+    one-line function (Python and C), a default argument's value (issue 47, row 1)."""
+    graph = build_graph(ONE_LINERS)
+    helper, make = _def(graph, "one.py", "helper"), _def(graph, "one.py", "make")
+    assert graph.callees(_def(graph, "one.py", "one")) == [helper]
+    assert graph.callees(_def(graph, "one.py", "f")) == [make]
+    assert graph.callees(_def(graph, "one.py", "K.m")) == [make, helper]
+    c_one = _def(graph, "one.c", "one")
+    assert (c_one.line, c_one.end_line) == (2, 2)
+    assert graph.callees(c_one) == [_def(graph, "one.c", "helper")]
+    assert graph.callees(_def(graph, "one.c", "two")) == [c_one]
+
+
+RECURSIVE = {
+    "fact.py": b"def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\n"
+    b"def main():\n    return fact(5)\n\n\n"
+    b"def twice(n):\n    return fact(n) + fact(n)\n",
+}
+
+
+def test_a_recursive_function_is_not_its_own_caller_or_callee():
+    """`callers fact.py:1` names who else calls `fact`, each once; a call to itself is
+    neither a caller nor a callee (issue 47, row 2)."""
+    graph = build_graph(RECURSIVE)
+    fact, main, twice = (_def(graph, "fact.py", q) for q in ("fact", "main", "twice"))
+    assert graph.callers(fact) == [main, twice]
+    assert graph.callees(fact) == []
+    assert graph.callees(twice) == [fact]
 
 
 SUBMODULE = {
@@ -827,6 +1066,8 @@ def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_
         **ALIASED,
         "pkg/__init__.py": b"from .base import Blueprint as Exported\n",
         "app.py": b"from pkg import Exported\n\n\ndef make():\n    return Exported()\n",
+        # an alias that is also another definition's own name, used on its own
+        "other.py": b"def Exported():\n    return 1\n\n\nExported()\n",
     }
     graph = build_graph(files)
     whole = graph.inbound()
@@ -834,6 +1075,7 @@ def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_
     fresh = build_graph(files)  # a graph whose whole count was never made
     for name in names:
         part = fresh.inbound_of((name,))
+        assert {d.name for d in part} <= {name}, name  # the definitions of the name alone
         assert {d: part.get(d, 0) for d in graph.by_name[name]} == {
             d: whole.get(d, 0) for d in graph.by_name[name]
         }, name

@@ -95,6 +95,33 @@ def test_a_graph_that_stays_unreadable_is_one_line(make_tree, settings_for, hash
     assert message.endswith("run `seek index` to repair it")
 
 
+def test_every_read_of_a_damaged_graph_names_the_index_and_the_cause(
+    make_tree, settings_for, hash_provider
+):
+    """The whole graph (a server's), a lazy one (a one-shot lookup's) and one file's
+    definitions (a search hit's enclosing definition) read from a damaged table: each is the
+    one line that names the index folder and LanceDB's reason."""
+    from seek.workspace import code_graph as cg
+
+    root = make_tree(PROJECT)
+    settings = settings_for(provider=hash_provider)
+    Workspaces(live=False, settings=settings).defs(root, "price_of")
+    index_dir = index_dir_for(root, settings)
+    damage(graph_table(root, settings))
+    for read in (
+        lambda: cg.load_graph(index_dir),
+        lambda: cg.load_graph(index_dir, lazy=True),
+        lambda: cg.file_definitions(index_dir, ["py/shop/cart.py"]),
+    ):
+        with pytest.raises(DamagedIndexError) as caught:
+            read()
+        message = str(caught.value)
+        assert message.startswith(f"the code graph stored in {index_dir} cannot be read (")
+        assert message.endswith("): run `seek index` to repair it") and "\n" not in message
+        assert caught.value.__cause__ is not None and "(None)" not in message
+        assert message == str(cg.graph_damaged(index_dir, caught.value.__cause__))
+
+
 def test_a_row_a_one_shot_lookup_cannot_decode_is_the_same_one_line(
     make_tree, settings_for, hash_provider, monkeypatch
 ):
@@ -121,8 +148,10 @@ def test_a_row_a_one_shot_lookup_cannot_decode_is_the_same_one_line(
         workspaces.defs(root, "price_of")
     assert cut and all('"price_of"' in text for text in cut)
     message = str(caught.value)
-    assert "\n" not in message and "code graph stored in" in message
-    assert message.endswith("run `seek index` to repair it")
+    assert "\n" not in message and "(None)" not in message
+    assert message.startswith(
+        f"the code graph stored in {index_dir_for(root, settings)} cannot be read ("
+    ) and message.endswith("run `seek index` to repair it")
 
 
 def test_the_cli_answers_after_a_repair_without_a_traceback(make_tree, seek_home):

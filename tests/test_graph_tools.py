@@ -152,6 +152,168 @@ def test_answers_as_json_and_text_name_their_sites(project, library):
     assert "note: only the first 1 rows" in limited.to_text()
 
 
+MANY = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(60))
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["one-shot", "server"])
+def test_every_tool_is_truncated_only_when_more_rows_match_than_the_limit(
+    make_tree, settings_for, hash_provider, live
+):
+    """At exactly ``limit`` matching rows an answer is whole (`truncated` false, no "only the
+    first N rows" note); at ``limit`` - 1 it is cut and says so; `outline` without a limit
+    lists every definition (issue 47, rows 4 and 9)."""
+    root = make_tree(
+        {**PROJECT, "py/more.py": "def price_of(x):\n    return x\n", "py/many.py": MANY}
+    )
+    tools = Workspaces(live=live, settings=settings_for(provider=hash_provider))
+    asked = {
+        "defs": lambda limit: tools.defs(root, "price_of", limit=limit),
+        "refs": lambda limit: tools.refs(root, "price_of", limit=limit),
+        "refs PATH:LINE": lambda limit: tools.refs(root, "py/shop/prices.py:4", limit=limit),
+        "callers": lambda limit: tools.callers(root, "py/shop/prices.py", 5, limit=limit),
+        "callees": lambda limit: tools.callees(root, "py/main.py", 6, limit=limit),
+        "outline": lambda limit: tools.outline(root, "py/shop/cart.py", limit=limit),
+    }
+    for tool, ask in asked.items():
+        whole = ask(None)
+        n = len(whole.rows)
+        assert n >= 2 and not whole.truncated, tool
+        exact = ask(n)
+        assert (exact.rows, exact.truncated) == (whole.rows, False), tool
+        assert "only the first" not in exact.to_text(), tool
+        cut = ask(n - 1)
+        assert (cut.rows, cut.truncated) == (whole.rows[: n - 1], True), tool
+        assert f"note: only the first {n - 1} rows" in cut.to_text(), tool
+    everything = tools.outline(root, "py/many.py")
+    assert [r["name"] for r in everything.rows] == [f"step_{n}" for n in range(60)]
+    assert not everything.truncated
+    overview = tools.map(root, budget=200)  # the map's rows are those it shows, all of them
+    assert len(overview.rows) >= 2 and not overview.truncated
+
+
+def test_uses_as_text_are_grouped_by_file_and_definition_with_calls_marked(make_tree, library):
+    twice = (
+        "from shop.prices import price_of\n\n\n"
+        "def both(a, b):\n    return price_of(a) + price_of(b)\n"
+    )
+    root = make_tree({**PROJECT, "py/twice.py": twice})
+    assert library.refs(root, "price_of").to_text().splitlines() == [
+        "py/main.py  (file level)",
+        "  2:25  from shop.prices import price_of",
+        "py/main.py  quote",
+        "  12:12 call  return price_of(item)",
+        "py/shop/cart.py  (file level)",
+        "  1:21  from .prices import price_of",
+        "py/shop/cart.py  Cart.total",
+        "  11:20 call  return sum(price_of(i) for i in self.items)",
+        "py/twice.py  (file level)",
+        "  1:25  from shop.prices import price_of",
+        "py/twice.py  both",  # one heading for the two calls in `both`
+        "  5:12 call  return price_of(a) + price_of(b)",
+        "  5:26 call  return price_of(a) + price_of(b)",
+    ]
+
+
+def test_every_answer_as_text_and_json(project, library):
+    """Definitions as `path:line-end  kind  Container.name` and their signature; the map's
+    text as rendered; "Nothing found." for no rows; the notes last, escaped, or left to the
+    caller (`notes=False`); JSON with a subject for refs/callers/callees only, the map's
+    text for the map only."""
+    from seek.workspace.code_graph import GraphResult
+
+    found = library.defs(project, "Cart.total")
+    assert found.rows == [
+        {
+            "path": "py/shop/cart.py", "line": 10, "end_line": 11, "column": 9,  # 1-based
+            "kind": "method", "name": "total", "container": "Cart",
+            "signature": "def total(self):", "doc": "",
+        }
+    ]  # fmt: skip
+    assert found.to_text() == "py/shop/cart.py:10-11  method  Cart.total\n      def total(self):"
+    assert set(found.to_json()) == {"tool", "query", "rows", "notes", "truncated"}
+    callers = library.callers(project, "py/shop/prices.py", 5)
+    assert callers.to_text().splitlines()[1:] == [
+        "py/main.py:10-12  function  quote", "      def quote(item):",
+        "py/shop/cart.py:10-11  method  Cart.total", "      def total(self):",
+    ]  # fmt: skip
+    assert set(callers.to_json()) == {"tool", "query", "rows", "notes", "truncated", "subject"}
+    overview = library.map(project, budget=40)
+    assert (overview.tool, overview.query, library.map(project, "price").query) == (
+        "map", "", "price"
+    )  # fmt: skip
+    assert overview.to_text() == overview.text.rstrip("\n") and "\n" in overview.to_text()
+    assert overview.to_json()["map"] == overview.text and "subject" not in overview.to_json()
+    cut = library.refs(project, "price_of", limit=1)
+    assert cut.to_text(notes=False).splitlines() == cut.to_text().splitlines()[:-1]
+    assert cut.to_text().splitlines()[-1] == (
+        "note: only the first 1 rows (ask for more with a limit)"
+    )
+    noted = GraphResult("defs", "x", [], notes=("one", "two\x1b"))
+    assert noted.to_text() == "Nothing found.\nnote: one\nnote: two\\x1b"
+    assert noted.to_text(notes=False) == "Nothing found."
+
+
+def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
+    from seek.workspace.code_graph import LINE_TEXT_CHARS, _Lines
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("first\n   second  \n" + "x" * 300)  # no final line break
+    (root / "b.py").write_bytes(b"ok \xff\n")  # not UTF-8
+    (tmp_path / "outside.py").write_text("secret\n")
+    lines = _Lines()
+    assert [lines.get(root, "a.py", n) for n in (1, 2, 3)] == ["first", "second", "x" * 200]
+    assert LINE_TEXT_CHARS == 200
+    assert [lines.get(root, "a.py", n) for n in (0, 4, -1)] == ["", "", ""]
+    assert lines.get(root, "b.py", 1) == "ok \ufffd"
+    assert lines.get(root, "../outside.py", 1) == "" and lines.get(root, "gone.py", 1) == ""
+    (root / "a.py").write_text("changed\n")
+    assert lines.get(root, "a.py", 1) == "first"  # each file read once per answer
+
+
+def test_the_maps_text_is_printed_as_rendered_but_its_last_line_break(make_tree, library):
+    """Only the final line break goes: a last signature ending in `X`, or in a space where a
+    long line was cut at 200 characters, stays whole."""
+    ends_in_x = make_tree({"a.py": "MAX = 1\nLIMIT = MAX\n"}, "x")
+    assert library.map(ends_in_x).to_text() == "a.py:\n  1: MAX = 1\n  2: LIMIT = MAX"
+    cut = "V = '" + "a" * 194 + " tail'\n"  # the 200th character is the space
+    ends_in_space = make_tree({"a.py": cut}, "space")
+    assert library.map(ends_in_space).to_text() == "a.py:\n  1: " + cut[:200]
+
+
+def test_the_map_shows_neither_fields_nor_tests(make_tree, library):
+    test_file = "from shop.prices import price_of\n\n\ndef test_price():\n    assert price_of\n"
+    root = make_tree({**PROJECT, "py/tests/test_prices.py": test_file})
+    rows = library.map(root, budget=5000).rows
+    shown = {(r["path"], r["name"]) for r in rows}
+    assert ("go/store/store.go", "Open") in shown and ("py/shop/prices.py", "price_of") in shown
+    assert not [r for r in rows if r["kind"] == "field" or "tests/" in r["path"]]
+    whole = {(d["path"], d["name"]) for d in _all_defs(library, root)}
+    assert ("go/store/store.go", "path") in whole  # the Go struct's field, left out
+    assert [r["name"] for r in library.outline(root, "py/tests/test_prices.py").rows] == [
+        "test_price"
+    ]  # a definition of a test file, left out
+
+
+def test_a_line_where_two_definitions_start_means_the_outer_one(make_tree, library):
+    """`callers a.js:1` where `outer` and the arrow function `inner` inside it both start:
+    the definition named first on the line, not the innermost span holding the line."""
+    root = make_tree(
+        {
+            "a.js": "function outer() { const inner = () => helper();\n  return inner();\n}\n\n"
+            "function helper() {\n  return 1;\n}\n\nfunction main() {\n  return outer();\n}\n"
+        }
+    )
+    found = library.callers(root, "a.js", 1)
+    assert found.subject["name"] == "outer" and [r["name"] for r in found.rows] == ["main"]
+    inside = library.callers(root, "a.js", 2)  # a line only `outer` holds
+    assert inside.subject["name"] == "outer"
+    nowhere = library.callees(root, "a.js", 4)
+    assert nowhere.subject is None and nowhere.notes == ("No definition at a.js:4.",)
+    uses = library.refs(root, "a.js:4")
+    assert (uses.rows, uses.subject, uses.notes) == ([], None, ("No definition at a.js:4.",))
+
+
 def test_text_from_the_workspace_is_escaped(make_tree, library):
     root = make_tree({"evil.py": "def f():  # \x1b]0;owned\x07\n    return 1\n"})
     text = library.defs(root, "f").to_text()
@@ -189,6 +351,108 @@ def test_the_subject_line_escapes_a_hostile_file_name(make_tree, library):
 def test_bad_input_is_one_clear_error(project, library, call, message):
     with pytest.raises(SeekError, match=message):
         call(library, project)
+
+
+def test_the_tools_input_is_normalised_or_refused_with_its_reason():
+    """The checks every front end's question goes through (a server's caller is not
+    trusted): names and paths trimmed, `./` and `\\` accepted, anything that could climb
+    out of the workspace or is not a whole number in range refused, each with its reason."""
+    from seek.workspace import code_graph as cg
+
+    assert cg.check_name("  Cart.total \n") == "Cart.total"
+    assert cg.check_name("x" * 500) == "x" * 500
+    with pytest.raises(SeekError, match="^the name must not contain NUL characters$"):
+        cg.check_name("a\x00b")
+    for bad, reason in [("", "the name is empty"), ("x" * 501, "the name is longer than 500")]:
+        with pytest.raises(SeekError, match=f"^{reason}"):
+            cg.check_name(bad)
+    for given, path in [
+        ("py/main.py", "py/main.py"),
+        ("./py/main.py", "py/main.py"),
+        ("././main.py", "main.py"),
+        (" py\\main.py ", "py/main.py"),
+    ]:
+        assert cg.check_path(given) == path, given
+    for bad in [
+        "",
+        " ",
+        "/",
+        "/etc/passwd",
+        "../a.py",
+        "py/../a.py",
+        "py//a.py",
+        "py/./a.py",
+        "py/",
+    ]:
+        with pytest.raises(SeekError) as refused:
+            cg.check_path(bad)
+        assert str(refused.value) == f"{bad!r} is not a workspace-relative file path", bad
+    with pytest.raises(SeekError, match="^the path must not contain NUL characters$"):
+        cg.check_path("py/a\x00.py")
+    assert cg.check_line(1) == 1 and cg.check_line(10**6) == 10**6
+    for bad in [0, -1, True, 1.0, "3", None]:
+        with pytest.raises(SeekError, match="^the line must be a whole number from 1$"):
+            cg.check_line(bad)
+    assert cg.parse_location(" py/main.py:12 ") == ("py/main.py", 12)
+    assert cg.parse_location("a:b.py:3") == ("a:b.py", 3)
+    for not_one in ["py/main.py", "py/main.py:", "py/main.py:x", ":12", "py/main.py:1a"]:
+        assert cg.parse_location(not_one) is None, not_one
+    assert (cg.check_limit(None), cg.check_limit(1), cg.check_limit(1000)) == (50, 1, 1000)
+    for bad in [0, 1001, True, 2.0, "5"]:
+        with pytest.raises(SeekError, match="^the limit must be from 1 to 1000$"):
+            cg.check_limit(bad)
+    assert (cg.check_budget(None), cg.check_budget(1), cg.check_budget(100_000)) == (
+        1024, 1, 100_000
+    )  # fmt: skip
+    for bad in [0, 100_001, False, 3.0]:
+        with pytest.raises(SeekError, match="^the budget must be from 1 to 100000 tokens$"):
+            cg.check_budget(bad)
+
+
+def test_a_path_longer_than_the_limit_is_refused(project, library):
+    with pytest.raises(SeekError, match="longer than 4096"):
+        library.outline(project, "a/" * 2046 + "xy.py")  # 4097 characters
+    assert library.outline(project, "a/" * 2046 + "x.py").rows == []  # 4096: a path
+
+
+def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
+    project, library, settings_for, hash_provider, monkeypatch
+):
+    """Between an index from an older seek and the run that stores its graph (or while a
+    run writes it) the tools answer no rows and say why, not an error."""
+    from seek.store import index_dir_for, load_manifest
+    from seek.store.graph_table import GraphTable, graph_table_name
+    from seek.workspace import code_graph as cg
+
+    library.defs(project, "price_of")  # indexed, graph and all
+    settings = settings_for(provider=hash_provider)
+    index_dir = index_dir_for(project, settings)
+    GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
+    assert cg.load_graph(index_dir) == (None, cg.load_graph(index_dir)[1])
+    notes: list[str] = []
+    assert cg.graph_for(project, settings, None, notes) is None and notes == [cg.NOT_BUILT]
+    loaded = []
+    monkeypatch.setattr(cg, "load_graph", _counting(loaded, cg.load_graph))
+    cache = cg.GraphCache()
+    assert cg.graph_for(project, settings, cache, []) is None
+    assert cache.get(index_dir) is None and len(loaded) == 2  # no graph is not kept
+    monkeypatch.undo()
+    outline = cg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
+    assert (outline.rows, outline.notes, notes) == ([], (cg.NOT_BUILT,), [cg.NOT_BUILT])
+    assert (outline.tool, outline.query, outline.truncated) == ("outline", "py/main.py", False)
+    nothing = cg.Lookup(project, None, [cg.NOT_BUILT])
+    for answer, tool, query in (
+        (cg.defs(nothing, "price_of", 10), "defs", "price_of"),
+        (cg.refs(nothing, "py/main.py:12", 10), "refs", "py/main.py:12"),
+        (cg.callers(nothing, "py/shop/prices.py", 5, 10), "callers", "py/shop/prices.py:5"),
+        (cg.callees(nothing, "py/shop/prices.py", 5, 10), "callees", "py/shop/prices.py:5"),
+        (cg.outline(nothing, "py/main.py", 10), "outline", "py/main.py"),
+        (cg.repo_map(nothing, "price", 100), "map", "price"),
+    ):
+        assert (answer.rows, answer.notes, answer.truncated) == ([], (cg.NOT_BUILT,), False)
+        assert (answer.tool, answer.query, answer.subject, answer.text) == (tool, query, None, "")
+    assert cg.file_definitions(index_dir, ["py/main.py"]) == {}  # no definitions column
+    assert cg.file_definitions(index_dir.parent / "never-indexed", ["py/main.py"]) == {}
 
 
 def test_a_server_keeps_the_graph_until_the_index_changes(
