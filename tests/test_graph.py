@@ -1081,3 +1081,167 @@ def test_the_use_count_of_some_names_equals_the_whole_count_through_aliases_and_
         }, name
     original = next(d for d in graph.by_name["Blueprint"] if d.path == "pkg/base.py")
     assert build_graph(files).inbound_of(("Blueprint",))[original] >= 3  # via both aliases
+
+
+TYPED_PY_PATHS = {
+    "app/__init__.py": b"",
+    "app/models.py": b"""class Row:
+    def save(self):
+        return 1
+
+
+class Pair:
+    def first(self) -> "Row":
+        return Row()
+
+
+def make() -> Row:
+    return Row()
+""",
+    "app/stray.py": b"class Stray:\n    def save(self):\n        return 3\n",
+    "app/other.py": b"class Row:\n    def save(self):\n        return 4\n",
+    "app/deep/__init__.py": b"from .inner import Leaf\n",
+    "app/deep/inner.py": b"class Leaf:\n    def save(self):\n        return 2\n",
+    "app/use.py": b"""from requests import Session
+
+from app import deep, models
+from app.models import Row, make
+
+DEFAULT: models.Row = models.Row()
+
+
+class Local:
+    def save(self):
+        return 0
+
+
+class Outer:
+    class Inner(models.Pair):
+        def first(self):
+            return super().first().save()
+
+
+def typed(r: Row, leaf: deep.Leaf, s: Session):
+    r.save()
+    leaf.save()
+    s.save()
+    DEFAULT.save()
+    make().save()
+    models.make().save()
+
+
+def unknown(x: models.Missing, y: models.Stray, z: nowhere.Thing, u: Undefined):
+    x.save()
+    y.save()
+    z.save()
+    u.save()
+
+
+def outer():
+    class Box:
+        def save(self):
+            return 5
+
+    def inner(b: Box):
+        b.save()
+""",
+}
+
+
+def _bound(graph, path, line, name):
+    """What the member use of ``name`` on ``line`` binds to, as (path, qualified name)."""
+    refs = [r for r in graph.files[path].references if r.line == line and r.name == name]
+    assert len(refs) == 1, refs
+    return sorted((d.path, d.qualified) for d in graph.candidates(refs[0]))
+
+
+def test_python_declared_types_follow_module_paths_reexports_calls_and_super():
+    """A member use binds by its owner's declared type through `module.Type`, a package's
+    re-export, an imported name that other files also define, a typed module constant,
+    what a (module's) function returns and super() in a nested class (issue 47)."""
+    graph = build_graph(TYPED_PY_PATHS)
+    row = [("app/models.py", "Row.save")]
+    assert _bound(graph, "app/use.py", 17, "first") == [("app/models.py", "Pair.first")]
+    assert _bound(graph, "app/use.py", 17, "save") == row
+    assert _bound(graph, "app/use.py", 21, "save") == row  # not other.py's Row
+    assert _bound(graph, "app/use.py", 22, "save") == [("app/deep/inner.py", "Leaf.save")]
+    assert _bound(graph, "app/use.py", 23, "save") == []  # a type from outside: nothing
+    for line in (24, 25, 26):
+        assert _bound(graph, "app/use.py", line, "save") == row
+
+
+def test_python_a_type_that_cannot_be_resolved_binds_by_name_and_a_local_type_binds():
+    """An annotation naming nothing in the workspace (a missing member of a workspace
+    module, a name the module does not define, an unimported module, an undefined name)
+    leaves the type unknown: the use binds by name to the nearest `save`, the file's own;
+    a class defined in a function types the parameters of a function nested there."""
+    graph = build_graph(TYPED_PY_PATHS)
+    for line in (30, 31, 32, 33):
+        assert _bound(graph, "app/use.py", line, "save") == [("app/use.py", "Local.save")]
+    assert _bound(graph, "app/use.py", 42, "save") == [("app/use.py", "outer.Box.save")]
+
+
+TYPED_GO_STEPS = {
+    "go.mod": b"module example.com/shop\n",
+    "store/base.go": b"""package store
+
+type Base struct{}
+
+func (b *Base) Close() error { return nil }
+
+type Item struct{}
+
+func (i Item) Save() {}
+""",
+    "store/store.go": b"""package store
+
+import "net/http"
+
+type Mode int
+
+func (m Mode) Save() {}
+
+func (m Mode) RoundTrip() {}
+
+type Store struct {
+\tBase
+\titem   Item
+\tclient *http.Client
+}
+
+func Open() (*Store, error) { return &Store{}, nil }
+
+func Pair() (error, *Store) { return nil, &Store{} }
+
+func (s *Store) Item() Item { return s.item }
+
+func use(x Missing) {
+\ts, err := Open()
+\ts.Close()
+\t_ = err
+\t_, t := Pair()
+\tt.Close()
+\ts.item.Save()
+\ts.Item().Save()
+\ts.client.Transport.RoundTrip(nil)
+\tx.Save()
+}
+""",
+}
+
+
+def test_go_declared_types_follow_results_fields_methods_and_embedding():
+    """Go member uses bind through a function's first or second result, a field's and a
+    method's declared type and a struct embedded from another file of the package; a type
+    from outside the workspace (or one not declared anywhere) binds nothing, however far
+    the chain goes (issue 47)."""
+    graph = build_graph(TYPED_GO_STEPS)
+    path = "store/store.go"
+    close = [("store/base.go", "Base.Close")]
+    save = [("store/base.go", "Item.Save")]
+    assert _bound(graph, path, 25, "Close") == close
+    assert _bound(graph, path, 28, "Close") == close
+    assert _bound(graph, path, 29, "Save") == save  # not Mode.Save, the file's own
+    assert _bound(graph, path, 30, "Save") == save
+    assert _bound(graph, path, 31, "RoundTrip") == []
+    assert _bound(graph, path, 32, "Save") == []
