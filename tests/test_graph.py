@@ -1225,7 +1225,10 @@ func use(x Missing) {
 \ts.Item().Save()
 \ts.client.Transport.RoundTrip(nil)
 \tx.Save()
+\ts.item.Load()
 }
+
+func (i Item) Load() {}
 """,
 }
 
@@ -1245,3 +1248,57 @@ def test_go_declared_types_follow_results_fields_methods_and_embedding():
     assert _bound(graph, path, 30, "Save") == save
     assert _bound(graph, path, 31, "RoundTrip") == []
     assert _bound(graph, path, 32, "Save") == []
+    # a method declared in another file of the package than its type
+    assert _bound(graph, path, 33, "Load") == [("store/store.go", "Item.Load")]
+
+
+CHAINS = (
+    "".join(f"class C{i}(C{i + 1}):\n    pass\n\n\n" for i in range(6))
+    + """class C6:
+    def top(self):
+        return 6
+
+
+class Other:
+    def top(self):
+        return 0
+
+
+class A(B):
+    pass
+
+
+class B(A):
+    pass
+
+
+def f(x: C0, y: A):
+    x.top()
+    y.top()
+
+
+v0 = C6()
+v1 = v0
+v2 = v1
+v3 = v2
+v4 = v3
+v5 = v4
+v6 = v5
+
+
+def g():
+    v5.top()
+    v6.top()
+"""
+)
+
+
+def test_python_types_are_followed_six_bases_and_six_values_deep_and_cycles_end():
+    """Resolution is bounded (graph/binding.py: six bases, six hops of `$v`), so that a
+    cycle of bases ends: a method six bases up binds, a cycle binds nothing, a value typed
+    six assignments away binds and one seven away is unknown: by name (issue 47)."""
+    graph = build_graph({"m.py": CHAINS.encode()})
+    assert _bound(graph, "m.py", 44, "top") == [("m.py", "C6.top")]
+    assert _bound(graph, "m.py", 45, "top") == []
+    assert _bound(graph, "m.py", 58, "top") == [("m.py", "C6.top")]
+    assert _bound(graph, "m.py", 59, "top") == [("m.py", "C6.top"), ("m.py", "Other.top")]
