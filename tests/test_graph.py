@@ -1302,3 +1302,186 @@ def test_python_types_are_followed_six_bases_and_six_values_deep_and_cycles_end(
     assert _bound(graph, "m.py", 45, "top") == []
     assert _bound(graph, "m.py", 58, "top") == [("m.py", "C6.top")]
     assert _bound(graph, "m.py", 59, "top") == [("m.py", "C6.top"), ("m.py", "Other.top")]
+
+
+TYPED_SCOPES = {
+    "m/__init__.py": b"",
+    "m/models.py": b"class Row:\n    def save(self):\n        return 1\n",
+    "m/body.py": b"""from m.models import Row
+
+
+class Local:
+    def save(self):
+        return 0
+
+
+class Inner:
+    def save(self):
+        return 1
+
+
+class Base:
+    def get(self) -> Row:
+        return Row()
+
+
+class Sub(Base):
+    pass
+
+
+class Ctx:
+    def __enter__(self) -> Row:
+        return Row()
+
+
+class K:
+    class Inner:
+        def save(self):
+            return 2
+
+    default = Row()
+    saved = default.save()
+    inner = Inner()
+    kept = inner.save()
+
+    def make(self) -> Row:
+        return Row()
+
+    made = make(None)
+    done = made.save()
+
+
+def use():
+    Sub().get().save()
+    Ctx().__enter__().save()
+
+
+def outer():
+    class Box:
+        def save(self):
+            return 5
+
+    def build() -> Box:
+        return Box()
+
+    build().save()
+""",
+    "m/chain.py": b"""from m.models import Row
+
+
+class Local:
+    def save(self):
+        return 0
+
+
+def mk() -> Row:
+    return Row()
+
+
+w0 = mk()
+w1 = w0
+w2 = w1
+w3 = w2
+w4 = w3
+w5 = w4
+v0 = Row()
+v1 = v0
+v2 = v1
+v3 = v2
+v4 = v3
+v5 = v4
+
+
+class Holder:
+    attr4 = v4
+    attr5 = v5
+
+    def run(self):
+        self.attr4.save()
+        self.attr5.save()
+
+
+def use():
+    w4.save()
+    w5.save()
+""",
+}
+
+
+def test_python_types_resolve_in_the_scope_that_wrote_them():
+    """A type is resolved where it was written: a class body's values (`default = Row()`,
+    `inner = Inner()` meaning the class's own Inner, `made = make(None)` calling the class's
+    method), a method inherited from a base, a dunder method the class defines, and a
+    function nested in a function returning a class defined there (issue 47)."""
+    graph = build_graph(TYPED_SCOPES)
+    row = [("m/models.py", "Row.save")]
+    assert _bound(graph, "m/body.py", 34, "save") == row
+    assert _bound(graph, "m/body.py", 36, "save") == [("m/body.py", "K.Inner.save")]
+    assert _bound(graph, "m/body.py", 42, "save") == row
+    assert _bound(graph, "m/body.py", 46, "save") == row
+    assert _bound(graph, "m/body.py", 47, "save") == row
+    assert _bound(graph, "m/body.py", 58, "save") == [("m/body.py", "outer.Box.save")]
+
+
+def test_python_the_depth_bound_counts_calls_and_attribute_steps():
+    """The six-step bound of type resolution counts a function's result and an
+    attribute's value like any other hop: one hop past it the type is unknown and the use
+    binds by name, to the file's own `save` (issue 47)."""
+    graph = build_graph(TYPED_SCOPES)
+    row = [("m/models.py", "Row.save")]
+    local = [("m/chain.py", "Local.save")]
+    assert _bound(graph, "m/chain.py", 32, "save") == row  # self.attr4: v4 -> ... -> Row()
+    assert _bound(graph, "m/chain.py", 33, "save") == local
+    assert _bound(graph, "m/chain.py", 37, "save") == row  # w4 -> ... -> mk() -> Row
+    assert _bound(graph, "m/chain.py", 38, "save") == local
+
+
+REEXPORTED_OUTSIDE = {
+    "m/__init__.py": b"",
+    "m/a.py": b"from m.b import Session\n",
+    "m/b.py": b"from m.c import Session\n",
+    "m/c.py": b"from m.d import Session\n",
+    "m/d.py": b"from requests import Session\n",
+    "m/near.py": b"from m.b import Session\n\n\ndef use(s: Session):\n    s.save()\n",
+    "m/far.py": b"from m.a import Session\n\n\ndef use(s: Session):\n    s.save()\n",
+    "m/renamed.py": b"from m.d import Session as Sess\n\n\ndef use(s: Session):\n    s.save()\n",
+    "m/local.py": b"class Local:\n    def save(self):\n        return 0\n",
+}
+
+
+def test_python_a_name_from_outside_is_followed_three_reexports_deep():
+    """A type imported from outside through workspace modules binds nothing when it is
+    three re-exports away; four away it is not followed (the type is unknown: by name);
+    `import Session as Sess` binds Sess, so a bare `Session` there is not from outside
+    (issue 47)."""
+    graph = build_graph(REEXPORTED_OUTSIDE)
+    local = [("m/local.py", "Local.save")]
+    assert _bound(graph, "m/near.py", 5, "save") == []
+    assert _bound(graph, "m/far.py", 5, "save") == local
+    assert _bound(graph, "m/renamed.py", 5, "save") == local
+
+
+def test_go_a_call_step_with_several_results_types_by_the_first():
+    """`s.Pick()` returning (Item, error), called as a step: its value is an Item."""
+    source = b"""package store
+
+type Item struct{}
+
+func (i Item) Save() {}
+
+type Mode int
+
+func (m Mode) Save() {}
+
+type Store struct{}
+
+func (s *Store) Pick() (Item, error) { return Item{}, nil }
+
+func use(s *Store) {
+\tit, err := s.Pick()
+\tit.Save()
+\t_ = err
+}
+"""
+    graph = build_graph({"go.mod": b"module example.com/shop\n", "store/s.go": source})
+    assert _bound(graph, "store/s.go", 17, "Save") == [("store/s.go", "Item.Save")]
