@@ -1100,7 +1100,8 @@ def make() -> Row:
 """,
     "app/stray.py": b"class Stray:\n    def save(self):\n        return 3\n",
     "app/other.py": b"class Row:\n    def save(self):\n        return 4\n",
-    "app/deep/__init__.py": b"from .inner import Leaf\n",
+    "app/deep/__init__.py": b"from .mid import Leaf\n",
+    "app/deep/mid.py": b"from .inner import Leaf\n",
     "app/deep/inner.py": b"class Leaf:\n    def save(self):\n        return 2\n",
     "app/use.py": b"""from requests import Session
 
@@ -1485,3 +1486,41 @@ func use(s *Store) {
 """
     graph = build_graph({"go.mod": b"module example.com/shop\n", "store/s.go": source})
     assert _bound(graph, "store/s.go", 17, "Save") == [("store/s.go", "Item.Save")]
+
+
+def test_python_a_name_imported_on_the_first_line_and_redefined_is_the_files_own():
+    """The type a name gives is the definition the file's own code means: a class that
+    redefines an imported name shadows the import, even one on the first line (issue 47)."""
+    files = {
+        "m/__init__.py": b"",
+        "m/models.py": b"class Row:\n    def save(self):\n        return 1\n",
+        "m/shadow.py": b"""from m.models import Row
+
+
+class Row:
+    def save(self):
+        return 2
+
+
+def use(r: Row):
+    r.save()
+""",
+    }
+    graph = build_graph(files)
+    assert _bound(graph, "m/shadow.py", 10, "save") == [("m/shadow.py", "Row.save")]
+
+
+def test_a_lazy_graphs_uses_by_name_are_the_assembled_graphs():
+    """Over facts decoded as asked for, the uses of a name, the names iterated and counted,
+    and the missing name's KeyError are those of the assembled graph (issue 47)."""
+    from seek.index.graph_rows import encode, read_graph
+
+    whole = build_graph(TYPED_PY_PATHS)
+    rows = [(path, *encode(facts)) for path, facts in whole.files.items()]
+    lazy = read_graph(rows).refs_by_name
+    assert lazy["save"] == lazy["save"] == whole.refs_by_name["save"]
+    with pytest.raises(KeyError) as missing:
+        lazy["nobody_uses_this"]
+    assert missing.value.args == ("nobody_uses_this",)
+    assert sorted(lazy) == sorted(whole.refs_by_name) and len(lazy) == len(whole.refs_by_name)
+    assert lazy["first"] == whole.refs_by_name["first"]  # once iterated: the whole mapping
