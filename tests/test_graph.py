@@ -1524,3 +1524,73 @@ def test_a_lazy_graphs_uses_by_name_are_the_assembled_graphs():
     assert missing.value.args == ("nobody_uses_this",)
     assert sorted(lazy) == sorted(whole.refs_by_name) and len(lazy) == len(whole.refs_by_name)
     assert lazy["first"] == whole.refs_by_name["first"]  # once iterated: the whole mapping
+
+
+RENAMED = {
+    "m/__init__.py": b"",
+    "m/models.py": (
+        b"class Row:\n    def save(self):\n        return 1\n\n\nclass Pair:\n    pass\n"
+    ),
+    "m/pkg/__init__.py": b"from .one import Row\n",
+    "m/pkg/one.py": b"from .two import Row\n",
+    "m/pkg/two.py": b"from m.models import Row\n",
+    "m/short/__init__.py": b"from .one import Row\n",
+    "m/short/one.py": b"from m.models import Row\n",
+    "m/x.py": (
+        b"from m.models import Pair as P\nfrom m.models import Pair\n"
+        b"from m.models import Row as Record\n"
+    ),
+    "m/x2.py": b"from m.short import Row as Record\n",
+    "m/x3.py": b"from m.pkg import Row as Record\n",
+    "m/local.py": b"class Local:\n    def save(self):\n        return 0\n",
+    "m/use.py": b"""from m import models as mdl
+from m import x, x2, x3
+from m.models import Nothing as N
+
+
+class K(Mystery):
+    def __init__(self):
+        self.conn = mdl.Row()
+
+
+def use(k: K, n: N, a: x.Record, b: x2.Record, c: x3.Record):
+    k.save()
+    k.conn.save()
+    n.save()
+    a.save()
+    b.save()
+    c.save()
+""",
+}
+
+
+def test_python_types_through_renaming_imports_and_unresolvable_bases():
+    """`from m import Row as Record` in a module another imports: `x.Record` is m's Row,
+    after other imports of that module and through a package's re-exports, three files
+    deep at most (x3's is four: unknown, so by name). A class whose base cannot be resolved
+    may inherit any member: `k.save()` binds nothing, and an attribute its method assigns
+    is unknown too (the base may define it), as is the type of a name the module lacks
+    (issue 47)."""
+    graph = build_graph(RENAMED)
+    row = [("m/models.py", "Row.save")]
+    by_name = [("m/local.py", "Local.save"), ("m/models.py", "Row.save")]
+    assert _bound(graph, "m/use.py", 12, "save") == []
+    assert _bound(graph, "m/use.py", 13, "save") == by_name
+    assert _bound(graph, "m/use.py", 14, "save") == by_name
+    assert _bound(graph, "m/use.py", 15, "save") == row
+    assert _bound(graph, "m/use.py", 16, "save") == row
+    assert _bound(graph, "m/use.py", 17, "save") == by_name
+
+
+def test_js_a_required_modules_commonjs_export_is_its_member():
+    """`lib.helper()` of `require('./lib')` is lib's `module.exports.helper`, not the
+    nearer `helper` member of an object in the calling file (issue 47)."""
+    graph = build_graph(
+        {
+            "js/lib.js": b"module.exports.helper = function () {};\n",
+            "js/main.js": (
+                b"const lib = require('./lib');\nconst o = { helper() {} };\nlib.helper();\n"
+            ),
+        }
+    )
+    assert _bound(graph, "js/main.js", 3, "helper") == [("js/lib.js", "module.exports.helper")]
