@@ -1538,7 +1538,7 @@ RENAMED = {
     "m/short/one.py": b"from m.models import Row\n",
     "m/x.py": (
         b"from m.models import Pair as P\nfrom m.models import Pair\n"
-        b"from m.models import Row as Record\n"
+        b"from m.models import Row as Record\nfrom m.models import Nothing\n"
     ),
     "m/x2.py": b"from m.short import Row as Record\n",
     "m/x3.py": b"from m.pkg import Row as Record\n",
@@ -1560,6 +1560,10 @@ def use(k: K, n: N, a: x.Record, b: x2.Record, c: x3.Record):
     a.save()
     b.save()
     c.save()
+
+
+def more(d: x.Nothing):
+    d.save()
 """,
 }
 
@@ -1580,6 +1584,7 @@ def test_python_types_through_renaming_imports_and_unresolvable_bases():
     assert _bound(graph, "m/use.py", 15, "save") == row
     assert _bound(graph, "m/use.py", 16, "save") == row
     assert _bound(graph, "m/use.py", 17, "save") == by_name
+    assert _bound(graph, "m/use.py", 21, "save") == by_name  # x imports what m lacks
 
 
 def test_js_a_required_modules_commonjs_export_is_its_member():
