@@ -1366,6 +1366,19 @@ def outer():
         return Box()
 
     build().save()
+
+
+class J:
+    class Inner:
+        def save(self):
+            return 3
+
+    def get(self) -> "Inner":
+        return J.Inner()
+
+
+def use_j():
+    J().get().save()
 """,
     "m/chain.py": b"""from m.models import Row
 
@@ -1422,6 +1435,8 @@ def test_python_types_resolve_in_the_scope_that_wrote_them():
     assert _bound(graph, "m/body.py", 46, "save") == row
     assert _bound(graph, "m/body.py", 47, "save") == row
     assert _bound(graph, "m/body.py", 58, "save") == [("m/body.py", "outer.Box.save")]
+    # a method's result names its class's own Inner, not the module's or another class's
+    assert _bound(graph, "m/body.py", 71, "save") == [("m/body.py", "J.Inner.save")]
 
 
 def test_python_the_depth_bound_counts_calls_and_attribute_steps():
