@@ -1614,3 +1614,52 @@ def test_js_a_required_modules_commonjs_export_is_its_member():
         }
     )
     assert _bound(graph, "js/main.js", 3, "helper") == [("js/lib.js", "module.exports.helper")]
+
+
+UNTYPED_MEMBERS = {
+    "m/__init__.py": b"",
+    "m/models.py": (
+        b"class Row:\n    def save(self):\n        return 1\n\n"
+        b"    def __eq__(self, other):\n        return True\n\n"
+        b"    def __secret(self):\n        return 2\n"
+    ),
+    "m/pkg/__init__.py": b"from .one import Row\n",
+    "m/pkg/one.py": b"from .two import Row\n",
+    "m/pkg/two.py": b"from m.models import Row\n",
+    "m/loose.py": b"""import requests
+
+from m import models as mdl
+from m import pkg
+
+
+def helper(self, cls, other):
+    other.__eq__(1)
+    self.__secret()
+    cls.__secret()
+    requests.save()
+    mdl.save()
+    pkg.Row()
+""",
+    "go.mod": b"module example.com/shop\n",
+    "store/s.go": b"package store\n\ntype Item struct{}\n\nfunc (i Item) Open() {}\n",
+    "cmd/main.go": (
+        b'package main\n\nimport "example.com/shop/store"\n\nfunc main() {\n\tstore.Open()\n}\n'
+    ),
+}
+
+
+def test_member_uses_without_a_type_bind_by_module_protocol_and_name():
+    """No declared type: `other.__eq__` is the protocol (nothing), but `self.__secret` and
+    `cls.__secret` are a class's own (mangled) method; a member of a module
+    from outside binds nothing, of a workspace module that lacks it binds by name, of a
+    package re-exporting it two files deep its definition; a Go package's member is only in
+    that package (issue 47)."""
+    graph = build_graph(UNTYPED_MEMBERS)
+    secret = [("m/models.py", "Row.__secret")]
+    assert _bound(graph, "m/loose.py", 8, "__eq__") == []
+    assert _bound(graph, "m/loose.py", 9, "__secret") == secret
+    assert _bound(graph, "m/loose.py", 10, "__secret") == secret
+    assert _bound(graph, "m/loose.py", 11, "save") == []
+    assert _bound(graph, "m/loose.py", 12, "save") == [("m/models.py", "Row.save")]
+    assert _bound(graph, "m/loose.py", 13, "Row") == [("m/models.py", "Row")]
+    assert _bound(graph, "cmd/main.go", 6, "Open") == []  # not store's Item.Open
