@@ -1663,3 +1663,47 @@ def test_member_uses_without_a_type_bind_by_module_protocol_and_name():
     assert _bound(graph, "m/loose.py", 12, "save") == [("m/models.py", "Row.save")]
     assert _bound(graph, "m/loose.py", 13, "Row") == [("m/models.py", "Row")]
     assert _bound(graph, "cmd/main.go", 6, "Open") == []  # not store's Item.Open
+
+
+def test_this_self_and_a_type_name_pick_that_classs_members_where_no_type_is_declared():
+    """Without declared types (JavaScript, Rust): `this.m` and `Self::m` are the enclosing
+    class's (impl's) m, `B.create` is B's; another object's `helper` may be any class's
+    (issue 47)."""
+    js = b"""class A {
+  run(other) {
+    this.helper();
+    other.helper();
+    B.create();
+  }
+  helper() {}
+}
+
+class B {
+  helper() {}
+  static create() {}
+}
+
+class C {
+  create() {}
+}
+"""
+    rust = b"""struct A;
+struct B;
+
+impl A {
+    fn new() -> A { A }
+    fn make() -> A { Self::new() }
+}
+
+impl B {
+    fn new() -> B { B }
+}
+"""
+    graph = build_graph({"js/a.js": js, "rs/src/lib.rs": rust})
+    assert _bound(graph, "js/a.js", 3, "helper") == [("js/a.js", "A.helper")]
+    assert _bound(graph, "js/a.js", 4, "helper") == [
+        ("js/a.js", "A.helper"),
+        ("js/a.js", "B.helper"),
+    ]
+    assert _bound(graph, "js/a.js", 5, "create") == [("js/a.js", "B.create")]
+    assert _bound(graph, "rs/src/lib.rs", 6, "new") == [("rs/src/lib.rs", "A.new")]
