@@ -1686,6 +1686,14 @@ class B {
 class C {
   create() {}
 }
+
+function factory() {
+  class D {
+    go() { this.helper(); }
+    helper() {}
+  }
+  return D;
+}
 """
     rust = b"""struct A;
 struct B;
@@ -1701,9 +1709,12 @@ impl B {
 """
     graph = build_graph({"js/a.js": js, "rs/src/lib.rs": rust})
     assert _bound(graph, "js/a.js", 3, "helper") == [("js/a.js", "A.helper")]
+    # any class's, one built in a function too (in JS, objects escape their function)
     assert _bound(graph, "js/a.js", 4, "helper") == [
         ("js/a.js", "A.helper"),
         ("js/a.js", "B.helper"),
+        ("js/a.js", "factory.D.helper"),
     ]
     assert _bound(graph, "js/a.js", 5, "create") == [("js/a.js", "B.create")]
+    assert _bound(graph, "js/a.js", 21, "helper") == [("js/a.js", "factory.D.helper")]
     assert _bound(graph, "rs/src/lib.rs", 6, "new") == [("rs/src/lib.rs", "A.new")]
