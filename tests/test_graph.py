@@ -1718,3 +1718,28 @@ impl B {
     assert _bound(graph, "js/a.js", 5, "create") == [("js/a.js", "B.create")]
     assert _bound(graph, "js/a.js", 21, "helper") == [("js/a.js", "factory.D.helper")]
     assert _bound(graph, "rs/src/lib.rs", 6, "new") == [("rs/src/lib.rs", "A.new")]
+
+
+def test_without_imports_or_types_a_member_use_means_members_else_any_definition():
+    """C has no methods: `o.run()` can only mean the function `run`; C++'s `o.run()` means
+    the member, not the free function of that name; JavaScript's `this` outside a class
+    is the file's members first (issue 47). (Separate graphs: a member use binds across
+    languages, a limit noted in bench/mutation-survivors.md.)"""
+    c = b"""struct ops { void (*run)(void); };
+
+void run(void) {}
+
+void go(struct ops o) {
+    o.run();
+}
+"""
+    cpp = b"struct Ops {\n    void run() {}\n};\n\nvoid run() {}\n\n"
+    cpp += b"void go(Ops o) {\n    o.run();\n}\n"
+    js = {
+        "js/a.js": b"class A {\n  helper() {}\n}\n\nfunction loose() {\n  this.helper();\n}\n",
+        "js/b.js": b"class E {\n  helper() {}\n}\n",
+    }
+    assert _bound(build_graph({"c/ops.c": c}), "c/ops.c", 6, "run") == [("c/ops.c", "run")]
+    graph = build_graph({"cpp/ops.cpp": cpp})
+    assert _bound(graph, "cpp/ops.cpp", 8, "run") == [("cpp/ops.cpp", "Ops.run")]
+    assert _bound(build_graph(js), "js/a.js", 6, "helper") == [("js/a.js", "A.helper")]
