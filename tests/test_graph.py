@@ -1557,9 +1557,13 @@ RENAMED = {
     ),
     "m/x2.py": b"from m.short import Row as Record\n",
     "m/x3.py": b"from m.pkg import Row as Record\n",
+    "m/x4.py": (
+        b"try:\n    from fast import Row as Record\n"
+        b"except ImportError:\n    from m.models import Row as Record\n"
+    ),
     "m/local.py": b"class Local:\n    def save(self):\n        return 0\n",
     "m/use.py": b"""from m import models as mdl
-from m import x, x2, x3
+from m import x, x2, x3, x4
 from m.models import Nothing as N
 
 
@@ -1579,6 +1583,10 @@ def use(k: K, n: N, a: x.Record, b: x2.Record, c: x3.Record):
 
 def more(d: x.Nothing):
     d.save()
+
+
+def fallback(e: x4.Record):
+    e.save()
 """,
 }
 
@@ -1600,6 +1608,8 @@ def test_python_types_through_renaming_imports_and_unresolvable_bases():
     assert _bound(graph, "m/use.py", 16, "save") == row
     assert _bound(graph, "m/use.py", 17, "save") == by_name
     assert _bound(graph, "m/use.py", 21, "save") == by_name  # x imports what m lacks
+    # `try: from fast import ... except ImportError: from m.models import ...`
+    assert _bound(graph, "m/use.py", 25, "save") == row
 
 
 def test_js_a_required_modules_commonjs_export_is_its_member():
