@@ -1753,3 +1753,31 @@ void go(struct ops o) {
     graph = build_graph({"cpp/ops.cpp": cpp})
     assert _bound(graph, "cpp/ops.cpp", 8, "run") == [("cpp/ops.cpp", "Ops.run")]
     assert _bound(build_graph(js), "js/a.js", 6, "helper") == [("js/a.js", "A.helper")]
+
+
+def test_a_function_nested_in_a_method_is_visible_only_there_and_a_setter_is_its_getter():
+    """A function defined inside a method is that method's (not its sibling's); in a class
+    body, `@size.setter` names the property's first definition only (issue 47)."""
+    source = b"""class A:
+    def run(self):
+        def helper():
+            return 1
+
+        return helper()
+
+    def other(self):
+        return helper()
+
+    @property
+    def size(self):
+        return 1
+
+    @size.setter
+    def size(self, value):
+        pass
+"""
+    graph = build_graph({"m.py": source})
+    assert _bound(graph, "m.py", 6, "helper") == [("m.py", "A.run.helper")]
+    assert _bound(graph, "m.py", 9, "helper") == []
+    setter = [r for r in graph.files["m.py"].references if r.line == 15 and r.name == "size"]
+    assert [d.line for d in graph.candidates(setter[0])] == [12]
