@@ -254,14 +254,14 @@ def test_every_answer_as_text_and_json(project, library):
 
 
 def test_a_uses_line_of_text_is_read_beneath_the_root_and_cut(tmp_path):
-    from seek.workspace.code_graph import LINE_TEXT_CHARS, _Lines
+    from seek.workspace.code_graph import LINE_TEXT_CHARS, Lines
 
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.py").write_text("first\n   second  \n" + "x" * 300)  # no final line break
     (root / "b.py").write_bytes(b"ok \xff\n")  # not UTF-8
     (tmp_path / "outside.py").write_text("secret\n")
-    lines = _Lines()
+    lines = Lines()
     assert [lines.get(root, "a.py", n) for n in (1, 2, 3)] == ["first", "second", "x" * 200]
     assert LINE_TEXT_CHARS == 200
     assert [lines.get(root, "a.py", n) for n in (0, 4, -1)] == ["", "", ""]

@@ -24,8 +24,8 @@ from seek.cli import Context, cli
 from seek.cli.graph_args import budget_option, split_location
 from seek.cli.output import FORMATS, editor_path, workspace_file
 from seek.cli.search_cmd import workspace_and_prefixes
-from seek.untrusted import printable
-from seek.workspace.code_graph import MAX_DEPTH, MAX_ROWS, GraphResult
+from seek.untrusted import MAX_DEPTH, printable
+from seek.workspace.code_graph import MAX_ROWS, GraphResult
 
 
 def format_option(command):  # a click decorator

@@ -21,8 +21,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from seek.errors import SeekError
-from seek.untrusted import MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_REF_CHARS, check_query
-from seek.workspace.code_graph import MAX_DEPTH, MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
+from seek.untrusted import MAX_DEPTH, MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_REF_CHARS, check_query
+from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

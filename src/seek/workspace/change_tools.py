@@ -32,6 +32,7 @@ class ChangeTools:
         and how many definitions call it now (issue 44 deliver 4; :mod:`seek.change`)."""
         from seek.change.definitions import callers_of, compare
         from seek.change.git import diff_sides
+        from seek.workspace import change_rows as cr
         from seek.workspace import code_graph as cg
 
         limit = cg.check_limit(limit or cg.MAX_ROWS)
@@ -49,7 +50,7 @@ class ChangeTools:
                 }  # fmt: skip
                 for c in changes
             ]
-            return lookup.result("changed", query, rows, limit)
+            return lookup.result("changed", query, rows, limit, render_rows=cr.changed_text)
 
         return self._graph_answer(root, answer)
 
@@ -60,10 +61,11 @@ class ChangeTools:
         ``depth`` (default 3) steps through their users, tests apart, and the files that
         import it (issue 44 deliver 2; :mod:`seek.change.impact`)."""
         from seek.change.impact import impact, importers
+        from seek.workspace import change_rows as cr
         from seek.workspace import code_graph as cg
 
         subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit)
-        depth = cg.check_depth(depth)
+        depth = cr.check_depth(depth)
         location = cg.parse_location(subject)
 
         def answer(update: bool) -> GraphResult:
@@ -79,11 +81,12 @@ class ChangeTools:
             rows: list[dict[str, Any]] = []
             imported: list[str] = []
             if graph is not None and definition is not None:
-                rows = cg.reached_rows(root, impact(graph, definition, depth))
+                rows = cr.reached_rows(root, impact(graph, definition, depth))
                 rows.sort(key=lambda row: row["test"])  # tests apart, after the code
                 imported = importers(graph, definition)
             about = cg.definition_row(definition) if definition is not None else None
             return lookup.result("impact", subject, rows, limit, subject=about,
+                                 render_rows=cr.impact_text,
                                  importers=imported)  # fmt: skip
 
         return self._graph_answer(root, answer)
@@ -94,6 +97,7 @@ class ChangeTools:
         """The commits that changed ``subject`` (a definition's NAME or PATH:LINE, or a
         workspace file), newest first, from git (issue 44 deliver 6; :mod:`seek.change`)."""
         from seek.change.history import head_span, history
+        from seek.workspace import change_rows as cr
         from seek.workspace import code_graph as cg
 
         subject, limit = check_query(subject, "the subject").strip(), cg.check_limit(limit or 20)
@@ -119,6 +123,7 @@ class ChangeTools:
             commits = history(root, path, span, limit + 1, patch) if path is not None else []
             rows = [c.to_json() for c in commits]
             about = cg.definition_row(definition) if definition is not None else None
-            return lookup.result("history", subject, rows, limit, subject=about)
+            return lookup.result("history", subject, rows, limit, subject=about,
+                                 render_rows=cr.history_text)  # fmt: skip
 
         return self._graph_answer(root, answer)

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from seek.errors import DamagedIndexError, SeekError, failure_line
 from seek.untrusted import (
-    MAX_DEPTH,
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
@@ -37,6 +36,8 @@ from seek.untrusted import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from seek.graph import CodeGraph, Definition, Reference
     from seek.settings import Settings
 
@@ -68,6 +69,9 @@ class GraphResult:
     """More rows matched than the limit let through."""
     importers: list[str] = field(default_factory=list)
     """``impact``: the files that import the subject's file and name it."""
+    render_rows: Callable[[GraphResult], list[str]] | None = None
+    """The text of the rows of a tool whose rows are not definitions or uses (``impact``,
+    ``changed``, ``history``: :mod:`seek.workspace.change_rows`)."""
     subject: dict[str, Any] | None = None
     """``callers``, ``callees`` and ``refs PATH:LINE``: the definition the location was taken
     to mean (a row like the definitions'), so that the caller sees which one was answered
@@ -97,30 +101,13 @@ class GraphResult:
         end with the notes (the CLI prints them to stderr instead)."""
         out: list[str] = []
         if self.subject is not None:
-            out.append(f"{_ABOUT[self.tool]} {_definition_line(self.subject)}")
+            out.append(f"{_ABOUT[self.tool]} {definition_line(self.subject)}")
         if not self.rows:
             out.append("Nothing found.")
         elif self.tool == "map":
             out.append(printable_text(self.text.rstrip("\n")))
-        elif self.tool == "impact":
-            tests = False
-            for row in self.rows:
-                if row["test"] and not tests:
-                    tests = True
-                    out.append("tests:")
-                via = row["via"]
-                what = "calls" if via["kind"] == "call" else "uses"
-                where = f"{via['line']}:{via['column']}"
-                out.append(f"{row['depth']}  {_definition_line(row)}  {what} "
-                           f"{printable(row['through'])} at {where}")  # fmt: skip
-                out.append(f"      {printable(via['text'])}")
-            if self.importers:
-                out.append("imported by: " + ", ".join(printable(p) for p in self.importers))
-        elif self.tool == "history":
-            for row in self.rows:
-                out.append(f"{row['hash'][:12]}  {row['date'][:10]}  "
-                           f"{printable(row['author'])}  {printable(row['subject'])}")  # fmt: skip
-                out.extend(f"    {printable(line)}" for line in row.get("patch", "").splitlines())
+        elif self.render_rows is not None:
+            out.extend(self.render_rows(self))
         elif self.tool == "refs":
             group = None
             for row in self.rows:
@@ -132,7 +119,7 @@ class GraphResult:
                 out.append(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
         else:
             for row in self.rows:
-                out.append(_change_line(row) if self.tool == "changed" else _definition_line(row))
+                out.append(definition_line(row))
                 if row["signature"]:
                     out.append(f"      {printable(row['signature'])}")
         if notes and self.truncated:
@@ -147,26 +134,11 @@ _ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of",
 """The tools that may answer about a definition at PATH:LINE, and how their text says so."""
 
 
-def _definition_line(row: dict[str, Any]) -> str:
+def definition_line(row: dict[str, Any]) -> str:
     """``path:line-end_line  kind  Container.name``, escaped."""
     name = f"{row['container']}.{row['name']}" if row["container"] else row["name"]
     where = f"{row['path']}:{row['line']}-{row['end_line']}"
     return f"{printable(where)}  {row['kind']}  {printable(name)}"
-
-
-def _change_line(row: dict[str, Any]) -> str:
-    """``seek changed``'s row: ``change  path:line-end_line  kind  name``, then whether the
-    signature changed, where it was (renamed, moved) and how many definitions call it."""
-    line = f"{row['change']:<8}  {_definition_line(row)}"
-    if row["signature_changed"]:
-        line += "  (signature changed)"
-    if "old" in row:
-        old = row["old"]
-        name = f"{old['container']}.{old['name']}" if old["container"] else old["name"]
-        line += f"  was {printable(old['path'])}:{old['line']} {printable(name)}"
-    if row.get("callers"):
-        line += f"  {row['callers']} caller{'s' if row['callers'] != 1 else ''}"
-    return line
 
 
 # -- input -------------------------------------------------------------------------------
@@ -332,7 +304,7 @@ def definition_row(d: Definition) -> dict[str, Any]:
     }
 
 
-def use_row(root: Path, ref: Reference, lines: _Lines) -> dict[str, Any]:
+def use_row(root: Path, ref: Reference, lines: Lines) -> dict[str, Any]:
     return {
         "path": ref.path,
         "line": ref.line,
@@ -344,35 +316,7 @@ def use_row(root: Path, ref: Reference, lines: _Lines) -> dict[str, Any]:
     }
 
 
-def reached_rows(root: Path, reached: list[Any]) -> list[dict[str, Any]]:
-    """``seek impact``'s rows (:class:`seek.change.impact.Reached`): the definition reached
-    (a file's top level: ``kind`` "file", ``name`` its path), its ``depth``, whether it is
-    a ``test``, and ``via``, the use that reaches it (a use row: line, column, text)."""
-    lines = _Lines()
-    rows = []
-    for r in reached:
-        if r.definition is not None:
-            row = definition_row(r.definition)
-        else:
-            row = {"path": r.path, "line": r.use.line, "end_line": r.use.line, "column": 1,
-                   "kind": "file", "name": r.path, "container": None, "signature": "",
-                   "doc": ""}  # fmt: skip
-        via = use_row(root, r.use, lines)
-        rows.append({**row, "depth": r.depth, "test": r.test, "via": via,
-                     "through": r.through.qualified})  # fmt: skip
-    return rows
-
-
-def check_depth(depth: int | None) -> int:
-    """``seek impact``'s depth: 1 (direct users) to ``MAX_DEPTH``, default 3."""
-    if depth is None:
-        return 3
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
-        raise SeekError(f"the depth must be from 1 to {MAX_DEPTH}")
-    return depth
-
-
-class _Lines:
+class Lines:
     """Lines of workspace files, each file read once per answer (never outside the root)."""
 
     def __init__(self) -> None:
@@ -446,7 +390,7 @@ def refs(lookup: Lookup, target: str, limit: int) -> GraphResult:
             groups = graph.refs(definition) if definition is not None else []
         else:
             groups = graph.refs(check_name(target))
-    lines = _Lines()
+    lines = Lines()
     rows = [use_row(lookup.root, ref, lines) for group in groups for ref in group.uses]
     return lookup.result("refs", target, rows, limit, subject=_row_of(definition))
 
