@@ -22,7 +22,6 @@ from seek.untrusted import (
     MAX_LINE,
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
-    MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
     MAX_REF_CHARS,
     MAX_ROWS,
@@ -91,18 +90,12 @@ def impact_depth(data: dict[str, Any]) -> int | None:
 
 
 def history_of(data: dict[str, Any]) -> tuple[str, bool]:
-    """``history``'s ``subject`` (a name, ``PATH:LINE`` or a relative file: the facade reads
-    which) and ``patch`` (each commit's hunks too)."""
-    subject, patch = data.get("subject"), data.get("patch", False)
-    if not isinstance(subject, str) or not subject.strip():
-        raise ApiError(400, "bad_request", "subject must be a non-empty string")
-    if len(subject) > MAX_PATH_CHARS:
-        raise ApiError(400, "too_long", f"subjects are limited to {MAX_PATH_CHARS} characters")
+    """``history``'s ``subject`` (a name, ``PATH:LINE`` or a file, read as a relative path
+    that cannot climb out: the facade tells which) and ``patch`` (each commit's hunks)."""
+    patch = data.get("patch", False)
     if not isinstance(patch, bool):
         raise ApiError(400, "bad_request", "patch must be true or false")
-    if subject.startswith("/") or ".." in subject.split("/"):
-        raise ApiError(400, "bad_path", "subject must be a name or a workspace-relative path")
-    return check_text(subject, "subject").strip(), patch
+    return relative_file(data, "subject"), patch
 
 
 def lookup_target(tool: str, data: dict[str, Any]) -> str:
