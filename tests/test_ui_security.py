@@ -46,10 +46,13 @@ def page(make_tree, seek_home, user_config):
 
 # -- finding 3: a token per run ------------------------------------------------------------
 
+# Written beside and renamed: the test waits for the file to exist, and under load it could
+# read it between its creation and its write (a SyntaxError from an empty file).
 RECORDER = """#!{python}
-import pathlib, sys
+import os, pathlib, sys
 given = pathlib.Path(sys.argv[1].removeprefix("file://"))
-pathlib.Path({out!r}).write_text(repr([sys.argv, given.read_text(), given.stat().st_mode]))
+pathlib.Path({out!r} + ".tmp").write_text(repr([sys.argv, given.read_text(), given.stat().st_mode]))
+os.replace({out!r} + ".tmp", {out!r})
 """
 
 
