@@ -1,11 +1,28 @@
 // Search: a quick pick with results as you type (preview on focus, open at the lines),
-// "Find Related Code" from the editor, and the last results as a tree.
+// "Find Related Code" from the editor, and the last results as a tree. Each hit shows the
+// line that matters (issue 46): its definition's signature or the query's best line.
 import * as vscode from "vscode";
 import * as path from "node:path";
-import { Hit, editorRange, hitDescription, hitLabel } from "./format";
+import { Hit, editorRange, hitDescription, hitLabel, labelText, plainText, scoreText } from "./format";
+import { shownLine } from "./hitText";
 import { Controller } from "./controller";
 
 const DEBOUNCE_MS = 200;
+
+/**
+ * The active editor's file, relative to `folder` and `/`-separated, and the cursor's
+ * 1-based line; undefined (after a warning) when no editor shows a file of the folder.
+ */
+export function cursorLocation(folder: string | undefined): { file: string; line: number; column: number } | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || !folder) return void vscode.window.showWarningMessage("seek: open a file of the workspace first");
+  const file = path.relative(folder, editor.document.uri.fsPath).split(path.sep).join("/");
+  if (editor.document.uri.scheme !== "file" || file.startsWith("..") || path.isAbsolute(file)) {
+    return void vscode.window.showWarningMessage("seek: this file is not in the workspace's folder");
+  }
+  const { line, character } = editor.selection.active;
+  return { file, line: line + 1, column: character + 1 };
+}
 
 /** Opens `hit` in the folder, its lines selected and revealed. */
 export async function openAt(folder: string, file: string, start: number, end: number, preview = false): Promise<vscode.TextEditor> {
@@ -24,10 +41,14 @@ interface HitPick extends vscode.QuickPickItem {
   hit: Hit;
 }
 
+/** A result in the tree: the hit's line (its definition's signature or the query's best
+ * line) as the label, where it is and its score beside it, all of it on hover. */
 class ResultItem extends vscode.TreeItem {
-  constructor(folder: string, hit: Hit) {
-    super(hitLabel(hit), vscode.TreeItemCollapsibleState.None);
-    this.description = hitDescription(hit);
+  constructor(folder: string, hit: Hit, query: string) {
+    const shown = shownLine(hit, query);
+    super(plainText(shown?.text || hitLabel(hit)), vscode.TreeItemCollapsibleState.None);
+    this.description = plainText(`${hitLabel(hit)} · ${scoreText(hit)}`);
+    this.tooltip = plainText(`${hitLabel(hit)} ${hitDescription(hit)}`);
     this.resourceUri = vscode.Uri.file(path.join(folder, hit.path));
     this.command = { command: "seek.openResult", title: "Open", arguments: [hit.path, hit.start_line, hit.end_line] };
   }
@@ -36,14 +57,17 @@ class ResultItem extends vscode.TreeItem {
 export class ResultsView implements vscode.TreeDataProvider<ResultItem> {
   private hits: Hit[] = [];
   private folder = "";
+  private query = "";
   title = "";
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  show(folder: string, title: string, hits: Hit[]): void {
+  /** `query`: the search's words, which choose each hit's line when it holds no definition. */
+  show(folder: string, title: string, hits: Hit[], query = ""): void {
     this.folder = folder;
     this.title = title;
     this.hits = hits;
+    this.query = query;
     this.changed.fire();
   }
 
@@ -52,7 +76,7 @@ export class ResultsView implements vscode.TreeDataProvider<ResultItem> {
   }
 
   getChildren(): ResultItem[] {
-    return this.hits.map((h) => new ResultItem(this.folder, h));
+    return this.hits.map((h) => new ResultItem(this.folder, h, this.query));
   }
 }
 
@@ -67,9 +91,9 @@ export class Search {
     return vscode.workspace.getConfiguration("seek").get<number>("searchResults", 10);
   }
 
-  private publish(title: string, hits: Hit[]): void {
+  private publish(title: string, hits: Hit[], query = ""): void {
     const folder = this.controller.folder ?? "";
-    this.results.show(folder, title, hits);
+    this.results.show(folder, title, hits, query);
     this.tree.message = `${hits.length} result${hits.length === 1 ? "" : "s"} for ${title}`;
   }
 
@@ -98,13 +122,13 @@ export class Search {
         if (mine !== generation) return;
         // The items' labels hold the path and lines, so VS Code's own filter keeps them all.
         pick.items = found.hits.map((hit) => ({
-          label: hitLabel(hit),
-          description: hitDescription(hit),
-          detail: firstLine(hit),
+          label: labelText(hitLabel(hit)),
+          description: labelText(hitDescription(hit)),
+          detail: labelText(shownLine(hit, query)?.text ?? ""),
           alwaysShow: true,
           hit,
         }));
-        this.publish(JSON.stringify(query), found.hits);
+        this.publish(plainText(JSON.stringify(query)), found.hits, query);
       } catch (err) {
         if (mine !== generation) return;
         pick.items = [];
@@ -139,29 +163,22 @@ export class Search {
 
   /** "Find Related Code": the chunks of other files most like the one under the cursor. */
   async related(): Promise<void> {
-    const editor = vscode.window.activeTextEditor;
     const folder = this.controller.folder;
-    if (!editor || !folder) return void vscode.window.showWarningMessage("seek: open a file of the workspace first");
-    const file = path.relative(folder, editor.document.uri.fsPath).split(path.sep).join("/");
-    if (editor.document.uri.scheme !== "file" || file.startsWith("..") || path.isAbsolute(file)) {
-      return void vscode.window.showWarningMessage("seek: this file is not in the workspace's folder");
-    }
-    const line = editor.selection.active.line + 1;
+    const at = cursorLocation(folder);
+    if (!folder || !at) return;
+    const { file, line } = at;
     try {
       const found = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: "seek: finding related code" },
         () => this.controller.call<{ hits: Hit[] }>("POST", "/v1/related", { path: folder, file, line, k: this.k() }),
       );
-      this.publish(`code related to ${file}:${line}`, found.hits);
+      this.publish(plainText(`code related to ${file}:${line}`), found.hits);
       await vscode.commands.executeCommand("seek.results.focus");
-      if (!found.hits.length) void vscode.window.showInformationMessage(`seek: nothing related to ${file}:${line}`);
+      // The file's name stays out of the notification, which would draw a `[x](command:...)`
+      // in it as a link.
+      if (!found.hits.length) void vscode.window.showInformationMessage(`seek: nothing related to line ${line} of this file`);
     } catch (err) {
       void vscode.window.showErrorMessage(`seek: ${(err as Error).message}`);
     }
   }
-}
-
-function firstLine(hit: Hit & { content?: string }): string {
-  const line = (hit.content ?? "").split("\n").find((l) => l.trim()) ?? "";
-  return line.trim().slice(0, 120);
 }
