@@ -57,10 +57,9 @@ export function scoreText(hit: Hit): string {
   return `score ${Number.isFinite(hit.score) ? hit.score.toFixed(2) : "?"}`;
 }
 
-/** The score, and the enclosing definition when seek names one: `in Router.add (method)`,
- * as the CLI and the page say it. */
-export function hitDescription(hit: Hit): string {
-  const symbol = hit.symbol;
+/** The score, and the enclosing definition when seek names one (or `symbol`, the one the
+ * hit's line was taken from): `in Router.add (method)`, as the CLI and the page say it. */
+export function hitDescription(hit: Hit, symbol: Omit<HitSymbol, "container"> & { container?: string | null } | null | undefined = hit.symbol): string {
   if (!symbol) return scoreText(hit);
   const name = symbol.container ? `${symbol.container}.${symbol.name}` : symbol.name;
   return `in ${name} (${symbol.kind}) · ${scoreText(hit)}`;

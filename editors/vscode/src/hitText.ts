@@ -4,13 +4,22 @@
 // Pure (no `vscode` import) so node's test runner covers it.
 import type { Hit, HitSymbol } from "./format";
 
+/** A definition of the hit's file, as seek's `/v1/outline` rows (and a hit's symbol) name it. */
+export interface Definition {
+  name: string;
+  kind: string;
+  container?: string | null;
+  line: number;
+  end_line: number;
+}
+
 export interface ShownLine {
   /** 1-based line in the file. */
   line: number;
   /** The line's text, trimmed and cut to MAX_CHARS. */
   text: string;
-  /** True when it is the enclosing definition's own line (its signature). */
-  definition: boolean;
+  /** The definition whose own line (its signature) this is; undefined for another line. */
+  definition?: Definition;
 }
 
 const MAX_CHARS = 160;
@@ -49,18 +58,33 @@ function cut(text: string): string {
   return trimmed.length > MAX_CHARS ? `${trimmed.slice(0, MAX_CHARS - 1)}…` : trimmed;
 }
 
+/** Whether the hit's text holds `definition`'s own line (its signature). */
+function holdsLine(hit: Hit, lines: string[], definition: Definition | null | undefined): definition is Definition {
+  if (!definition || definition.line < hit.start_line || definition.line > hit.end_line) return false;
+  return !!lines[definition.line - hit.start_line]?.trim();
+}
+
+/** Whether the hit's own symbol names its definition's line: then no outline is needed. */
+export function namesItsDefinition(hit: Hit): boolean {
+  return holdsLine(hit, (hit.content ?? "").split("\n"), hit.symbol);
+}
+
 /**
- * The line a hit shows: the enclosing definition's line when it lies in the hit (a
- * signature says what the code is), else the line holding most of the query's words
- * (the first of equals), else the first non-blank line. Undefined for a hit without text.
+ * The line a hit shows (issue 46):
+ * 1. the line of the definition seek names the hit by (its symbol), when the hit holds it;
+ * 2. else, of the file's `definitions` (its outline) that begin in the hit, the innermost
+ *    one holding the line with most of the query's words, or with no such line the first;
+ * 3. else that best line (the first of equals), else the first non-blank line.
+ * Undefined for a hit without text.
  */
-export function shownLine(hit: Hit, query = ""): ShownLine | undefined {
+export function shownLine(hit: Hit, query = "", definitions: readonly Definition[] = []): ShownLine | undefined {
   const lines = (hit.content ?? "").split("\n");
-  const symbol = hit.symbol;
-  if (symbol && symbol.line >= hit.start_line && symbol.line <= hit.end_line) {
-    const text = lines[symbol.line - hit.start_line];
-    if (text !== undefined && text.trim()) return { line: symbol.line, text: cut(text), definition: true };
-  }
+  const at = (definition: Definition): ShownLine => ({
+    line: definition.line,
+    text: cut(lines[definition.line - hit.start_line]),
+    definition,
+  });
+  if (holdsLine(hit, lines, hit.symbol)) return at(hit.symbol);
   const wanted = [...new Set(words(query).filter((w) => w.length >= 3))];
   let best = -1;
   let bestScore = 0;
@@ -69,7 +93,15 @@ export function shownLine(hit: Hit, query = ""): ShownLine | undefined {
     const score = lineScore(text, wanted);
     if (score > bestScore) [best, bestScore] = [i, score];
   });
+  const inside = definitions.filter((d) => holdsLine(hit, lines, d)).sort((a, b) => a.line - b.line);
+  if (best >= 0) {
+    const line = hit.start_line + best;
+    const holder = inside.filter((d) => d.line <= line && line <= d.end_line).pop();
+    if (holder) return at(holder);
+  } else if (inside.length) {
+    return at(inside[0]);
+  }
   if (best < 0) best = lines.findIndex((l) => l.trim());
   if (best < 0) return undefined;
-  return { line: hit.start_line + best, text: cut(lines[best]), definition: false };
+  return { line: hit.start_line + best, text: cut(lines[best]) };
 }
