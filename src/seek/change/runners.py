@@ -9,8 +9,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seek.change.tests import SelectedTest
@@ -39,10 +39,10 @@ def test_id(framework: str, path: str, name: str, line: int) -> str:
     return f"{path}:{line}"  # rspec, exunit, and any runner that takes a file and a line
 
 
-def command(tests: Iterable[SelectedTest]) -> str | None:
-    """One command line that runs ``tests`` when they share one framework that has one
-    (None for a mixed or an empty selection)."""
-    tests = list(tests)
+def command(selected: Iterable[SelectedTest | Mapping[str, Any]]) -> str | None:
+    """One command line that runs the ``selected`` tests (or ``seek tests``' rows) when they
+    share one framework that has one (None for a mixed or an empty selection)."""
+    tests = [_Row(t) if isinstance(t, Mapping) else t for t in selected]
     frameworks = {t.framework for t in tests}
     if len(frameworks) != 1:
         return None
@@ -74,7 +74,15 @@ def command(tests: Iterable[SelectedTest]) -> str | None:
     return None
 
 
-def _unique(tests: list[SelectedTest]) -> list[SelectedTest]:
+class _Row:
+    """A row read as a selected test (the fields a command needs)."""
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self.path, self.name = row["path"], row["name"]
+        self.id, self.framework = row["id"], row["framework"]
+
+
+def _unique(tests: list[Any]) -> list[Any]:
     return list({t.id: t for t in tests}.values())
 
 

@@ -114,22 +114,33 @@ def _named(graph: CodeGraph, subject: str, notes: list[str]) -> list[Definition]
 
 def test_rows(root: Path, selected: list[SelectedTest]) -> list[dict[str, Any]]:
     """``seek tests``' rows: each test's ``path``, ``line``, ``end_line``, ``name`` (its
-    qualified name), ``kind`` "test", ``depth``, runner ``id`` and ``framework``, ``through``
+    qualified name), ``column``, ``kind`` "test", ``depth``, runner ``id`` and ``framework``,
+    ``signature`` (its first line: a test written as a call has no other), ``through``
     (the definition it reaches) and ``via`` (the use that reaches it, a use row)."""
     from seek.workspace.code_graph import Lines, use_row
 
     lines = Lines()
     return [
-        {"path": t.path, "line": t.line, "end_line": t.end_line, "name": t.name,
-         "kind": "test", "depth": t.depth, "id": t.id, "framework": t.framework,
+        {"path": t.path, "line": t.line, "end_line": t.end_line,
+         "column": t.definition.column + 1 if t.definition is not None else 1,
+         "name": t.name, "kind": "test", "depth": t.depth, "id": t.id,
+         "framework": t.framework, "signature": _first_line(root, t, lines),
          "through": t.through.qualified, "via": use_row(root, t.use, lines)}
         for t in selected
     ]  # fmt: skip
 
 
+def _first_line(root: Path, test: SelectedTest, lines: Any) -> str:
+    if test.definition is not None:
+        return test.definition.signature
+    return lines.get(root, test.path, test.line)
+
+
 def tests_text(result: GraphResult) -> list[str]:
     """Each test: ``depth  path:line  name  (framework)``, then the use that reaches it and
-    the runner's id."""
+    the runner's id; last, one command line that runs them when there is one."""
+    from seek.change.runners import command
+
     out: list[str] = []
     for row in result.rows:
         via = row["via"]
@@ -139,4 +150,7 @@ def tests_text(result: GraphResult) -> list[str]:
                    f"{printable(row['name'])}  ({row['framework']})  "
                    f"{what} {printable(row['through'])} at {printable(str(where))}")  # fmt: skip
         out.append(f"      {printable(row['id'])}")
+    line = command(result.rows)
+    if line is not None:
+        out.append(f"run: {printable(line)}")
     return out
