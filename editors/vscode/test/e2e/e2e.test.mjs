@@ -193,9 +193,10 @@ describe("seek in VS Code", { timeout: 360_000 }, () => {
     const caller = shown.rows.findIndex((r) => r.includes("run_job") && !r.includes("test_run_job"));
     const test = shown.rows.findIndex((r) => r.includes("test_run_job_waits"));
     assert.ok(uses >= 0 && uses <= caller && caller < test && tests >= 0 && tests <= test, rows);
-    assert.match(shown.rows[caller], /run_job.*depth 1 · src\/jobs\.py:4.*calls configure_retries at line 6: return configure_retries\(policy, attempts=5\)  # \$\(flame\) the hot path/, rows);
+    assert.match(shown.rows[caller], /run_job.*depth 1 · src\/jobs\.py:4.*calls configure_retries at line 6: return configure_retries\(policy, attempts=5\) # \$\(flame\) the hot path/, rows);
     assert.equal(shown.icons, 0, "the code's $(flame) is text, not an icon");
-    assert.match(shown.rows[test], /test_run_job_waits.*depth 2 · tests\/test_jobs\.py:9.*tests\/test_jobs\.py::test_run_job_waits/, rows);
+    assert.match(shown.rows[test], /test_run_job_waits.*depth 2 · tests\/test_jobs\.py:9.*pytest: tests\/test_jobs\.py::test_run_job_waits/, rows);
+    assert.ok(!rows.includes("not available"), rows);
     if (shots) await page().screenshot({ path: path.join(shots, "vscode-impact.png") });
     // The test picked: its file opens at the test's name.
     await page().keyboard.sendCharacter("test_run_job");
