@@ -91,8 +91,11 @@ function testEntry(row: GraphRow): Entry {
 
 const message = (label: string, detail?: string): Entry => ({ label: labelText(label), detail: detail === undefined ? undefined : labelText(detail) });
 
+/** What ends a part: that rows were left out, and seek's notes (a graph being built, a
+ * language whose tests it cannot tell). */
 function more(answer: GraphAnswer, what: string): Entry[] {
-  return answer.truncated ? [message(`Only the first ${answer.rows.length} ${what} are shown`)] : [];
+  const notes = (Array.isArray(answer.notes) ? answer.notes : []).map((note) => message(`Note: ${note}`));
+  return [...(answer.truncated ? [message(`Only the first ${answer.rows.length} ${what} are shown`)] : []), ...notes];
 }
 
 /**

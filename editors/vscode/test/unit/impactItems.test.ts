@@ -68,6 +68,11 @@ test("empty answers and failures are said in their part", () => {
   assert.deepEqual(shown(impactEntries({ answer: none }, { answer: { ...tests, rows: [], truncated: false } })), [
     `-- ${USES}`, "Nothing uses it", `-- ${TESTS}`, "No test reaches it",
   ]);
+  // seek's notes end their part, as text.
+  const noted = { ...tests, rows: [], truncated: false, notes: ["No test framework is known for $(x).zig files."] };
+  assert.deepEqual(shown(impactEntries({ answer: { ...none, notes: ["The code graph is being built."] } }, { answer: noted })), [
+    `-- ${USES}`, "Nothing uses it", "Note: The code graph is being built.", `-- ${TESTS}`, "No test reaches it", "Note: No test framework is known for \\$(x).zig files.",
+  ]);
   const failed = shown(impactEntries({ error: "seek did not answer within 35 s" }, { error: "HTTP 500" }));
   assert.deepEqual(failed, [`-- ${USES}`, "Impact failed: seek did not answer within 35 s", `-- ${TESTS}`, "Tests failed: HTTP 500"]);
 });
