@@ -26,18 +26,16 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from seek.graph.model import Definition, FileFacts, Import, LazyFacts, Reference
-from seek.graph.types import EXTERNAL
+from seek.graph.resolve import REEXPORT_DEPTH, TYPE_KINDS, DeclaredTypes, exported
 
 _STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
-_REEXPORT_DEPTH = 3
-_TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
 # Languages where members of an object built inside a function commonly escape it (object
 # literals, closures returning `{ get() {...} }`): a member use there may mean a method
 # defined inside another function, so the lexical scope rule applies to bare names only.
 _ESCAPING = {"javascript", "typescript", "tsx"}
 
 
-class Bindings:
+class Bindings(DeclaredTypes):
     """A workspace's definitions and uses, indexed, and the rules that bind a use to the
     definitions it can mean (see the module docstring). :class:`seek.graph.lookup.CodeGraph`
     answers the queries over them."""
@@ -92,9 +90,9 @@ class Bindings:
                 # on an import line the name is the imported one, whatever the file defines;
                 # elsewhere `b` of `from m import a as b` is m's a
                 if imp.line == ref.line and ref.name in imp.names:
-                    return self._imported_as(imp, ref.name, _REEXPORT_DEPTH)
+                    return self._imported_as(imp, ref.name, REEXPORT_DEPTH)
                 if imp.alias == ref.name and imp.names and imp.names[0] != ref.name:
-                    return self._imported_as(imp, imp.names[0], _REEXPORT_DEPTH)
+                    return self._imported_as(imp, imp.names[0], REEXPORT_DEPTH)
         named = self.by_name.get(ref.name)
         if not named:
             return []
@@ -105,9 +103,9 @@ class Bindings:
             if ref.qualifier:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
                 if module_files:
-                    hit = [d for d in named if d.path in module_files and _exported(d)]
+                    hit = [d for d in named if d.path in module_files and exported(d)]
                     for module in module_files if not hit else ():
-                        hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
+                        hit = self._imported(module, ref.name, REEXPORT_DEPTH)  # an index file
                         if hit:
                             break
                     if hit or grammar == "go":  # a Go package's member is in the package
@@ -142,7 +140,7 @@ class Bindings:
         while owner is not None and owner.kind in ("field", "constant", "variable"):
             # `tag = to_json` in a class body: the field's value is in the class's scope
             owner = self.by_key.get((ref.path, owner.container)) if owner.container else None
-        if owner is not None and owner.kind in _TYPE_KINDS and grammar == "python":
+        if owner is not None and owner.kind in TYPE_KINDS and grammar == "python":
             # a class body sees its own names: `@prop.setter`, `alias = method`
             own = [d for d in named if d.container == owner.qualified and d.path == ref.path]
             if own:
@@ -152,174 +150,13 @@ class Bindings:
         own = [d for d in named if d.path == ref.path]
         if own:
             return own
-        imported = self._imported(ref.path, ref.name, _REEXPORT_DEPTH)
+        imported = self._imported(ref.path, ref.name, REEXPORT_DEPTH)
         if imported:
             return imported
         if grammar == "go":
             folder = posixpath.dirname(ref.path)
             return [d for d in named if posixpath.dirname(d.path) == folder]
         return [] if strict else named
-
-    # -- declared types (graph.types) -------------------------------------------------------
-
-    def owner_types(self, ref: Reference) -> list[Definition] | None:
-        """The workspace types a member use's owner has: None when unknown, [] when its type
-        is known and is not the workspace's (a builtin, a literal, an outside package)."""
-        key = (ref.path, ref.enclosing, ref.owner or "")
-        if key not in self._owner_cache:
-            self._owner_cache[key] = None  # a cycle through this key reads as unknown
-            self._owner_cache[key] = self._resolve(ref.path, ref.enclosing, ref.owner or "")
-        return self._owner_cache[key]
-
-    def _resolve(
-        self, path: str, enclosing: str | None, expr: str, depth: int = 0
-    ) -> list[Definition] | None:
-        if depth > 6 or not expr:
-            return None
-        head, *steps = expr.split(">")
-        types = self._head(path, enclosing, head, depth)
-        for step in steps:
-            if types is None:
-                return None
-            if not types:  # outside stays outside in Go only (see types.TypeFacts._step)
-                go = path in self.files and self.files[path].grammar == "go"
-                return [] if go else None
-            call = step.endswith("()")
-            name = step[:-2] if call else step
-            found: list[Definition] = []
-            for owner in types:
-                members = self._members([owner], name)
-                if members is None:
-                    return None
-                exprs = [(m.path, m.container, self._type(m)) for m in members]
-                if not members and name.startswith("__") and name.endswith("__"):
-                    continue  # `self.__dict__`: the object model's, not the workspace's
-                if not members:  # `self.x = ...` in a method: an attribute, not a definition
-                    facts = self.files.get(owner.path)
-                    exprs = [(owner.path, None, facts.types.get(f"{owner.qualified}.{name}"))]
-                for where, scope, written in exprs:
-                    if not written:
-                        return None
-                    if call or "," in written:
-                        written = written.split(",")[0]
-                    resolved = self._resolve(where, scope, written, depth + 1)
-                    if resolved is None:
-                        return None
-                    found.extend(resolved)
-            types = found
-        return types
-
-    def _type(self, definition: Definition) -> str | None:
-        facts = self.files.get(definition.path)
-        return facts.types.get(definition.qualified) if facts else None
-
-    def _head(
-        self, path: str, enclosing: str | None, head: str, depth: int
-    ) -> list[Definition] | None:
-        if head == EXTERNAL:
-            return []
-        if head == "^":  # Python super(): the bases of the enclosing method's class
-            cls = (enclosing or "").rpartition(".")[0]
-            facts = self.files.get(path)
-            bases = facts.bases.get(cls) if facts and cls else None
-            if bases is None:
-                return None
-            out: list[Definition] = []
-            for base in bases:
-                resolved = self._resolve(path, None, base, depth + 1)
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            return out
-        if "()" in head:  # what calling a function (or a type: a constructor) gives
-            callee, _, index = head.partition("()")
-            nth = int(index[1:]) if index.startswith("#") else 0
-            bound = self._bind(path, enclosing, callee)
-            if bound is None:
-                return None
-            out = []
-            for d in bound:
-                if d.kind in _TYPE_KINDS:
-                    out.append(d)
-                    continue
-                written = self._type(d) if d.kind in ("function", "method") else None
-                parts = written.split(",") if written else []
-                if nth >= len(parts) or not parts[nth]:
-                    return None
-                resolved = self._resolve(d.path, d.container, parts[nth], depth + 1)
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            return out
-        value = head.startswith("$")
-        bound = self._bind(path, enclosing, head[1:] if value else head)
-        if bound is None:
-            return None
-        out = []
-        for d in bound:
-            if d.kind in _TYPE_KINDS:
-                out.append(d)  # `Type.member`, or a type named where a type is written
-            elif value and d.kind in ("constant", "variable", "field"):
-                written = self._type(d)
-                resolved = (
-                    self._resolve(d.path, d.container, written, depth + 1) if written else None
-                )
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            else:
-                return None  # a function value, or a name that is not a type
-        return out
-
-    def _bind(self, path: str, enclosing: str | None, name: str) -> list[Definition] | None:
-        """What a name written in ``path`` means, for typing: None when unknown, [] when it
-        comes from outside the workspace."""
-        if "." in name:
-            module, _, rest = name.partition(".")
-            files = self.aliases(path).get(module)
-            if files:
-                hit = [d for d in self.by_name.get(rest, ()) if d.path in files and _exported(d)]
-                for target in files if not hit else ():
-                    hit = self._imported(target, rest, _REEXPORT_DEPTH)
-                    if hit:
-                        break
-                return hit or None
-            return [] if self._outside(path, module, _REEXPORT_DEPTH) else None
-        if self._outside(path, name, _REEXPORT_DEPTH):
-            return []
-        found = self.candidates(Reference(path, name, 0, 0, enclosing))
-        if not found and path in self.files and self.files[path].grammar == "go":
-            return []  # Go: not local, not in the package, not a workspace import: outside
-        return found or None
-
-    def _members(
-        self, types: list[Definition], name: str, depth: int = 0
-    ) -> list[Definition] | None:
-        """Members named ``name`` of these types or the types they embed or extend; None
-        when a base could not be resolved and nothing was found."""
-        found: list[Definition] = []
-        unknown = False
-        for owner in types:
-            go = self.files[owner.path].grammar == "go" if owner.path in self.files else False
-            folder = posixpath.dirname(owner.path)
-            own = [
-                d
-                for d in self.by_name.get(name, ())
-                if d.container == owner.qualified
-                and (d.path == owner.path or (go and posixpath.dirname(d.path) == folder))
-            ]
-            if own:
-                found.extend(own)
-                continue
-            facts = self.files.get(owner.path)
-            for base in facts.bases.get(owner.qualified, ()) if facts and depth < 6 else ():
-                resolved = self._resolve(owner.path, None, base, depth + 1)
-                inherited = self._members(resolved, name, depth + 1) if resolved else resolved
-                if inherited is None:
-                    unknown = True
-                else:
-                    found.extend(inherited)
-        return found if found or not unknown else None
 
     def _outside(self, path: str, name: str, depth: int) -> bool:
         """Whether ``name`` in ``path`` is imported from outside the workspace, directly or
@@ -362,7 +199,7 @@ class Bindings:
             if facts.grammar == "python" and any(_module_name(f) == name for f in imp.files[1:]):
                 return []  # `from pkg import mod`: the module itself, not a name inside it
             for target in imp.files:
-                hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
+                hit = [d for d in self.by_name.get(name, ()) if d.path == target and exported(d)]
                 if hit:
                     return hit
                 hit = self._imported(target, name, depth - 1)
@@ -374,7 +211,7 @@ class Bindings:
         if any(_module_name(f) == name for f in imp.files[1:]):
             return []  # `from pkg import mod`: the module itself
         for target in imp.files:
-            hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
+            hit = [d for d in self.by_name.get(name, ()) if d.path == target and exported(d)]
             if hit or (hit := self._imported(target, name, depth - 1)):
                 return hit
         return []
@@ -412,12 +249,6 @@ class Bindings:
         return self._aliases[path]
 
     # -- lookups --------------------------------------------------------------------------
-
-
-def _exported(definition: Definition) -> bool:
-    """A module-level name another file can import: a top-level definition, or a CommonJS
-    `exports.name = ...` / `module.exports.name = ...` member."""
-    return definition.container is None or definition.container in ("exports", "module.exports")
 
 
 def _local_names(grammar: str, imp: Import) -> tuple[str, ...]:
