@@ -70,6 +70,7 @@ class Bindings(DeclaredTypes):
         self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
         self._unresolved: dict[str, set[str]] = {}
         self._owner_cache: dict[tuple[str, str | None, str], list[Definition] | None] = {}
+        self._ancestor_cache: dict[Definition, tuple[Definition, ...]] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
 
@@ -115,7 +116,11 @@ class Bindings(DeclaredTypes):
             if ref.owner is not None:
                 typed = self.owner_types(ref)
                 if typed is not None:
-                    return self._members(typed, ref.name) or []
+                    found = self._members(typed, ref.name)
+                    # a member a TypeScript type does not show comes from what the graph
+                    # cannot read (a generic's instance, a mapped type): found by name
+                    if found or not typed or grammar not in _ESCAPING:
+                        return found or []
             members = [d for d in named if d.container is not None]
             if ref.name.startswith("__") and ref.qualifier not in ("self", "cls"):
                 return []  # `super().__init__`, `x.__eq__`: the protocol, not one class's method
@@ -131,6 +136,8 @@ class Bindings(DeclaredTypes):
                 if own:
                     return own
             pool = members if members or strict else named
+            if len(pool) > 1 and grammar in _ESCAPING:
+                pool = self.roots(pool)  # a member redeclared by subtypes: its first one
             if len(pool) > 1:  # the nearest only: same file, package, imports
                 near = self._nearness(ref.path)
                 best = min(near(d) for d in pool)

@@ -15,11 +15,11 @@ from functools import cache
 import tree_sitter
 
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
+from seek.graph import types, types_js
 from seek.graph.imports import query_text as import_query
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.queries import locals_text, raw_texts, tags_text, used_only
-from seek.graph.types import TypeFacts, query_texts, supported
 from seek.graph.uses import ReferenceRow, first_of, references
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
@@ -90,7 +90,7 @@ def _one_pass(grammar: str) -> tuple[tree_sitter.Query, tuple[int, ...]] | None:
     if language is None:
         return None
     tags, binders = raw_texts(grammar)
-    declared, anonymous = query_texts(grammar)
+    declared, anonymous = _typing_module(grammar).query_texts(grammar)
     imports = import_query(grammar)
     sections = [tags, binders, declared, anonymous, imports, _raw_name_text(grammar, language)]
     try:
@@ -117,6 +117,11 @@ def _one_pass(grammar: str) -> tuple[tree_sitter.Query, tuple[int, ...]] | None:
     for section in range(len(sections) - 2, 0, -1):  # an empty section ends where the next begins
         first[section] = min(first[section], first[section + 1])
     return query, tuple(first[1:])
+
+
+def _typing_module(grammar: str):
+    """The module whose declared-type rules a grammar has (graph.types, graph.types_js)."""
+    return types_js if grammar in types_js.JS_GRAMMARS else types
 
 
 def _kind_ok(language: tree_sitter.Language, kind: str, whole: bool = False) -> bool:
@@ -199,16 +204,20 @@ def extract_rows(
         kinds.setdefault(definition.qualified, kind)
     receivers = _receivers(grammar, def_nodes)
     bound = _locals(binders, name_starts, spans, kinds)
+    facts.imports = read_imports(path, grammar, root, imports)
     typing = None
-    if supported(grammar):
-        typing = TypeFacts(grammar, bound)
+    if grammar in types_js.JS_GRAMMARS:
+        typing = types_js.JsTypeFacts(grammar, bound)
+        typing.modules = {i.alias for i in facts.imports if i.alias}
+    elif types.supported(grammar):
+        typing = types.TypeFacts(grammar, bound)
+    if typing is not None:
         qualified_at = {
             name.start_byte: q for (_, name, _), (_, _, q) in zip(def_nodes, spans, strict=True)
         }
         typing.read(declared, anonymous, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
     rows = references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
-    facts.imports = read_imports(path, grammar, root, imports)
     return facts, rows
 
 

@@ -11,10 +11,13 @@ import posixpath
 from collections.abc import Mapping
 
 from seek.graph.model import Definition, FileFacts, Reference
-from seek.graph.types import EXTERNAL
+from seek.graph.types import EXTERNAL, TYPE_MARK
 
 REEXPORT_DEPTH = 3
 TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
+# Languages whose types are declared statically: what a type from outside the workspace
+# holds or returns is from outside too, and a name bound nowhere is a builtin.
+STATIC = frozenset(("go", "typescript", "tsx", "javascript"))
 
 
 class DeclaredTypes:
@@ -23,6 +26,7 @@ class DeclaredTypes:
     files: Mapping[str, FileFacts]
     by_name: dict[str, list[Definition]]
     _owner_cache: dict[tuple[str, str | None, str], list[Definition] | None]
+    _ancestor_cache: dict[Definition, tuple[Definition, ...]]
 
     # the name binding this resolution starts from (graph.binding.Bindings)
     def candidates(self, ref: Reference) -> list[Definition]:
@@ -58,9 +62,8 @@ class DeclaredTypes:
         for step in steps:
             if types is None:
                 return None
-            if not types:  # outside stays outside in Go only (see types.TypeFacts._step)
-                go = path in self.files and self.files[path].grammar == "go"
-                return [] if go else None
+            if not types:  # outside stays outside where types are static (types._step)
+                return [] if self._grammar(path) in STATIC else None
             call = step.endswith("()")
             name = step[:-2] if call else step
             found: list[Definition] = []
@@ -86,6 +89,10 @@ class DeclaredTypes:
             types = found
         return types
 
+    def _grammar(self, path: str) -> str:
+        facts = self.files.get(path)
+        return facts.grammar if facts is not None else ""
+
     def _type(self, definition: Definition) -> str | None:
         facts = self.files.get(definition.path)
         return facts.types.get(definition.qualified) if facts else None
@@ -95,13 +102,21 @@ class DeclaredTypes:
     ) -> list[Definition] | None:
         if head == EXTERNAL:
             return []
+        if "|" in head:  # a TypeScript union: the members of each of its types
+            out: list[Definition] = []
+            for part in head.split("|"):
+                resolved = self._head(path, enclosing, part, depth)
+                if resolved is None:
+                    return None
+                out.extend(resolved)
+            return out
         if head == "^":  # Python super(): the bases of the enclosing method's class
             cls = (enclosing or "").rpartition(".")[0]
             facts = self.files.get(path)
             bases = facts.bases.get(cls) if facts and cls else None
             if bases is None:
                 return None
-            out: list[Definition] = []
+            out = []
             for base in bases:
                 resolved = self._resolve(path, None, base, depth + 1)
                 if resolved is None:
@@ -129,9 +144,15 @@ class DeclaredTypes:
                 out.extend(resolved)
             return out
         value = head.startswith("$")
-        bound = self._bind(path, enclosing, head[1:] if value else head)
+        if value or head.startswith(TYPE_MARK):
+            head = head[1:]
+        bound = self._bind(path, enclosing, head)
         if bound is None:
             return None
+        if not value and any(d.kind in TYPE_KINDS for d in bound):
+            # a name written as a type means its type declaration (TypeScript merges an
+            # interface and a constant of one name: `const ZodString: $constructor<ZodString>`)
+            bound = [d for d in bound if d.kind in TYPE_KINDS]
         out = []
         for d in bound:
             if d.kind in TYPE_KINDS:
@@ -165,9 +186,43 @@ class DeclaredTypes:
         if self._outside(path, name, REEXPORT_DEPTH):
             return []
         found = self.candidates(Reference(path, name, 0, 0, enclosing))
-        if not found and path in self.files and self.files[path].grammar == "go":
-            return []  # Go: not local, not in the package, not a workspace import: outside
+        if not found and self._grammar(path) in STATIC:
+            # Go: not local, not in the package, not a workspace import: outside; an ES
+            # module's name bound nowhere in it is a global (`JSON`, `Promise`, `Array`)
+            return []
         return found or None
+
+    def roots(self, members: list[Definition]) -> list[Definition]:
+        """Of same-named members, those that no other one's type is a base of: where the
+        owner's type is unknown, a member that subtypes redeclare (TypeScript's `_zod` of
+        every schema interface) means its first declaration, as an editor's go-to-definition
+        on the base type would land (issue 44)."""
+        owners = {(d.path, d.container) for d in members}
+        return [
+            d
+            for d in members
+            if not any((b.path, b.qualified) in owners for b in self._ancestors(d))
+        ]
+
+    def _ancestors(self, member: Definition) -> tuple[Definition, ...]:
+        """The types a member's own type extends, transitively (resolvable ones only)."""
+        owner = self.by_key.get((member.path, member.container or ""))
+        if owner is None or owner.kind not in TYPE_KINDS:
+            return ()
+        cached = self._ancestor_cache.get(owner)
+        if cached is not None:
+            return cached
+        self._ancestor_cache[owner] = ()  # a cycle of bases ends here
+        found: dict[Definition, None] = {}
+        facts = self.files.get(owner.path)
+        for base in facts.bases.get(owner.qualified, ()) if facts else ():
+            for resolved in self._resolve(owner.path, None, base) or ():
+                if resolved != owner:
+                    found[resolved] = None
+                    probe = Definition(resolved.path, "", "field", 0, 0, 0, resolved.qualified)
+                    found.update(dict.fromkeys(self._ancestors(probe)))
+        self._ancestor_cache[owner] = tuple(found)
+        return self._ancestor_cache[owner]
 
     def _members(
         self, types: list[Definition], name: str, depth: int = 0

@@ -32,6 +32,7 @@ _OWNER_FIELDS = (
     "receiver",
     "table",
     "argument",
+    "module",
 )
 # Node kinds that hold `owner.member` (checked first: the field probes cost a third of the
 # reference pass when run on every identifier's parent).
@@ -55,6 +56,7 @@ _MEMBER_NODES = {
     "qualified_type",
     "navigation_expression",
     "scoped_property_access_expression",
+    "nested_type_identifier",
 }
 # Member nodes that are themselves calls (Java `a.b()`, PHP `$a->b()`, Ruby `a.b`, Lua `a:b()`).
 _MEMBER_CALLS = {
