@@ -239,6 +239,7 @@ class Bindings(DeclaredTypes):
     def aliases(self, path: str) -> dict[str, tuple[str, ...]]:
         """Local names of imported modules in a file -> their files."""
         if path not in self._aliases:
+            self._aliases[path] = {}  # an import cycle ends here
             found: dict[str, tuple[str, ...]] = {}
             for imp in self.files[path].imports if path in self.files else ():
                 if imp.alias and imp.files and not imp.names:
@@ -252,6 +253,14 @@ class Bindings(DeclaredTypes):
                     modules = tuple(f for f in imp.files if _module_name(f) == name)
                     if modules:
                         found[name] = modules
+                    elif self.files[path].grammar in _ESCAPING:
+                        # `import { z } from "./index"` where index does `import * as z`
+                        # and `export { z }`: z is that namespace here too
+                        for target in imp.files:
+                            modules = self.aliases(target).get(name, ())
+                            if modules:
+                                found[name] = modules
+                                break
             self._aliases[path] = found
         return self._aliases[path]
 

@@ -32,6 +32,7 @@ _EXTRA_NAME_KINDS = {
 # Definitions whose span holds a scope of local names: functions, and a Go or JS variable
 # whose initializer is a function literal (`var f = func(param T) {...}`).
 _SCOPES = ("function", "method", "variable", "constant")
+_CLASSES = ("class", "interface")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 # C and C++ declarators that wrap a function's `name(params)`: `*f(...)`, `&f(...)`, `(f)(...)`
@@ -179,11 +180,14 @@ def extract_rows(
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
     kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
+    classes: list[tuple[int, int, str]] = []  # class and interface spans, for `this`
+    lexical: dict[str, str] = {}  # definition -> the one around it, where its name differs
     for node, name_node, kind in def_nodes:
         while stack and stack[-1][0] <= node.start_byte:
             stack.pop()
         name = name_node.text.decode("utf-8", "replace")
-        container = _own_container(grammar, node) or (stack[-1][1] if stack else None)
+        own = _own_container(grammar, node)
+        container = own or (stack[-1][1] if stack else None)
         if kind == "function" and container and (not stack or stack[-1][2] in _TYPE_KINDS):
             kind = "method"  # a function defined in a class body (tags.scm says "function")
         definition = Definition(
@@ -199,16 +203,32 @@ def extract_rows(
             doc=_doc(grammar, node, lines),
         )
         facts.definitions.append(definition)
+        if own and stack and stack[-1][1] != own:  # `inst.check = () => ...` inside f
+            lexical[definition.qualified] = stack[-1][1]
         stack.append((node.end_byte, definition.qualified, kind))
         spans.append((node.start_byte, node.end_byte, definition.qualified))
-        kinds.setdefault(definition.qualified, kind)
+        if kinds.get(definition.qualified) not in _SCOPES:
+            # a scope's kind wins: TypeScript's `interface Z` and `const Z = f((inst) =>
+            # ...)` share a name, and the constant's span holds the function's locals
+            kinds[definition.qualified] = kind
+        if kind in _CLASSES:
+            classes.append((node.start_byte, node.end_byte, definition.qualified))
     receivers = _receivers(grammar, def_nodes)
     bound = _locals(binders, name_starts, spans, kinds)
+    for qualified, outer in lexical.items():
+        # a definition named by its owner (`inst.check`) sees the locals of the function it
+        # sits in, which its qualified name does not show (uses._visible walks names)
+        seen = {qualified}
+        while outer and outer not in seen:  # two `inst.check = ...` may nest: one name
+            seen.add(outer)
+            bound.setdefault(qualified, set()).update(bound.get(outer, ()))
+            outer = lexical.get(outer) or outer.rpartition(".")[0]
     facts.imports = read_imports(path, grammar, root, imports)
     typing = None
     if grammar in types_js.JS_GRAMMARS:
         typing = types_js.JsTypeFacts(grammar, bound)
         typing.modules = {i.alias for i in facts.imports if i.alias}
+        typing.class_spans = classes
     elif types.supported(grammar):
         typing = types.TypeFacts(grammar, bound)
     if typing is not None:

@@ -15,6 +15,9 @@ from seek.graph.types import EXTERNAL, TYPE_MARK
 
 REEXPORT_DEPTH = 3
 TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
+# What a name used as an owner may mean whose members are its definitions: a type, or a
+# TypeScript namespace (`StandardSchemaV1.Props`)
+_OWNERS = TYPE_KINDS | {"module"}
 # Languages whose types are declared statically: what a type from outside the workspace
 # holds or returns is from outside too, and a name bound nowhere is a builtin.
 STATIC = frozenset(("go", "typescript", "tsx", "javascript"))
@@ -58,6 +61,10 @@ class DeclaredTypes:
         if depth > 6 or not expr:
             return None
         head, *steps = expr.split(">")
+        if steps and head.startswith("$") and head[1:] in self.aliases(path):
+            # `z.number()` where z is a namespace imported by name: a member of the module
+            head, steps = f"{head[1:]}.{steps[0]}", steps[1:]
+            head = head if head.endswith("()") else "$" + head
         types = self._head(path, enclosing, head, depth)
         for step in steps:
             if types is None:
@@ -155,7 +162,7 @@ class DeclaredTypes:
             bound = [d for d in bound if d.kind in TYPE_KINDS]
         out = []
         for d in bound:
-            if d.kind in TYPE_KINDS:
+            if d.kind in _OWNERS:
                 out.append(d)  # `Type.member`, or a type named where a type is written
             elif value and d.kind in ("constant", "variable", "field"):
                 written = self._type(d)
@@ -185,6 +192,8 @@ class DeclaredTypes:
             return [] if self._outside(path, module, REEXPORT_DEPTH) else None
         if self._outside(path, name, REEXPORT_DEPTH):
             return []
+        if name in self.aliases(path):
+            return None  # a module, not a value of a type
         found = self.candidates(Reference(path, name, 0, 0, enclosing))
         if not found and self._grammar(path) in STATIC:
             # Go: not local, not in the package, not a workspace import: outside; an ES

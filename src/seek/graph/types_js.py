@@ -35,7 +35,6 @@ _VALUE_LITERALS = frozenset(
     ("string", "number", "template_string", "array", "regex", "true", "false", "null",
      "undefined", "binary_expression", "unary_expression", "update_expression")
 )  # fmt: skip
-_CLASS_KINDS = frozenset(("class", "interface"))
 _JOINS = frozenset(("union_type", "intersection_type"))
 
 _ES_VALUES = """
@@ -91,16 +90,15 @@ class JsTypeFacts(TypeFacts):
     def __init__(self, grammar: str, bound: dict[str, set[str]] | None = None) -> None:
         super().__init__(grammar, bound)
         self._tparams: dict[str, list[tuple[int, int, str | None]]] = {}
-        self._class_spans: list[tuple[int, int, str]] = []
+        # (start, end, qualified) of classes and interfaces, in file order (set by the caller:
+        # ``kinds`` keeps one kind per name, and an interface and a constant may share one)
+        self.class_spans: list[tuple[int, int, str]] = []
         self._class_starts: list[int] = []
         self._rebinding: set[int] = set()  # start bytes of `function` expressions
         self.modules: set[str] = set()  # local names of imported modules (set by the caller)
 
     def read(self, matches, found, qualified_at, spans, kinds) -> None:
-        for start, end, qualified in spans:
-            if kinds.get(qualified) in _CLASS_KINDS:
-                self._class_spans.append((start, end, qualified))
-        self._class_starts = [s[0] for s in self._class_spans]
+        self._class_starts = [s[0] for s in self.class_spans]
         self._rebinding = {n.start_byte for n in found if n.type == "function_expression"}
         rest = []
         for caps in matches:
@@ -150,7 +148,7 @@ class JsTypeFacts(TypeFacts):
         """(start, qualified name) of the innermost class or interface holding ``byte``."""
         i = bisect.bisect_right(self._class_starts, byte) - 1
         while i >= 0:
-            start, end, qualified = self._class_spans[i]
+            start, end, qualified = self.class_spans[i]
             if start <= byte < end:
                 return start, qualified
             i -= 1

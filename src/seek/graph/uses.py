@@ -140,6 +140,10 @@ def references(
                     owner = typing.type_of(composite.child_by_field_name("type"))
         elif bound and name in _visible(visible, bound, enclosing):
             continue  # a name its function binds (a parameter, a local): it means no definition
+        elif parent_type == "export_specifier" and parent.child_by_field_name("alias") == node:
+            # `export { a as b }`: b is the name a is exported under, a use of a
+            original = parent.child_by_field_name("name")
+            name = original.text.decode("utf-8", "replace") if original is not None else name
         call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
         if not call and function_field is not None:
             # is the use (or its `owner.member` node) the callee of a call?  node.parent is
