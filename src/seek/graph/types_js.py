@@ -76,7 +76,11 @@ _JS = (
 """
 )
 _QUERIES = {"typescript": _TS, "tsx": _TS, "javascript": _JS}
-_FUNCTIONS = "[(arrow_function) (function_expression)] @fn"
+# anonymous functions, and constructors (not definitions in the tags: their parameters and
+# `this.x = ...` assignments need a scope of their own)
+_FUNCTIONS = """[(arrow_function) (function_expression)] @fn
+((method_definition name: (property_identifier) @constructor) @fn
+ (#eq? @constructor "constructor"))"""
 
 
 def query_texts(grammar: str) -> tuple[str, str]:
@@ -100,7 +104,8 @@ class JsTypeFacts(TypeFacts):
     def read(self, matches, found, qualified_at, spans, kinds) -> None:
         self._class_starts = [s[0] for s in self.class_spans]
         self._rebinding = {n.start_byte for n in found if n.type == "function_expression"}
-        rest = []
+        self._spans, self._starts = spans, [s[0] for s in spans]
+        rest, attrs = [], []
         for caps in matches:
             if "tparam" in caps:  # a type parameter is its constraint where it is declared
                 node = caps["tparam"][0]
@@ -122,14 +127,31 @@ class JsTypeFacts(TypeFacts):
                 expr = self.type_of(caps["type"][0])
                 if cls and expr:
                     self.types.setdefault(f"{cls}.{_text(node)}", expr)
+            elif "attr" in caps:
+                attrs.append(caps)
             else:
                 rest.append(caps)
-        for qualified, kind in kinds.items():  # `this.x = v` in a method types C.x
-            cls = qualified.rpartition(".")[0]
-            if kind == "method" and kinds.get(cls) == "class":
-                self._classes[qualified] = cls
-                self.locals.setdefault(qualified, {})["this"] = cls
         super().read(rest, found, qualified_at, spans, kinds)
+        for caps in attrs:  # `this.x = v` in a class's constructor or methods types C.x
+            cls, value = self._this(caps["object"][0]), caps["value"][0]
+            if cls is None:
+                continue
+            key = f"{cls}.{_text(caps['attr'][0])}"
+            expr = self.value_of(value, self._literal_at(value.start_byte) or self._method(value))
+            if key in self.types and self.types[key] != expr:
+                self.types[key] = ""  # assigned different things: unknown
+            elif expr:
+                self.types.setdefault(key, expr)
+
+    def _method(self, node: tree_sitter.Node) -> str | None:
+        """The method whose body holds ``node`` (locals live there), else None."""
+        i = bisect.bisect_right(self._starts, node.start_byte) - 1
+        while i >= 0:
+            start, end, qualified = self._spans[i]
+            if start <= node.start_byte < end:
+                return qualified
+            i -= 1
+        return None
 
     def _alias(self, alias: str | None, value: tree_sitter.Node) -> None:
         """A type alias's bases: the types it joins or names; "" (unknown) for a type the
