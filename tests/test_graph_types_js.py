@@ -268,3 +268,21 @@ def test_a_type_name_means_its_type_and_a_member_the_type_does_not_show_binds_by
     graph = build_graph({"models.ts": MODELS, "store.ts": CTOR})
     assert _bound(graph, "store.ts", 20, "area") == [("store.ts", "Shape.area")]
     assert _bound(graph, "store.ts", 21, "save") == [("store.ts", "Store.save")]
+
+
+AWAIT = b"""import * as ext from "outside-package";
+import { make } from "./use";
+
+export async function load() {
+  const r = await ext.fetch();
+  r.save();
+  const mine = await make();
+  mine.save();
+}
+"""
+
+
+def test_what_an_outside_promise_gives_is_outside_and_a_workspace_one_is_unknown():
+    graph = build_graph({"models.ts": MODELS, "use.ts": USE, "load.ts": AWAIT})
+    assert _bound(graph, "load.ts", 6, "save") == []
+    assert _bound(graph, "load.ts", 8, "save") == sorted(DB_SAVE + CACHE_SAVE)

@@ -24,6 +24,9 @@ import tree_sitter
 
 EXTERNAL = "!"
 TYPE_MARK = "="  # before a type's name that starts with `$` (JavaScript allows it)
+# the step of `await v`: outside stays outside; a workspace type has no such member, so
+# what a workspace promise gives stays unknown
+AWAITED = "~await"
 
 _GO_PREDECLARED = {
     "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",

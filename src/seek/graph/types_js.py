@@ -19,7 +19,7 @@ import bisect
 
 import tree_sitter
 
-from seek.graph.types import EXTERNAL, TYPE_MARK, TypeFacts, _text
+from seek.graph.types import AWAITED, EXTERNAL, TYPE_MARK, TypeFacts, _text
 
 JS_GRAMMARS = frozenset(("typescript", "tsx", "javascript"))
 
@@ -272,6 +272,10 @@ class JsTypeFacts(TypeFacts):
             if self._names_module(where, owner):
                 return f"${_text(owner)}.{_text(field)}"
             return self._step(self.value_of(owner, where, depth + 1), _text(field))
+        if kind == "await_expression":  # what an outside promise gives is outside too
+            inner = node.named_children
+            head = self.value_of(inner[0], where, depth + 1) if inner else None
+            return self._step(head, AWAITED) if head else None
         if kind in ("object", "arrow_function", "function_expression", "class"):
             return None  # their members are not declared anywhere the graph reads
         return super().value_of(node, where, depth)
