@@ -7,9 +7,12 @@ to one its imports bring in (following re-exports a few files deep), then, in Go
 its package folder; in languages with explicit imports (Python, JS/TS, Rust, Go) it binds
 no further, since an unimported bare name is a local, a parameter or a builtin.  A member
 use (`x.name`) binds to a module-level definition of the module `x` names (in Go, only
-there), else, where x's declared type is known (graph.types: Go and Python), to that type's
-members and those of the types it embeds or extends, or to nothing when the type is a
-builtin or comes from outside the workspace; else to the nearest members of that name.  A
+there), else, where x's declared type is known (graph.types: Go and Python; graph.types_js:
+TypeScript and JavaScript), to that type's members and those of the types it embeds or
+extends (graph.resolve), or to nothing when the type is a builtin or comes from outside the
+workspace; else to the nearest members of that name (in JS/TS, of a member that subtypes
+redeclare, the first declaration only; and a member a known TS type does not show is
+looked for by name too, since it may come from what the graph cannot read).  A
 definition inside a function is visible only there (members too, except in JS/TS, where
 objects built in a function escape it).  Python: `from m import a as b` binds b to m's a,
 an import line's names are the imported ones, a class body sees the class's names, and a
