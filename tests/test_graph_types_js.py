@@ -286,3 +286,30 @@ def test_what_an_outside_promise_gives_is_outside_and_a_workspace_one_is_unknown
     graph = build_graph({"models.ts": MODELS, "use.ts": USE, "load.ts": AWAIT})
     assert _bound(graph, "load.ts", 6, "save") == []
     assert _bound(graph, "load.ts", 8, "save") == sorted(DB_SAVE + CACHE_SAVE)
+
+
+CALLBACK = b"""import { Db, Cache } from "./models";
+
+export type Handler<T extends Db = Db> = (item: T, other: Cache) => void;
+export interface Mapper {
+  (row: Cache): void;
+}
+
+export const handle: Handler = (it, o) => {
+  it.save();
+  o.save();
+};
+export const map: Mapper = function (r) {
+  r.save();
+};
+"""
+
+
+def test_a_callback_declared_as_a_function_type_takes_its_parameters_types():
+    """`const handle: Handler = (it, o) => ...`: the parameters have the types of the
+    function type's (a type parameter's constraint for T), or of an interface's call
+    signature, whatever their names."""
+    graph = build_graph({"models.ts": MODELS, "cb.ts": CALLBACK})
+    assert _bound(graph, "cb.ts", 9, "save") == DB_SAVE
+    assert _bound(graph, "cb.ts", 10, "save") == CACHE_SAVE
+    assert _bound(graph, "cb.ts", 13, "save") == CACHE_SAVE

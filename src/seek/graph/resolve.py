@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Mapping
 
 from seek.graph.model import Definition, FileFacts, Reference
-from seek.graph.types import EXTERNAL, TYPE_MARK
+from seek.graph.types import EXTERNAL, PARAM, TYPE_MARK
 
 REEXPORT_DEPTH = 3
 TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
@@ -113,6 +113,19 @@ class DeclaredTypes:
             out: list[Definition] = []
             for part in head.split("|"):
                 resolved = self._head(path, enclosing, part, depth)
+                if resolved is None:
+                    return None
+                out.extend(resolved)
+            return out
+        if PARAM in head and not head.startswith(PARAM):  # `T@i`: parameter i of type T
+            base, _, index = head.rpartition(PARAM)
+            owners = self._head(path, enclosing, base, depth)
+            if not owners:
+                return owners
+            out = []
+            for owner in owners:
+                written = self.files[owner.path].types.get(f"{owner.qualified}{PARAM}{index}")
+                resolved = self._resolve(owner.path, owner.container, written or "", depth + 1)
                 if resolved is None:
                     return None
                 out.extend(resolved)

@@ -27,6 +27,7 @@ TYPE_MARK = "="  # before a type's name that starts with `$` (JavaScript allows 
 # the step of `await v`: outside stays outside; a workspace type has no such member, so
 # what a workspace promise gives stays unknown
 AWAITED = "~await"
+PARAM = "@"  # `T@i`: parameter i of the function type T (graph.types_js)
 
 _GO_PREDECLARED = {
     "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",
