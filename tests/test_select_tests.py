@@ -71,7 +71,9 @@ def test_depth_bounds_the_walk():
     graph = build_graph({k: v.encode() for k, v in PYTHON.items()})
     (helper,) = graph.defs("helper")
     # within one step no test: the tests of the files that import it stand in, one further
-    assert {t.depth for t in select_tests(graph, [helper], depth=1)} == {2}
+    fallback = select_tests(graph, [helper], depth=1)
+    assert {(t.depth, t.use.line) for t in fallback} == {(2, 2)}  # the import's line
+    assert names(select_tests(graph, [helper], depth=2))[0] == (2, "test_via_helper")
     (raw,) = graph.defs("raw")
     assert names(select_tests(graph, [raw], depth=1)) == [(1, "TestLexer.test_raw")]
 
