@@ -78,13 +78,17 @@ def test_depth_bounds_the_walk():
     assert names(select_tests(graph, [raw], depth=1)) == [(1, "TestLexer.test_raw")]
 
 
-def test_the_test_files_that_import_the_module_stand_in_when_no_path_is_found():
+def test_the_test_file_that_imports_the_module_stands_in_when_no_path_is_found():
     files = {
         "pkg/plugins.py": "def handler():\n    return 1\n",
         # reached only by name, through getattr: no use of `handler` binds
         "tests/test_plugins.py": (
             "from pkg import plugins\nfrom pkg.plugins import handler\n\n\n"
             "def test_dispatch():\n    assert getattr(plugins, 'hand' + 'ler')()\n"
+        ),
+        # imports it too, but is not the file named after the module: left out
+        "tests/test_app.py": (
+            "import pkg.plugins\n\n\ndef test_app():\n    assert getattr(pkg.plugins, 'x')\n"
         ),
     }
     graph = build_graph({k: v.encode() for k, v in files.items()})
