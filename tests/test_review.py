@@ -32,7 +32,9 @@ SHOP = {
     "app/cart.py": (
         "from app.prices import discount, price_of\n\n\n"
         "def total(items):\n    return sum(price_of(i) for i in items)\n\n\n"
-        "def checkout(items, rate):\n    return total(items) - discount(items[0], rate)\n"
+        "def checkout(items, rate):\n    return total(items) - discount(items[0], rate)\n\n\n"
+        "def prices(items):\n    return [price_of(i) for i in items]\n\n\n"
+        "def dearest(items):\n    return max(price_of(i) for i in items)\n"
     ),
     "tests/test_prices.py": (
         "from app.prices import discount\n\n\n"
@@ -76,8 +78,8 @@ def test_the_blocks_of_a_python_change(shop, library):
     assert kinds == [
         ("changed", "discount · modified, signature changed, 2 uses"),
         ("uses", "uses of discount (2)"),
-        ("changed", "price_of · modified, 1 use"),
-        ("uses", "uses of price_of (1)"),
+        ("changed", "price_of · modified, 3 uses"),  # more uses, but no signature change
+        ("uses", "uses of price_of (3)"),
         ("tests", "tests that reach the change (2)"),
         ("calls", "what the change calls (2; new calls first)"),
     ]
@@ -111,11 +113,13 @@ def test_a_small_budget_keeps_the_most_useful_first(shop, library):
     whole = library.review(shop)
     size = sum(len(b.content) for b in whole.blocks)
     small = library.review(shop, budget=size - 60)
-    assert sum(len(b.content) for b in small.blocks) <= size - 60
-    # the signature change and who uses it stay whole; what is cut is said
-    assert [b.kind for b in small.blocks[:2]] == ["changed", "uses"]
-    assert small.blocks[1].content == whole.blocks[1].content
-    assert small.left_out or any("more" in b.content for b in small.blocks)
+    assert sum(len(b.content) for b in small.blocks) <= size - 60 and not small.left_out
+    # the code stays whole; every list keeps its first rows and says how many it left out
+    code = [b for b in whole.blocks if b.kind == "changed"]
+    assert [b for b in small.blocks if b.kind == "changed"] == code
+    assert [b.title for b in small.blocks] == [b.title for b in whole.blocks]
+    cut = [b for b in small.blocks if b.content.endswith(" more")]
+    assert cut and all(b.content.split("\n")[0] in whole.prompt() for b in cut)
     nothing = library.review(shop, budget=0)
     assert nothing.blocks == () and len(nothing.left_out) == 6
     with pytest.raises(SeekError, match="budget"):
@@ -125,24 +129,51 @@ def test_a_small_budget_keeps_the_most_useful_first(shop, library):
 def test_a_long_definition_shows_its_changed_lines(shop, library):
     body = "".join(f"    step_{i} = {i}\n" for i in range(200))
     (shop / "app/long.py").write_text(f"def long_one():\n{body}    return 0\n")
+    users = "".join(f"def user_{i}():\n    return long_one() + {i}\n\n\n" for i in range(12))
+    (shop / "app/users.py").write_text(f"from app.long import long_one\n\n\n{users}")
+    (shop / "app/zed.py").write_text("from app.long import long_one\n\nLAST = long_one()\n")
     git(shop, "add", ".")
     git(shop, "commit", "-q", "-m", "long")
     library.index(shop)
     path = shop / "app/long.py"
     path.write_text(path.read_text().replace("step_150 = 150", "step_150 = -150"))
-    found = library.review(shop, budget=1000)
+    whole = library.review(shop)
+    code, uses = (b.content for b in whole.blocks)
+    # the code would fit alone, but not with its uses: its changed lines leave them room
+    found = library.review(shop, budget=len(code) + len(uses) - 100)
+    assert found.blocks[1].content == uses and not found.left_out
     block = found.blocks[0]
-    assert block.title.endswith("(changed lines)") and len(block.content) <= 1000
+    assert block.title == "long_one · modified, 13 uses (changed lines)"
     assert block.content.splitlines() == [
-        "def long_one():",
-        "…",
-        "    step_148 = 148",
-        "    step_149 = 149",
-        "    step_150 = -150",
-        "    step_151 = 151",
-        "    step_152 = 152",
-        "…",
-    ]
+        "def long_one():", "…", "    step_148 = 148", "    step_149 = 149",
+        "    step_150 = -150", "    step_151 = 151", "    step_152 = 152", "…",
+    ]  # fmt: skip
+    # a list cut short keeps the first use of each file before the second of any
+    small = library.review(shop, budget=400)
+    assert sum(len(b.content) for b in small.blocks) <= 400
+    rows = next(b for b in small.blocks if b.kind == "uses").content.splitlines()
+    assert rows[0].startswith("app/users.py:5 · user_0") and rows[-1] == "… and 5 more"
+    assert rows[-2] == "app/zed.py:3 · LAST · LAST = long_one()"
+
+
+def test_a_changed_class_shows_its_methods_collapsed(shop, library):
+    model = (
+        'class Item:\n    """An item."""\n\n    tax = 0.1\n\n'
+        "    def __init__(self, cost):\n        self.cost = cost\n\n"
+        "    def net(self):\n        return self.cost * (1 + self.tax)\n"
+    )
+    (shop / "app/models.py").write_text(model)
+    git(shop, "add", ".")
+    git(shop, "commit", "-q", "-m", "models")
+    library.index(shop)
+    (shop / "app/models.py").write_text(model.replace("An item.", "A thing sold."))
+    found = library.review(shop)
+    block = found.blocks[0]
+    assert (block.title, block.start, block.end) == ("Item · modified", 1, 10)
+    assert block.content == (
+        'class Item:\n    """A thing sold."""\n\n    tax = 0.1\n\n'
+        "    def __init__(self, cost):\n        …\n\n    def net(self):\n        …"
+    )
 
 
 def test_staged_removed_and_nothing_changed(shop, library):
@@ -155,12 +186,14 @@ def test_staged_removed_and_nothing_changed(shop, library):
     edit_shop(shop)  # unstaged: discount's change is not in the index
     found = library.review(shop, staged=True)
     assert [(b.kind, b.title) for b in found.blocks] == [
-        ("changed", "price_of · removed, 1 broken call"),
-        ("uses", "calls that break of price_of (1)"),
+        ("changed", "price_of · removed, 3 broken calls"),
+        ("uses", "calls that break of price_of (3)"),
     ]
-    assert found.blocks[1].content == (
-        "app/cart.py:5 · total · return sum(price_of(i) for i in items)"
-    )
+    assert found.blocks[1].content.splitlines() == [
+        "app/cart.py:5 · total · return sum(price_of(i) for i in items)",
+        "app/cart.py:13 · prices · return [price_of(i) for i in items]",
+        "app/cart.py:17 · dearest · return max(price_of(i) for i in items)",
+    ]
     with pytest.raises(SeekError, match="not a git revision"):
         library.review(shop, "--output=x")
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from seek.change.definitions import Change
 from seek.change.impact import impact
-from seek.graph import CodeGraph, Definition, Reference
+from seek.graph import CodeGraph, Definition, Reference, extract
 from seek.graph.lookup import TEST_PATH
 from seek.untrusted import printable, printable_text
 
@@ -41,6 +41,8 @@ _BACKTICKS = re.compile(r"`+")
 _ORDER = {"changed": 0, "uses": 1, "tests": 2, "calls": 3}
 
 LineText = Callable[[str, int], str]
+Row = tuple[tuple[int, ...], str, str]
+"""A list's row: its priority (lower first when the budget cuts the list), file and text."""
 TestsOf = Callable[[list[Definition]], list[tuple[Definition, int, str]]]
 """The tests that reach some definitions: (test definition, depth, what it reaches)."""
 
@@ -59,6 +61,7 @@ class ReviewBlock:
     files: tuple[str, ...] = ()
     rank: int = 0  # the change it belongs to (lists of the whole change: after them all)
     excerpt: tuple[str, ...] = field(default=(), repr=False)  # a changed block's changed lines
+    rows: tuple[Row, ...] = field(default=(), repr=False)  # a list's rows
 
     def heading(self) -> str:
         if self.path:
@@ -213,10 +216,33 @@ def _uses(graph: CodeGraph | None, change: Change, found: Definition | None) -> 
 
 
 def _lines_of(data: bytes | None, definition: Definition) -> list[str]:
+    """The definition's own lines: those of the definitions nested in it (methods of a
+    class, closures) shown as their first line and ``…``; each has its own block when it
+    changed."""
     if data is None:
         return []
     lines = data.decode("utf-8", "replace").split("\n")
-    return lines[definition.line - 1 : definition.end_line]
+    facts = extract(definition.path, data)
+    prefix = definition.qualified + "."
+    nested = sorted(
+        (d for d in (facts.definitions if facts else ())
+         if f"{d.container}.".startswith(prefix) and d.end_line > d.line
+         and definition.line < d.line and d.end_line <= definition.end_line),
+        key=lambda d: (d.line, -d.end_line),
+    )  # fmt: skip
+    out: list[str] = []
+    at = definition.line
+    for inner in nested:
+        if inner.line < at:
+            continue  # inside one already collapsed
+        out.extend(lines[at - 1 : inner.line])
+        indent = lines[inner.line - 1][
+            : len(lines[inner.line - 1]) - len(lines[inner.line - 1].lstrip())
+        ]
+        out.append(f"{indent}    …")
+        at = inner.end_line + 1
+    out.extend(lines[at - 1 : definition.end_line])
+    return out
 
 
 def _changed_block(
@@ -236,7 +262,7 @@ def _changed_block(
         title += f", {uses} {what}{'s' if uses != 1 else ''}"
     old = _lines_of(before.get(change.old.path), change.old) if change.old and change.new else []
     return ReviewBlock("changed", title, "\n".join(lines), now.path, now.line,
-                       now.line + max(len(lines), 1) - 1, (now.path,), rank,
+                       now.end_line, (now.path,), rank,
                        tuple(_excerpt(old, lines)) if old else ())  # fmt: skip
 
 
@@ -255,23 +281,40 @@ def _excerpt(old: list[str], new: list[str], context: int = 2) -> list[str]:
     return out
 
 
+def _list_block(kind: str, title: str, rows: list[Row], rank: int) -> ReviewBlock:
+    """A list block of ``rows`` shown in their order; cut by priority (see :func:`_fit`)."""
+    rows = [(key, path, printable(text)) for key, path, text in rows]
+    files = tuple(dict.fromkeys(path for _, path, _ in rows))
+    content = "\n".join(text for _, _, text in rows)
+    return ReviewBlock(kind, title, content, files=files, rank=rank, rows=tuple(rows))
+
+
+def _by_file(paths: list[str]) -> list[int]:
+    """Each row's rank among the rows of its file: a cut list keeps one row per file first
+    (more of the places the change reaches), then the second of each..."""
+    seen: dict[str, int] = {}
+    out = []
+    for path in paths:
+        out.append(seen.get(path, 0))
+        seen[path] = out[-1] + 1
+    return out
+
+
 def _uses_block(change: Change, uses: list[Reference], line_text: LineText, rank: int):
-    name = change.current.qualified
     what = "calls that break" if change.new is None else "uses"
-    rows = [f"{ref.path}:{ref.line} · {ref.enclosing or '(top level)'} · "
-            f"{line_text(ref.path, ref.line)}" for ref in uses]  # fmt: skip
-    files = tuple(dict.fromkeys(r.path for r in uses))
-    content = "\n".join(printable(r) for r in rows)
-    return ReviewBlock("uses", f"{what} of {name} ({len(rows)})", content, files=files, rank=rank)
+    nth = _by_file([ref.path for ref in uses])
+    rows = [((nth[i], i), ref.path, f"{ref.path}:{ref.line} · {ref.enclosing or '(top level)'}"
+             f" · {line_text(ref.path, ref.line)}") for i, ref in enumerate(uses)]  # fmt: skip
+    title = f"{what} of {change.current.qualified} ({len(rows)})"
+    return _list_block("uses", title, rows, rank)
 
 
 def _tests_block(tests: list[tuple[Definition, int, str]], rank: int) -> ReviewBlock:
-    rows = [f"{t.path}:{t.line} · {t.qualified} · depth {depth}, reaches {through}"
-            for t, depth, through in tests]  # fmt: skip
-    files = tuple(dict.fromkeys(t.path for t, _, _ in tests))
-    content = "\n".join(printable(r) for r in rows)
-    title = f"tests that reach the change ({len(rows)})"
-    return ReviewBlock("tests", title, content, files=files, rank=rank)
+    nth = _by_file([t.path for t, _, _ in tests])
+    rows = [((depth, nth[i], i), t.path,
+             f"{t.path}:{t.line} · {t.qualified} · depth {depth}, reaches {through}")
+            for i, (t, depth, through) in enumerate(tests)]  # fmt: skip
+    return _list_block("tests", f"tests that reach the change ({len(rows)})", rows, rank)
 
 
 def _calls_block(graph: CodeGraph, ranked: list[Change], current, before, rank: int):
@@ -292,19 +335,15 @@ def _calls_block(graph: CodeGraph, ranked: list[Change], current, before, rank: 
     callees = [*fresh, *(c for c in other if c not in fresh)]
     if not callees:
         return None
-    rows = []
-    for callee in callees:
+    rows: list[Row] = []
+    for i, callee in enumerate(callees):
         row = f"{callee.path}:{callee.line} · {callee.qualified} · {callee.signature}"
-        rows.append(row + (f"  — {callee.doc}" if callee.doc else ""))
-    return ReviewBlock("calls", f"what the change calls ({len(rows)}; new calls first)",
-                       "\n".join(printable(r) for r in rows),
-                       files=tuple(dict.fromkeys(c.path for c in callees)), rank=rank)  # fmt: skip
+        rows.append(((i,), callee.path, row + (f"  — {callee.doc}" if callee.doc else "")))
+    return _list_block("calls", f"what the change calls ({len(rows)}; new calls first)", rows, rank)
 
 
 def _called_names(data: bytes | None, definition: Definition) -> set[str]:
     """The names ``definition`` called before the change."""
-    from seek.graph import extract
-
     facts = extract(definition.path, data) if data is not None else None
     if facts is None:
         return set()
@@ -319,22 +358,25 @@ def _fill(
     code: list[ReviewBlock], lists: list[ReviewBlock], budget: int
 ) -> tuple[list[ReviewBlock], list[str]]:
     """The blocks that fit ``budget`` (see the module docstring) and the headings of the
-    rest."""
+    rest. The code comes first, up to its share while lists wait; the lists share what is
+    left evenly (a short list whole, what it does not use going to the longer ones); then
+    the code that did not fit whole gets what the lists left."""
     kept: list[ReviewBlock] = []
     waiting = sum(len(b.content) for b in lists)
     share = budget - min(waiting, int(budget * (1 - CODE_SHARE)))
     later: list[ReviewBlock] = []
     used = 0
     for block in code:
-        fitted = _fit(block, share - used)
-        if fitted is block:
+        if len(block.content) <= share - used:
             kept.append(block)
             used += len(block.content)
         else:
             later.append(block)
     left_out: list[str] = []
-    for block in lists:
-        fitted = _fit(block, budget - used)
+    pending = sorted(lists, key=lambda b: len(b.content))
+    while pending:
+        block = pending.pop(0)
+        fitted = _fit(block, (budget - used) // (len(pending) + 1))
         if fitted is None:
             left_out.append(block.heading())
             continue
@@ -351,33 +393,35 @@ def _fill(
 
 
 def _fit(block: ReviewBlock, room: int) -> ReviewBlock | None:
-    """``block`` whole when it fits ``room``; else its changed lines (code) or its first
-    rows (a list), as many as fit, with what is missing said; None when not even one."""
+    """``block`` whole when it fits ``room``; else a code block's changed lines (or its
+    first lines), a list's rows of the lowest priority kept in their order and what is
+    left out said; None when not even one line fits."""
     if len(block.content) <= room:
         return block
+    if block.kind != "changed":
+        chosen: set[int] = set()
+        size = len("… and 99999 more")
+        for _key, i in sorted((row[0], i) for i, row in enumerate(block.rows)):
+            if size + len(block.rows[i][2]) + 1 > room:
+                break
+            chosen.add(i)
+            size += len(block.rows[i][2]) + 1
+        if not chosen:
+            return None
+        rows = [block.rows[i] for i in sorted(chosen)]
+        content = "\n".join([*(r[2] for r in rows), f"… and {len(block.rows) - len(rows)} more"])
+        files = tuple(dict.fromkeys(r[1] for r in rows))
+        return replace(block, content=content, files=files, rows=tuple(rows))
     lines = list(block.excerpt) or block.content.split("\n")
-    total = len(block.content.split("\n")) if block.kind != "changed" else 0
     kept: list[str] = []
-    size = 0
+    size = len("…")
     for line in lines:
-        if size + len(line) + 1 + 40 > room:  # room for the line saying what is left out
+        if size + len(line) + 1 > room:
             break
         kept.append(line)
         size += len(line) + 1
     if not kept:
         return None
-    if block.kind == "changed":
-        if kept == block.content.split("\n"):
-            return block
-        tail = [] if kept[-1] == "…" else ["…"]
-        title = f"{block.title} (changed lines)"
-        return replace(block, title=title, content="\n".join([*kept, *tail]))
-    more = total - len(kept)
-    kept.append(f"… and {more} more")
-    return replace(block, content="\n".join(kept), files=_files_of(kept, block.files))
-
-
-def _files_of(rows: Iterable[str], files: tuple[str, ...]) -> tuple[str, ...]:
-    """The files a shortened list still shows (each row starts with ``path:line``)."""
-    shown = {row.split(":", 1)[0] for row in rows}
-    return tuple(f for f in files if printable(f) in shown)
+    tail = [] if kept[-1] == "…" else ["…"]
+    title = f"{block.title} (changed lines)" if block.excerpt else f"{block.title} (first lines)"
+    return replace(block, title=title, content="\n".join([*kept, *tail]))
