@@ -156,6 +156,30 @@ def test_a_long_definition_shows_its_changed_lines(shop, library):
     assert rows[-2] == "app/zed.py:3 · LAST · LAST = long_one()"
 
 
+def test_a_test_file_named_after_the_changed_file_is_listed(shop, library):
+    # the test reaches round_cents through a string: no path in the graph, but its name
+    (shop / "tests/test_money.py").write_text(
+        "from app import money\n\n\ndef test_round():\n"
+        '    assert getattr(money, "round_cents")(1.234) == 1.23\n'
+    )
+    (shop / "tests/unit").mkdir()
+    (shop / "tests/unit/test_money.py").write_text("def test_other():\n    assert True\n")
+    (shop / "lib").mkdir()
+    (shop / "lib/test_money.py").write_text("def test_elsewhere():\n    assert True\n")
+    git(shop, "add", ".")
+    git(shop, "commit", "-q", "-m", "money tests")
+    library.index(shop)
+    money = shop / "app/money.py"
+    money.write_text(money.read_text().replace("round(x, 2)", "round(x + 0.0, 2)"))
+    tests = next(b for b in library.review(shop).blocks if b.kind == "tests")
+    assert tests.content.splitlines() == [
+        "tests/test_money.py · named after app/money.py",  # ranked with the direct tests
+        "tests/unit/test_money.py · named after app/money.py",
+        "tests/test_prices.py:4 · test_discount · depth 2, reaches round_cents",
+        "tests/test_cart.py:4 · test_total · depth 3, reaches round_cents",
+    ]  # not lib/test_money.py: neither the changed file's folder nor a test folder
+
+
 def test_a_changed_class_shows_its_methods_collapsed(shop, library):
     model = (
         'class Item:\n    """An item."""\n\n    tax = 0.1\n\n'

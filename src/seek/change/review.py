@@ -2,22 +2,21 @@
 what a reviewer, or an agent about to commit, needs beside the diff, as labelled blocks
 within a character budget.
 
-- **changed**: each changed definition's text (as it is now; a removed one as it was), its
-  change and whether its signature changed;
+- **changed**: each changed definition's own text (as it is now; a removed one as it was;
+  the definitions nested in it collapsed to their first line), its change and whether its
+  signature changed;
 - **uses**: per changed definition, the lines that use it now, one line each with the file,
   line and enclosing definition (a removed one: the calls of its name that bind to nothing
   any more: they break);
 - **tests**: the test functions that reach the changed definitions through the graph,
-  nearest first;
+  nearest first, and the test files named after a changed file that none of them is in;
 - **calls**: the definitions the changed code calls, each as its signature and doc line
   (its contract), those the change newly calls first.
 
 Ranked so the most useful fit first: the changed definitions whose signature changed (or
-that were removed or renamed) and those with the most users lead; then the others. The
-changed code takes at most three fifths of the budget while lists are waiting (a definition
-too long for what is left is shown as its changed lines, a list as its first lines), so a
-large change still shows who it reaches; what is left over goes back to the code. The budget
-counts content, as ``seek context``'s does. Nothing here reads git or the disk: the caller
+that were removed or renamed) and those with the most uses lead, each followed by its uses;
+then the tests and the calls. What fits the budget is :mod:`seek.change.review_fit`'s rule:
+a large change still shows who it reaches. Nothing here reads git or the disk: the caller
 gives the graph of the working tree, the two sides of each changed file and a line reader.
 """
 
@@ -25,19 +24,20 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from seek.change.definitions import Change
 from seek.change.impact import impact
+from seek.change.review_fit import fill
 from seek.graph import CodeGraph, Definition, Reference, extract
 from seek.graph.lookup import TEST_PATH
 from seek.untrusted import printable, printable_text
 
-CODE_SHARE = 0.6
-"""The share of the budget the changed code may take while lists still wait for room."""
 TEST_DEPTH = 3
 _BACKTICKS = re.compile(r"`+")
+_GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
+_TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
 _ORDER = {"changed": 0, "uses": 1, "tests": 2, "calls": 3}
 
 LineText = Callable[[str, int], str]
@@ -156,12 +156,15 @@ def review(
     reached = [d for d in current.values() if d is not None and not TEST_PATH.search(d.path)]
     if graph is not None and reached:
         tests = (tests_of or (lambda ds: tests_reaching(graph, ds)))(reached)
-        if tests:
-            lists.append(_tests_block(tests, len(ranked)))
+        shown = {t.path for t, _, _ in tests}
+        named = [(f, of) for f, of in named_tests(graph.files, {d.path for d in reached})
+                 if f not in shown]  # fmt: skip
+        if tests or named:
+            lists.append(_tests_block(tests, named, len(ranked)))
         calls = _calls_block(graph, ranked, current, before, len(ranked) + 1)
         if calls is not None:
             lists.append(calls)
-    kept, left_out = _fill(code, lists, budget)
+    kept, left_out = fill(code, lists, budget)
     kept.sort(key=lambda b: (b.rank, _ORDER[b.kind]))
     return Review(query, len(changes), tuple(kept), tuple(left_out), budget)
 
@@ -309,12 +312,44 @@ def _uses_block(change: Change, uses: list[Reference], line_text: LineText, rank
     return _list_block("uses", title, rows, rank)
 
 
-def _tests_block(tests: list[tuple[Definition, int, str]], rank: int) -> ReviewBlock:
+def _tests_block(tests: list[tuple[Definition, int, str]], named: list[tuple[str, str]],
+                 rank: int) -> ReviewBlock:  # fmt: skip
+    """The tests that reach the change, then the test files named after a changed file
+    that none of them is in (ranked with the direct tests)."""
     nth = _by_file([t.path for t, _, _ in tests])
     rows = [((depth, nth[i], i), t.path,
              f"{t.path}:{t.line} · {t.qualified} · depth {depth}, reaches {through}")
             for i, (t, depth, through) in enumerate(tests)]  # fmt: skip
+    rows += [((1, 0, len(rows) + i), path, f"{path} · named after {of}")
+             for i, (path, of) in enumerate(named)]  # fmt: skip
+    rows.sort(key=lambda row: (row[0][0], row[0][2]))  # nearest first, named ones at depth 1
     return _list_block("tests", f"tests that reach the change ({len(rows)})", rows, rank)
+
+
+def named_tests(paths: Iterable[str], changed: set[str]) -> list[tuple[str, str]]:
+    """(test file, changed file) for the test files named after a changed source file by
+    the usual conventions (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.js``,
+    ``XTest.java``...) in its folder or in a test folder (``tests/``, ``__tests__/``...;
+    for a generic name, ``index``, ``__init__``, ``mod``..., its folder only): the tests a
+    change may break where the graph finds no path (a call through an interface, a
+    fixture, a string)."""
+    stems: dict[str, list[str]] = {}
+    for path in sorted(changed):
+        stem = path.rpartition("/")[2].split(".", 1)[0]
+        for name in (f"test_{stem}", f"{stem}_test", f"{stem}.test", f"{stem}.spec",
+                     f"{stem}_spec", f"{stem}Test", f"{stem}Tests", f"Test{stem}"):  # fmt: skip
+            stems.setdefault(name, []).append(path)
+    out = []
+    for path in sorted(paths):
+        folder, _, name = path.rpartition("/")
+        for of in stems.get(name.rsplit(".", 1)[0], ()):
+            near = of.rpartition("/")[0] == folder
+            generic = of.rpartition("/")[2].split(".", 1)[0] in _GENERIC
+            if path not in changed and TEST_PATH.search(path) and (
+                near or (not generic and _TEST_FOLDER.search(folder))):  # fmt: skip
+                out.append((path, of))
+                break
+    return out
 
 
 def _calls_block(graph: CodeGraph, ranked: list[Change], current, before, rank: int):
@@ -349,79 +384,3 @@ def _called_names(data: bytes | None, definition: Definition) -> set[str]:
         return set()
     return {r.name for r in facts.references
             if r.call and definition.line <= r.line <= definition.end_line}  # fmt: skip
-
-
-# -- the budget ----------------------------------------------------------------------------
-
-
-def _fill(
-    code: list[ReviewBlock], lists: list[ReviewBlock], budget: int
-) -> tuple[list[ReviewBlock], list[str]]:
-    """The blocks that fit ``budget`` (see the module docstring) and the headings of the
-    rest. The code comes first, up to its share while lists wait; the lists share what is
-    left evenly (a short list whole, what it does not use going to the longer ones); then
-    the code that did not fit whole gets what the lists left."""
-    kept: list[ReviewBlock] = []
-    waiting = sum(len(b.content) for b in lists)
-    share = budget - min(waiting, int(budget * (1 - CODE_SHARE)))
-    later: list[ReviewBlock] = []
-    used = 0
-    for block in code:
-        if len(block.content) <= share - used:
-            kept.append(block)
-            used += len(block.content)
-        else:
-            later.append(block)
-    left_out: list[str] = []
-    pending = sorted(lists, key=lambda b: len(b.content))
-    while pending:
-        block = pending.pop(0)
-        fitted = _fit(block, (budget - used) // (len(pending) + 1))
-        if fitted is None:
-            left_out.append(block.heading())
-            continue
-        kept.append(fitted)
-        used += len(fitted.content)
-    for block in later:  # what the lists left, for the code that did not fit whole
-        fitted = _fit(block, budget - used)
-        if fitted is None:
-            left_out.append(block.heading())
-            continue
-        kept.append(fitted)
-        used += len(fitted.content)
-    return kept, left_out
-
-
-def _fit(block: ReviewBlock, room: int) -> ReviewBlock | None:
-    """``block`` whole when it fits ``room``; else a code block's changed lines (or its
-    first lines), a list's rows of the lowest priority kept in their order and what is
-    left out said; None when not even one line fits."""
-    if len(block.content) <= room:
-        return block
-    if block.kind != "changed":
-        chosen: set[int] = set()
-        size = len("… and 99999 more")
-        for _key, i in sorted((row[0], i) for i, row in enumerate(block.rows)):
-            if size + len(block.rows[i][2]) + 1 > room:
-                break
-            chosen.add(i)
-            size += len(block.rows[i][2]) + 1
-        if not chosen:
-            return None
-        rows = [block.rows[i] for i in sorted(chosen)]
-        content = "\n".join([*(r[2] for r in rows), f"… and {len(block.rows) - len(rows)} more"])
-        files = tuple(dict.fromkeys(r[1] for r in rows))
-        return replace(block, content=content, files=files, rows=tuple(rows))
-    lines = list(block.excerpt) or block.content.split("\n")
-    kept: list[str] = []
-    size = len("…")
-    for line in lines:
-        if size + len(line) + 1 > room:
-            break
-        kept.append(line)
-        size += len(line) + 1
-    if not kept:
-        return None
-    tail = [] if kept[-1] == "…" else ["…"]
-    title = f"{block.title} (changed lines)" if block.excerpt else f"{block.title} (first lines)"
-    return replace(block, title=title, content="\n".join([*kept, *tail]))
