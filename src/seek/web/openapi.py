@@ -105,6 +105,11 @@ def openapi_document() -> dict[str, Any]:
             "/v1/review": _post(
                 "Review context for the change since a git revision", "ReviewRequest", []
             ),
+            "/v1/tests": _post(
+                "The tests that reach a definition, or what changed since a git revision",
+                "TestsRequest",
+                [],
+            ),
             "/v1/status": {
                 "get": {
                     "summary": "What the index holds",
@@ -222,6 +227,19 @@ def openapi_document() -> dict[str, Any]:
                         "staged": {"type": "boolean"},
                         "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS},
                         "path": path,
+                    },
+                },
+                "TestsRequest": {
+                    "type": "object",
+                    "properties": {
+                        "name": name,
+                        "file": path,
+                        "line": line,
+                        "changed": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "staged": {"type": "boolean"},
+                        "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+                        "path": path,
+                        "limit": limit,
                     },
                 },
                 "IndexRequest": {
