@@ -93,8 +93,8 @@ def test_the_blocks_of_a_python_change(shop, library):
     ]
     tests = found.blocks[4].content.splitlines()
     assert tests == [
-        "tests/test_prices.py:4 · test_discount · depth 1, reaches discount",
-        "tests/test_cart.py:4 · test_total · depth 2, reaches price_of",
+        "tests/test_prices.py:4 · test_discount · depth 1, uses discount",
+        "tests/test_cart.py:4 · test_total · depth 2, uses total",
     ]
     calls = found.blocks[5].content.splitlines()
     assert calls[0] == "app/money.py:6 · clamp · def clamp(x, low):  — x, at least low."
@@ -175,8 +175,8 @@ def test_a_test_file_named_after_the_changed_file_is_listed(shop, library):
     assert tests.content.splitlines() == [
         "tests/test_money.py · named after app/money.py",  # ranked with the direct tests
         "tests/unit/test_money.py · named after app/money.py",
-        "tests/test_prices.py:4 · test_discount · depth 2, reaches round_cents",
-        "tests/test_cart.py:4 · test_total · depth 3, reaches round_cents",
+        "tests/test_prices.py:4 · test_discount · depth 2, uses discount",
+        "tests/test_cart.py:4 · test_total · depth 3, uses total",
     ]  # not lib/test_money.py: neither the changed file's folder nor a test folder
 
 
@@ -251,7 +251,7 @@ def test_a_go_change(make_tree, library):
         "main.go:6 · main · println(calc.Scale(1, 2))",
         "calc/calc_test.go:6 · TestScale · if Scale(2, 3) != 6 {",
     ]
-    assert found.blocks[2].content == "calc/calc_test.go:5 · TestScale · depth 1, reaches Scale"
+    assert found.blocks[2].content == "calc/calc_test.go:5 · TestScale · depth 1, uses Scale"
     assert found.blocks[3].content == "calc/calc.go:4 · Add · func Add(a, b int) int {  — Add adds."
     assert "```go\nfunc Scale" in found.prompt()
 
@@ -298,7 +298,7 @@ def test_the_mcp_tool_and_the_http_route_answer(shop, seek_home):
     assert "before you review or commit" in described and "instead of `git diff`" in described
     text = text_of(found)
     assert text.startswith("app/prices.py (lines 8-9) · discount · modified, signature changed")
-    assert "tests/test_cart.py:4 · test_total · depth 2, reaches price_of" in text
+    assert "tests/test_cart.py:4 · test_total · depth 2, uses total" in text
     assert text.splitlines()[-1].startswith("review of HEAD · 2 changed definitions")
     assert "left out for the 10-character budget" in text_of(small)
     assert bad.is_error and "not a git revision" in text_of(bad)

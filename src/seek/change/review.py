@@ -8,8 +8,9 @@ within a character budget.
 - **uses**: per changed definition, the lines that use it now, one line each with the file,
   line and enclosing definition (a removed one: the calls of its name that bind to nothing
   any more: they break);
-- **tests**: the test functions that reach the changed definitions through the graph,
-  nearest first, and the test files named after a changed file that none of them is in;
+- **tests**: the tests that reach the changed definitions, as `seek tests` selects them
+  (:func:`seek.change.tests.select_tests`), nearest first, each with its depth and the
+  definition it uses, and the test files named after a changed file that none of them is in;
 - **calls**: the definitions the changed code calls, each as its signature and doc line
   (its contract), those the change newly calls first.
 
@@ -28,13 +29,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from seek.change.definitions import Change
-from seek.change.impact import impact
 from seek.change.review_fit import fill
+from seek.change.test_catalog import Reader
+from seek.change.tests import select_tests
 from seek.graph import CodeGraph, Definition, Reference, extract
 from seek.graph.lookup import TEST_PATH
 from seek.untrusted import printable, printable_text
 
-TEST_DEPTH = 3
 _BACKTICKS = re.compile(r"`+")
 _GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
 _TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
@@ -43,8 +44,8 @@ _ORDER = {"changed": 0, "uses": 1, "tests": 2, "calls": 3}
 LineText = Callable[[str, int], str]
 Row = tuple[tuple[int, ...], str, str]
 """A list's row: its priority (lower first when the budget cuts the list), file and text."""
-TestsOf = Callable[[list[Definition]], list[tuple[Definition, int, str]]]
-"""The tests that reach some definitions: (test definition, depth, what it reaches)."""
+TestRow = tuple[str, int, str, int, str]
+"""A test that reaches the change: path, line, name, depth, the definition it uses."""
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,11 @@ def review(
     sides: tuple[Mapping[str, bytes], Mapping[str, bytes]],
     line_text: LineText,
     budget: int,
-    tests_of: TestsOf | None = None,
+    read: Reader | None = None,
 ) -> Review:
     """The review context of ``changes`` (from :func:`seek.change.definitions.compare`);
-    ``sides`` the files' bytes before and after by path; ``graph`` the working tree's."""
+    ``sides`` the files' bytes before and after by path; ``graph`` the working tree's;
+    ``read`` its files' bytes, for the tests written as calls (``it``, ``test``...)."""
     before, after = sides
     current = {id(c): _in_graph(graph, c.new) for c in changes}
     counts = {id(c): len(_uses(graph, c, current[id(c)])) for c in changes}
@@ -155,8 +157,8 @@ def review(
             lists.append(_uses_block(change, uses, line_text, rank))
     reached = [d for d in current.values() if d is not None and not TEST_PATH.search(d.path)]
     if graph is not None and reached:
-        tests = (tests_of or (lambda ds: tests_reaching(graph, ds)))(reached)
-        shown = {t.path for t, _, _ in tests}
+        tests = tests_reaching(graph, reached, read)
+        shown = {t[0] for t in tests}
         named = [(f, of) for f, of in named_tests(graph.files, {d.path for d in reached})
                  if f not in shown]  # fmt: skip
         if tests or named:
@@ -169,17 +171,13 @@ def review(
     return Review(query, len(changes), tuple(kept), tuple(left_out), budget)
 
 
-def tests_reaching(graph: CodeGraph, definitions: list[Definition]):
-    """The test definitions that reach any of ``definitions`` within ``TEST_DEPTH`` steps,
-    nearest first, each with its depth and the definition it reaches through."""
-    best: dict[Definition, tuple[int, str]] = {}
-    for definition in definitions:
-        for r in impact(graph, definition, TEST_DEPTH):
-            if r.test and r.definition is not None:
-                if r.definition not in best or r.depth < best[r.definition][0]:
-                    best[r.definition] = (r.depth, definition.qualified)
-    order = sorted(best, key=lambda d: (best[d][0], d.path, d.line))
-    return [(d, *best[d]) for d in order]
+def tests_reaching(
+    graph: CodeGraph, definitions: list[Definition], read: Reader | None = None
+) -> list[TestRow]:
+    """The tests that reach any of ``definitions`` (:func:`seek.change.tests.select_tests`,
+    its default depth), nearest first, each with the definition whose use reaches it."""
+    return [(t.path, t.line, t.name, t.depth, t.through.qualified)
+            for t in select_tests(graph, definitions, None, read)]  # fmt: skip
 
 
 # -- the blocks ----------------------------------------------------------------------------
@@ -312,14 +310,12 @@ def _uses_block(change: Change, uses: list[Reference], line_text: LineText, rank
     return _list_block("uses", title, rows, rank)
 
 
-def _tests_block(tests: list[tuple[Definition, int, str]], named: list[tuple[str, str]],
-                 rank: int) -> ReviewBlock:  # fmt: skip
+def _tests_block(tests: list[TestRow], named: list[tuple[str, str]], rank: int) -> ReviewBlock:
     """The tests that reach the change, then the test files named after a changed file
     that none of them is in (ranked with the direct tests)."""
-    nth = _by_file([t.path for t, _, _ in tests])
-    rows = [((depth, nth[i], i), t.path,
-             f"{t.path}:{t.line} · {t.qualified} · depth {depth}, reaches {through}")
-            for i, (t, depth, through) in enumerate(tests)]  # fmt: skip
+    nth = _by_file([t[0] for t in tests])
+    rows = [((depth, nth[i], i), path, f"{path}:{line} · {name} · depth {depth}, uses {through}")
+            for i, (path, line, name, depth, through) in enumerate(tests)]  # fmt: skip
     rows += [((1, 0, len(rows) + i), path, f"{path} · named after {of}")
              for i, (path, of) in enumerate(named)]  # fmt: skip
     rows.sort(key=lambda row: (row[0][0], row[0][2]))  # nearest first, named ones at depth 1

@@ -68,6 +68,7 @@ class ChangeTools:
         from seek.change.git import diff_sides
         from seek.change.review import review
         from seek.errors import SeekError
+        from seek.scan.beneath import read_beneath
         from seek.untrusted import MAX_BUDGET_CHARS
         from seek.workspace import code_graph as cg
 
@@ -85,8 +86,17 @@ class ChangeTools:
         def answer(update: bool) -> Review:
             lookup = self._lookup(root, update) if changes else cg.Lookup(root, None)
             lines = cg.Lines()
-            found = review(query, lookup.graph, changes, (before, after),
-                           lambda path, line: lines.get(root, path, line), budget)  # fmt: skip
+
+            def read(path: str) -> bytes | None:  # for the tests written as calls
+                try:
+                    return read_beneath(root, path)
+                except OSError:
+                    return None
+
+            def line_text(path: str, line: int) -> str:
+                return lines.get(root, path, line)
+
+            found = review(query, lookup.graph, changes, (before, after), line_text, budget, read)
             return replace(found, notes=(*lookup.notes, *found.notes))
 
         return self._graph_answer(root, answer)  # type: ignore[arg-type, return-value]
