@@ -142,17 +142,16 @@ def review(
     ``read`` its files' bytes, for the tests written as calls (``it``, ``test``...)."""
     before, after = sides
     current = {id(c): _in_graph(graph, c.new) for c in changes}
-    counts = {id(c): len(_uses(graph, c, current[id(c)])) for c in changes}
+    uses_of = {id(c): _uses(graph, c, current[id(c)]) for c in changes}
     ranked = sorted(changes, key=lambda c: (
         0 if c.signature_changed or c.change in ("removed", "renamed") else 1,
-        -counts[id(c)], c.current.path, c.current.line,
+        -len(uses_of[id(c)]), c.current.path, c.current.line,
     ))  # fmt: skip
     code: list[ReviewBlock] = []
     lists: list[ReviewBlock] = []
     for rank, change in enumerate(ranked):
-        code.append(_changed_block(change, before, after, counts[id(change)], rank))
-        found = current[id(change)]
-        uses = _uses(graph, change, found)
+        uses = uses_of[id(change)]
+        code.append(_changed_block(change, before, after, len(uses), rank))
         if uses:
             lists.append(_uses_block(change, uses, line_text, rank))
     reached = [d for d in current.values() if d is not None and not TEST_PATH.search(d.path)]
