@@ -16,7 +16,7 @@ within a character budget.
 
 Ranked so the most useful fit first: the changed definitions whose signature changed (or
 that were removed or renamed) and those with the most uses lead, each followed by its uses;
-then the tests and the calls. What fits the budget is :mod:`seek.change.review_fit`'s rule:
+then the tests and the calls. What fits the budget is :mod:`seek.change.review_blocks`' rule:
 a large change still shows who it reaches. Nothing here reads git or the disk: the caller
 gives the graph of the working tree, the two sides of each changed file and a line reader.
 """
@@ -29,60 +29,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from seek.change.definitions import Change
-from seek.change.review_fit import fill
+from seek.change.review_blocks import ReviewBlock, Row, fill
 from seek.change.test_catalog import Reader
 from seek.change.tests import select_tests
 from seek.graph import CodeGraph, Definition, Reference, extract
 from seek.graph.lookup import TEST_PATH
 from seek.untrusted import printable, printable_text
 
-_BACKTICKS = re.compile(r"`+")
 _GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
 _TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
 _ORDER = {"changed": 0, "uses": 1, "tests": 2, "calls": 3}
 
 LineText = Callable[[str, int], str]
-Row = tuple[tuple[int, ...], str, str]
-"""A list's row: its priority (lower first when the budget cuts the list), file and text."""
 TestRow = tuple[str, int, str, int, str]
 """A test that reaches the change: path, line, name, depth, the definition it uses."""
-
-
-@dataclass(frozen=True)
-class ReviewBlock:
-    """One labelled block. ``path``/``start``/``end`` are the code's (1-based lines) for a
-    ``changed`` block, empty for a list; ``files`` are the workspace files it shows."""
-
-    kind: str  # changed | uses | tests | calls
-    title: str
-    content: str
-    path: str = ""
-    start: int = 0
-    end: int = 0
-    files: tuple[str, ...] = ()
-    rank: int = 0  # the change it belongs to (lists of the whole change: after them all)
-    excerpt: tuple[str, ...] = field(default=(), repr=False)  # a changed block's changed lines
-    rows: tuple[Row, ...] = field(default=(), repr=False)  # a list's rows
-
-    def heading(self) -> str:
-        if self.path:
-            return f"{printable(self.path)} (lines {self.start}-{self.end}) · {self.title}"
-        return self.title
-
-    def text(self) -> str:
-        """The heading, then the content in a fence longer than any backtick run inside."""
-        longest = max((len(run) for run in _BACKTICKS.findall(self.content)), default=0)
-        fence = "`" * max(3, longest + 1)
-        name = self.path.rpartition("/")[2]
-        tag = name.rsplit(".", 1)[1].lower() if self.path and "." in name.lstrip(".") else ""
-        return f"{self.heading()}\n{fence}{tag}\n{self.content}\n{fence}"
-
-    def to_json(self) -> dict[str, object]:
-        row: dict[str, object] = {"kind": self.kind, "title": self.title,
-                                  "content": self.content, "files": list(self.files)}  # fmt: skip
-        if self.path:
-            row.update(path=self.path, start_line=self.start, end_line=self.end)
-        return row
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""What of a review context fits its character budget (issue 44 deliver 5,
-:mod:`seek.change.review`): the changed code first, up to ``CODE_SHARE`` of the budget while
+"""The blocks of a review context (issue 44 deliver 5, :mod:`seek.change.review`) and what of
+them fits its character budget: the changed code first, up to ``CODE_SHARE`` of the budget while
 lists wait; the lists share what is left evenly (a short list whole, what it does not use
 going to the longer ones), each cut by its rows' priority; then the code that did not fit
 whole gets what the lists left, whole or as its changed lines (or first lines). The budget
@@ -7,14 +7,53 @@ counts content, as ``seek context``'s does."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+import re
+from dataclasses import dataclass, field, replace
 
-if TYPE_CHECKING:
-    from seek.change.review import ReviewBlock
+from seek.untrusted import printable
 
 CODE_SHARE = 0.6
 """The share of the budget the changed code may take while lists still wait for room."""
+_BACKTICKS = re.compile(r"`+")
+Row = tuple[tuple[int, ...], str, str]
+"""A list's row: its priority (lower first when the budget cuts the list), file and text."""
+
+
+@dataclass(frozen=True)
+class ReviewBlock:
+    """One labelled block. ``path``/``start``/``end`` are the code's (1-based lines) for a
+    ``changed`` block, empty for a list; ``files`` are the workspace files it shows."""
+
+    kind: str  # changed | uses | tests | calls
+    title: str
+    content: str
+    path: str = ""
+    start: int = 0
+    end: int = 0
+    files: tuple[str, ...] = ()
+    rank: int = 0  # the change it belongs to (lists of the whole change: after them all)
+    excerpt: tuple[str, ...] = field(default=(), repr=False)  # a changed block's changed lines
+    rows: tuple[Row, ...] = field(default=(), repr=False)  # a list's rows
+
+    def heading(self) -> str:
+        if self.path:
+            return f"{printable(self.path)} (lines {self.start}-{self.end}) · {self.title}"
+        return self.title
+
+    def text(self) -> str:
+        """The heading, then the content in a fence longer than any backtick run inside."""
+        longest = max((len(run) for run in _BACKTICKS.findall(self.content)), default=0)
+        fence = "`" * max(3, longest + 1)
+        name = self.path.rpartition("/")[2]
+        tag = name.rsplit(".", 1)[1].lower() if self.path and "." in name.lstrip(".") else ""
+        return f"{self.heading()}\n{fence}{tag}\n{self.content}\n{fence}"
+
+    def to_json(self) -> dict[str, object]:
+        row: dict[str, object] = {"kind": self.kind, "title": self.title,
+                                  "content": self.content, "files": list(self.files)}  # fmt: skip
+        if self.path:
+            row.update(path=self.path, start_line=self.start, end_line=self.end)
+        return row
 
 
 def fill(
