@@ -221,19 +221,24 @@ class FileTests:
     def reached(self, use: Reference) -> tuple[list[TestUnit], Definition | None]:
         """The tests a use in this file runs in, and the definition it is in when that is no
         test nor hook (a helper, a fixture: the walk goes on from it)."""
-        qualified = use.enclosing
-        while qualified:
+        qualified, helper = use.enclosing, None
+        while qualified:  # a function nested in a test runs within it (a view, a callback)
             if qualified in self.by_def:
                 return [self.by_def[qualified]], None
             if qualified in self.hooks:
                 return self.hooks[qualified], None
             d = self._definition(qualified)
-            if d is not None and d.kind in _CALLABLE:
-                return [], d  # a helper: the tests that call it are reached through it
-            if d is not None and d.kind == "class" and not self.blocks:
+            if d is None:
+                break
+            if d.kind in _CALLABLE and helper is None:
+                helper = d
+            if d.kind == "class" and helper is None and not self.blocks:
                 prefix = f"{qualified}."
                 return [u for u in self.units if u.name.startswith(prefix)], None
-            qualified = d.container if d is not None else None
+            qualified = d.container
+        if helper is not None:  # the tests that call it are reached through it
+            inside = self._in_blocks(use.line) if self.blocks else []
+            return (inside, None) if len(inside) == 1 else ([], helper)
         if self.blocks:
             return self._in_blocks(use.line), None
         under = self._decorated(use.line)
