@@ -24,20 +24,17 @@ gives the graph of the working tree, the two sides of each changed file and a li
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from seek.change.definitions import Change
 from seek.change.review_blocks import ReviewBlock, Row, fill
-from seek.change.test_catalog import Reader
+from seek.change.test_catalog import Reader, named_tests
 from seek.change.tests import select_tests
 from seek.graph import CodeGraph, Definition, Reference, extract
 from seek.graph.lookup import TEST_PATH
 from seek.untrusted import printable, printable_text
 
-_GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
-_TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
 _ORDER = {"changed": 0, "uses": 1, "tests": 2, "calls": 3}
 
 LineText = Callable[[str, int], str]
@@ -279,32 +276,6 @@ def _tests_block(tests: list[TestRow], named: list[tuple[str, str]], rank: int) 
              for i, (path, of) in enumerate(named)]  # fmt: skip
     rows.sort(key=lambda row: (row[0][0], row[0][2]))  # nearest first, named ones at depth 1
     return _list_block("tests", f"tests that reach the change ({len(rows)})", rows, rank)
-
-
-def named_tests(paths: Iterable[str], changed: set[str]) -> list[tuple[str, str]]:
-    """(test file, changed file) for the test files named after a changed source file by
-    the usual conventions (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.js``,
-    ``XTest.java``...) in its folder or in a test folder (``tests/``, ``__tests__/``...;
-    for a generic name, ``index``, ``__init__``, ``mod``..., its folder only): the tests a
-    change may break where the graph finds no path (a call through an interface, a
-    fixture, a string)."""
-    stems: dict[str, list[str]] = {}
-    for path in sorted(changed):
-        stem = path.rpartition("/")[2].split(".", 1)[0]
-        for name in (f"test_{stem}", f"{stem}_test", f"{stem}.test", f"{stem}.spec",
-                     f"{stem}_spec", f"{stem}Test", f"{stem}Tests", f"Test{stem}"):  # fmt: skip
-            stems.setdefault(name, []).append(path)
-    out = []
-    for path in sorted(paths):
-        folder, _, name = path.rpartition("/")
-        for of in stems.get(name.rsplit(".", 1)[0], ()):
-            near = of.rpartition("/")[0] == folder
-            generic = of.rpartition("/")[2].split(".", 1)[0] in _GENERIC
-            if path not in changed and TEST_PATH.search(path) and (
-                near or (not generic and _TEST_FOLDER.search(folder))):  # fmt: skip
-                out.append((path, of))
-                break
-    return out
 
 
 def _calls_block(graph: CodeGraph, ranked: list[Change], current, before, rank: int):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from seek.change.runners import test_id
@@ -305,3 +305,33 @@ def _autouse(source: bytes | None, d: Definition) -> bool:
         return False
     lines = source.splitlines()[max(0, d.line - 4) : d.line - 1]
     return any(b"autouse" in line and b"True" in line for line in lines)
+
+
+_GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
+_TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
+
+
+def named_tests(paths: Iterable[str], changed: set[str]) -> list[tuple[str, str]]:
+    """(test file, changed file) for the test files named after a changed source file by
+    the usual conventions (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.js``,
+    ``XTest.java``...) in its folder or in a test folder (``tests/``, ``__tests__/``...;
+    for a generic name, ``index``, ``__init__``, ``mod``..., its folder only): the tests a
+    change may break where the graph finds no path (a call through an interface, a
+    fixture, a string)."""
+    stems: dict[str, list[str]] = {}
+    for path in sorted(changed):
+        stem = path.rpartition("/")[2].split(".", 1)[0]
+        for name in (f"test_{stem}", f"{stem}_test", f"{stem}.test", f"{stem}.spec",
+                     f"{stem}_spec", f"{stem}Test", f"{stem}Tests", f"Test{stem}"):  # fmt: skip
+            stems.setdefault(name, []).append(path)
+    out = []
+    for path in sorted(paths):
+        folder, _, name = path.rpartition("/")
+        for of in stems.get(name.rsplit(".", 1)[0], ()):
+            near = of.rpartition("/")[0] == folder
+            generic = of.rpartition("/")[2].split(".", 1)[0] in _GENERIC
+            if path not in changed and TEST_PATH.search(path) and (
+                near or (not generic and _TEST_FOLDER.search(folder))):  # fmt: skip
+                out.append((path, of))
+                break
+    return out

@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from seek.change.test_catalog import FileTests, Reader, TestUnit, is_test_support
+from seek.change.test_catalog import FileTests, Reader, TestUnit, is_test_support, named_tests
 from seek.graph import CodeGraph, Definition, Reference
 
 DEFAULT_DEPTH = 8
@@ -211,7 +211,10 @@ class _Walk:
                     naming = [u for u in units if any(u.line <= n <= u.end_line for n in lines)]
                     found.extend(_selected(u, depth, use, subject) for u in naming or units)
                     break
-        return found
+        # the file named after the subject's module, when it is among them, alone: the
+        # others import the module for something else as often as for the subject
+        named = {path for path, _ in named_tests({t.path for t in found}, {subject.path})}
+        return [t for t in found if t.path in named] if named else found
 
 
 def _selected(unit: TestUnit, depth: int, use: Reference, through: Definition) -> SelectedTest:
