@@ -105,6 +105,8 @@ def python_coverage(root: Path, python: str, source: str, tests: str = "tests") 
 # -- Go -------------------------------------------------------------------------------------
 
 _GO_TEST = re.compile(r"^func (Test\w*)\(\s*\w+ \*testing\.T\s*\)", re.M)
+
+
 def _go_module(root: Path) -> str:
     match = re.search(r"^module\s+(\S+)", (root / "go.mod").read_text(), re.M)
     return match.group(1) if match else ""
@@ -196,4 +198,3 @@ def _read_profile(text: str, module: str) -> dict[str, set[int]]:
             continue
         out[name[len(module) + 1 :]].update(range(int(match.group(2)), int(match.group(3)) + 1))
     return out
-

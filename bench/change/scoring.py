@@ -1,0 +1,236 @@
+"""Scoring test selection against a per-test coverage oracle (issue 44; the oracle's format
+is bench/change/FORMAT.md, the command bench.change.tests_oracle).
+
+For each sampled function, each method selects tests; rows are mapped onto the oracle's
+tests (by ``PATH::NAME``, else by the test whose lines hold the row's line) and scored at
+two levels: test functions and test files. Selections outside the oracle's universe (tests
+that were not run) are left out, not counted wrong. Counts are summed over the functions
+(micro averages): precision TP / (TP + FP), recall TP / (TP + FN).
+
+Methods:
+
+* ``seek``: `seek tests` (:func:`seek.change.tests.select_tests`, its default depth);
+* ``grep``: the test files in which ``grep -rlw NAME`` finds the function's name, and at
+  function level the tests among them whose own lines name it;
+* ``module``: the tests of the file named after the function's module (``test_app.py``,
+  ``app_test.go``, ``app.test.ts``, ``app.spec.ts``);
+* ``walk``: where issue 44 started, the breadth-first walk over `refs` (the graph's bound
+  uses, :func:`seek.change.impact.impact` at depth 3) up to test code.
+
+The ceiling check walks the uses without a depth limit: an oracle pair (test, function) the
+walk cannot reach has no static path in the graph. Each such pair is put down to a cause
+from what the graph knows of the function (:func:`_cause`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import inspect
+import posixpath
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from bench.graph.oracle import workspace_files
+from seek.change.impact import impact
+from seek.graph import CodeGraph, Definition, build_graph
+from seek.graph.lookup import TEST_PATH
+
+WALK_DEPTH = 3
+CEILING_DEPTH = 64
+LEVELS = ("function", "file")
+_MODULE_TESTS = ("test_{}.py", "{}_test.py", "{}_test.go", "{}.test.ts", "{}.spec.ts",
+                 "{}.test.js", "{}.spec.js", "{}.test.tsx")  # fmt: skip
+
+
+def micro(pairs: Iterable[tuple[set[str], set[str]]]) -> dict[str, float | int]:
+    """Micro precision, recall and F1 of (selected, truth) pairs, and the selections' mean
+    length."""
+    tp = fp = fn = selected = n = 0
+    for chosen, truth in pairs:
+        tp += len(chosen & truth)
+        fp += len(chosen - truth)
+        fn += len(truth - chosen)
+        selected += len(chosen)
+        n += 1
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": round(precision, 3),
+        "recall": round(recall, 3),
+        "f1": round(f1, 3),
+        "mean_selected": round(selected / n, 1) if n else 0.0,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+    }
+
+
+class Universe:
+    """The oracle's tests, looked up by id or by a line inside one."""
+
+    def __init__(self, tests: dict[str, dict]) -> None:
+        self.tests = tests
+        self.files = {t["path"] for t in tests.values()}
+        self._starts: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+        for test_id, t in tests.items():
+            self._starts[t["path"]].append((t["line"], t.get("end_line") or t["line"], test_id))
+        for spans in self._starts.values():
+            spans.sort()
+
+    def at(self, path: str, line: int, name: str | None = None) -> str | None:
+        if name is not None and f"{path}::{name}" in self.tests:
+            return f"{path}::{name}"
+        spans = self._starts.get(path, [])
+        i = bisect.bisect_right(spans, (line, 1 << 30, "")) - 1
+        while i >= 0:
+            start, end, test_id = spans[i]
+            if start <= line <= end:
+                return test_id
+            i -= 1
+        return None
+
+    def in_files(self, paths: Iterable[str]) -> set[str]:
+        wanted = set(paths)
+        return {i for i, t in self.tests.items() if t["path"] in wanted}
+
+
+def _select_seek(graph: CodeGraph, read: Callable[[str], bytes | None]):
+    """`seek tests` when the library has it, else None (the column is then left out)."""
+    try:
+        from seek.change.tests import select_tests
+    except ImportError:
+        return None
+    takes_read = "read" in inspect.signature(select_tests).parameters
+
+    def select(subject: Definition, universe: Universe) -> tuple[set[str], set[str]]:
+        rows = (
+            select_tests(graph, [subject], read=read)
+            if takes_read
+            else select_tests(graph, [subject])
+        )
+        tests = {universe.at(r.path, r.line, r.name) for r in rows} - {None}
+        return tests, {r.path for r in rows} & universe.files  # type: ignore[return-value]
+
+    return select
+
+
+def _walk(
+    graph: CodeGraph, subject: Definition, depth: int, universe: Universe
+) -> tuple[set[str], set[str]]:
+    tests, files = set(), set()
+    for reached in impact(graph, subject, depth):
+        if not TEST_PATH.search(reached.path) or reached.path not in universe.files:
+            continue
+        files.add(reached.path)
+        line = reached.definition.line if reached.definition else reached.use.line
+        found = universe.at(reached.path, line)
+        if found:
+            tests.add(found)
+    return tests, files
+
+
+def _cause(graph: CodeGraph, subject: Definition, text_uses: int) -> str:
+    """Why no chain of uses reaches a test, told from the function's own first step."""
+    if subject.name.startswith("__") and subject.name.endswith("__"):
+        return "protocol method (called by the language: __init__, __eq__, with, ...)"
+    if graph.uses(subject):
+        return "the chain breaks above the function (a caller reached dynamically)"
+    if text_uses == 0:
+        return "name never written elsewhere (registration, getattr/strings, generated)"
+    if subject.container:
+        return "method on a receiver of unknown type (dynamic dispatch, interface)"
+    return "name written but not bound (binding gap)"
+
+
+def score_repository(oracle: dict) -> dict:
+    root = Path(oracle["root"])
+    files = dict(workspace_files(root))
+    graph = build_graph(files)
+    universe = Universe(oracle["tests"])
+    test_text = {p: files[p].decode("utf-8", "replace") for p in universe.files if p in files}
+    words = Counter(w for data in files.values() for w in re.findall(rb"\w+", data))
+    seek = _select_seek(graph, files.get)
+    pairs: dict[str, dict[str, list]] = {
+        m: {lv: [] for lv in LEVELS} for m in ("seek", "grep", "module", "walk")
+    }
+    missing = 0
+    unreachable: Counter[str] = Counter()
+    truth_pairs = 0
+    for fn in oracle["functions"]:
+        subject = next((d for d in graph.files[fn["path"]].definitions
+                        if d.line == fn["line"] and d.name == fn["name"]), None)  # fmt: skip
+        if subject is None:
+            missing += 1
+            continue
+        truth = set(fn["tests"])
+        truth_files = {universe.tests[t]["path"] for t in truth}
+        chosen = {"walk": _walk(graph, subject, WALK_DEPTH, universe)}
+        if seek is not None:
+            chosen["seek"] = seek(subject, universe)
+        chosen["grep"] = _grep(fn["name"], test_text, universe)
+        stem = posixpath.splitext(posixpath.basename(fn["path"]))[0].split(".")[0]
+        named = {f.format(stem) for f in _MODULE_TESTS}
+        module_files = {p for p in universe.files if posixpath.basename(p) in named}
+        chosen["module"] = (universe.in_files(module_files), module_files)
+        for method, (tests, tfiles) in chosen.items():
+            pairs[method]["function"].append((tests, truth))
+            pairs[method]["file"].append((tfiles, truth_files))
+        reachable, _ = _walk(graph, subject, CEILING_DEPTH, universe)
+        lost = truth - reachable
+        truth_pairs += len(truth)
+        if lost:
+            cause = _cause(graph, subject, words.get(fn["name"].encode(), 0) - 1)
+            unreachable[cause] += len(lost)
+    result = {
+        "language": oracle["language"],
+        "functions": len(oracle["functions"]) - missing,
+        "not_in_graph": missing,
+        "tests": len(universe.tests),
+        "test_files": len(universe.files),
+        "micro": {
+            m: {lv: micro(p[lv]) for lv in LEVELS} for m, p in pairs.items() if p["function"]
+        },
+        "ceiling": {
+            "pairs": truth_pairs,
+            "unreachable": sum(unreachable.values()),
+            "unreachable_share": round(sum(unreachable.values()) / truth_pairs, 3)
+            if truth_pairs
+            else 0.0,
+            "by_cause": dict(unreachable.most_common()),
+        },
+        "_pairs": pairs,
+    }
+    return result
+
+
+def _grep(name: str, test_text: dict[str, str], universe: Universe) -> tuple[set[str], set[str]]:
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    files = {p for p, text in test_text.items() if word.search(text)}
+    tests = set()
+    for test_id in universe.in_files(files):
+        t = universe.tests[test_id]
+        lines = test_text[t["path"]].splitlines()[t["line"] - 1 : t.get("end_line") or t["line"]]
+        if word.search("\n".join(lines)):
+            tests.add(test_id)
+    return tests, files
+
+
+def total(results: Iterable[dict]) -> dict:
+    """Micro totals over repositories (the pairs summed, not the ratios averaged)."""
+    merged: dict[str, dict[str, list]] = {}
+    pairs = unreachable = 0
+    for r in results:
+        for method, levels in r.pop("_pairs").items():
+            for level, items in levels.items():
+                merged.setdefault(method, {lv: [] for lv in LEVELS})[level].extend(items)
+        pairs += r["ceiling"]["pairs"]
+        unreachable += r["ceiling"]["unreachable"]
+    return {
+        "micro": {
+            m: {lv: micro(p[lv]) for lv in LEVELS} for m, p in merged.items() if p["function"]
+        },
+        "ceiling_unreachable_share": round(unreachable / pairs, 3) if pairs else 0.0,
+    }
