@@ -40,6 +40,7 @@ from seek.graph.lookup import TEST_PATH
 WALK_DEPTH = 3
 CEILING_DEPTH = 64
 LEVELS = ("function", "file")
+METHODS = ("seek", "grep", "module", "walk", "walk_unbounded")
 _MODULE_TESTS = ("test_{}.py", "{}_test.py", "{}_test.go", "{}.test.ts", "{}.spec.ts",
                  "{}.test.js", "{}.spec.js", "{}.test.tsx")  # fmt: skip
 
@@ -118,10 +119,14 @@ def _select_seek(graph: CodeGraph, read: Callable[[str], bytes | None]):
 
 
 def _walk(
-    graph: CodeGraph, subject: Definition, depth: int, universe: Universe
+    graph: CodeGraph, subject: Definition, depth: int, universe: Universe, into: list | None = None
 ) -> tuple[set[str], set[str]]:
+    """The tests and test files the walk over uses reaches within ``depth`` (every
+    definition reached is appended to ``into``)."""
     tests, files = set(), set()
     for reached in impact(graph, subject, depth):
+        if into is not None:
+            into.append(reached)
         if not TEST_PATH.search(reached.path) or reached.path not in universe.files:
             continue
         files.add(reached.path)
@@ -132,17 +137,58 @@ def _walk(
     return tests, files
 
 
-def _cause(graph: CodeGraph, subject: Definition, text_uses: int) -> str:
-    """Why no chain of uses reaches a test, told from the function's own first step."""
-    if subject.name.startswith("__") and subject.name.endswith("__"):
-        return "protocol method (called by the language: __init__, __eq__, with, ...)"
-    if graph.uses(subject):
-        return "the chain breaks above the function (a caller reached dynamically)"
-    if text_uses == 0:
-        return "name never written elsewhere (registration, getattr/strings, generated)"
-    if subject.container:
-        return "method on a receiver of unknown type (dynamic dispatch, interface)"
-    return "name written but not bound (binding gap)"
+_CAUSES = (
+    "protocol method (called by the language or a framework: __call__, __init__, with, ...)",
+    "name never written elsewhere (registration, getattr/strings, generated code)",
+    "method on a receiver of unknown type (dynamic dispatch, interface)",
+    "name written but not bound to it (binding gap)",
+    "no root found (a cycle of uses)",
+)
+
+
+class Ceiling:
+    """Which oracle pairs no chain of uses connects, and why. The chain can break anywhere
+    between the test and the function, so each lost pair is put down to the *roots* of the
+    function's users (itself and every definition that reaches it upward, with no bound
+    use of their own): the first of :data:`_CAUSES` that one of them shows."""
+
+    def __init__(self, graph: CodeGraph, words: Counter) -> None:
+        self.graph = graph
+        self.words = words
+        self.lost: Counter[str] = Counter()
+        self.pairs = 0
+        self._root_cause: dict[Definition, int | None] = {}
+
+    def _cause_of(self, d: Definition) -> int | None:
+        if d not in self._root_cause:
+            cause = None
+            if d.name.startswith("__") and d.name.endswith("__"):
+                cause = 0
+            elif not self.graph.uses(d):
+                if self.words.get(d.name.encode(), 0) <= 1:
+                    cause = 1
+                else:
+                    cause = 2 if d.container else 3
+            self._root_cause[d] = cause
+        return self._root_cause[d]
+
+    def add(self, subject: Definition, reached: list, truth: set[str], found: set[str]) -> None:
+        self.pairs += len(truth)
+        lost = truth - found
+        if not lost:
+            return
+        chain = [subject, *(r.definition for r in reached if r.definition is not None)]
+        causes = [c for c in map(self._cause_of, chain) if c is not None]
+        self.lost[_CAUSES[min(causes) if causes else 4]] += len(lost)
+
+    def result(self) -> dict:
+        lost = sum(self.lost.values())
+        return {
+            "pairs": self.pairs,
+            "unreachable": lost,
+            "unreachable_share": round(lost / self.pairs, 3) if self.pairs else 0.0,
+            "by_cause": dict(self.lost.most_common()),
+        }
 
 
 def score_repository(oracle: dict) -> dict:
@@ -153,12 +199,9 @@ def score_repository(oracle: dict) -> dict:
     test_text = {p: files[p].decode("utf-8", "replace") for p in universe.files if p in files}
     words = Counter(w for data in files.values() for w in re.findall(rb"\w+", data))
     seek = _select_seek(graph, files.get)
-    pairs: dict[str, dict[str, list]] = {
-        m: {lv: [] for lv in LEVELS} for m in ("seek", "grep", "module", "walk")
-    }
+    pairs: dict[str, dict[str, list]] = {m: {lv: [] for lv in LEVELS} for m in METHODS}
     missing = 0
-    unreachable: Counter[str] = Counter()
-    truth_pairs = 0
+    ceiling = Ceiling(graph, words)
     for fn in oracle["functions"]:
         subject = next((d for d in graph.files[fn["path"]].definitions
                         if d.line == fn["line"] and d.name == fn["name"]), None)  # fmt: skip
@@ -178,12 +221,11 @@ def score_repository(oracle: dict) -> dict:
         for method, (tests, tfiles) in chosen.items():
             pairs[method]["function"].append((tests, truth))
             pairs[method]["file"].append((tfiles, truth_files))
-        reachable, _ = _walk(graph, subject, CEILING_DEPTH, universe)
-        lost = truth - reachable
-        truth_pairs += len(truth)
-        if lost:
-            cause = _cause(graph, subject, words.get(fn["name"].encode(), 0) - 1)
-            unreachable[cause] += len(lost)
+        reached: list = []
+        unbounded = _walk(graph, subject, CEILING_DEPTH, universe, reached)
+        pairs["walk_unbounded"]["function"].append((unbounded[0], truth))
+        pairs["walk_unbounded"]["file"].append((unbounded[1], truth_files))
+        ceiling.add(subject, reached, truth, unbounded[0])
     result = {
         "language": oracle["language"],
         "functions": len(oracle["functions"]) - missing,
@@ -193,14 +235,7 @@ def score_repository(oracle: dict) -> dict:
         "micro": {
             m: {lv: micro(p[lv]) for lv in LEVELS} for m, p in pairs.items() if p["function"]
         },
-        "ceiling": {
-            "pairs": truth_pairs,
-            "unreachable": sum(unreachable.values()),
-            "unreachable_share": round(sum(unreachable.values()) / truth_pairs, 3)
-            if truth_pairs
-            else 0.0,
-            "by_cause": dict(unreachable.most_common()),
-        },
+        "ceiling": ceiling.result(),
         "_pairs": pairs,
     }
     return result
