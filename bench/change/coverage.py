@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -168,6 +169,7 @@ def go_coverage(root: Path, per_test_timeout: int = 120, max_tests: int | None =
             if profile.exists():
                 for file, lines in _read_profile(profile.read_text(), module).items():
                     run.add(test_id, file, lines)
+    shutil.rmtree(scratch, ignore_errors=True)
     return run
 
 

@@ -132,7 +132,10 @@ def vitest_coverage(
         hook.unlink(missing_ok=True)
     tail = (done.stdout + done.stderr).strip().splitlines()[-4:]
     print(f"  vitest rc={done.returncode}: {tail}", file=sys.stderr, flush=True)
-    return _read(root, scratch)
+    try:
+        return _read(root, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _read(root: Path, scratch: Path) -> Run:
@@ -140,9 +143,12 @@ def _read(root: Path, scratch: Path) -> Run:
     statements: dict[str, dict] = {}
     maps: dict[str, SourceMap] = {}
     sources: dict[str, list[str]] = {}
+    relative: dict[tuple[str, int], str | None] = {}
     for part in sorted(scratch.glob("*.jsonl")):
         for row in map(json.loads, part.read_text().splitlines()):
             if "map" in row:
+                if row["map"] in maps:
+                    continue  # each worker writes it again; one transform, one map
                 statements[row["map"]] = row["statementMap"]
                 maps[row["map"]] = SourceMap(row.get("inputSourceMap") or {})
                 continue
@@ -161,11 +167,18 @@ def _read(root: Path, scratch: Path) -> Run:
                     found = smap.original(start["line"], start["column"])
                     if found is None:
                         continue
-                    source = smap.sources[found[0]] if found[0] < len(smap.sources) else file
-                    target = (Path(file).parent / source).resolve()
-                    try:
-                        rel = target.relative_to(root.resolve()).as_posix()
-                    except ValueError:
-                        continue
-                    run.add(test_id, rel, {found[1]})
+                    rel = relative.get((file, found[0]), "")
+                    if rel == "":
+                        rel = relative[file, found[0]] = _relative(root, file, smap, found[0])
+                    if rel is not None:
+                        run.add(test_id, rel, {found[1]})
     return run
+
+
+def _relative(root: Path, file: str, smap: SourceMap, index: int) -> str | None:
+    """The checkout-relative path of a source map's ``index``-th source (None: outside)."""
+    source = smap.sources[index] if index < len(smap.sources) else file
+    try:
+        return (Path(file).parent / source).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
