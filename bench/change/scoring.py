@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import inspect
+import json
 import posixpath
 import re
 from collections import Counter, defaultdict
@@ -174,6 +175,7 @@ class Walk:
 
 
 _CAUSES = (
+    "the test file's import of the workspace's own package is unresolved (package exports)",
     "protocol method (called by the language or a framework: __call__, __init__, with, ...)",
     "name never written elsewhere (registration, getattr/strings, generated code)",
     "method on a receiver of unknown type (dynamic dispatch, interface)",
@@ -188,9 +190,13 @@ class Ceiling:
     function's users (itself and every definition that reaches it upward, with no bound
     use of their own): the first of :data:`_CAUSES` that one of them shows."""
 
-    def __init__(self, graph: CodeGraph, words: Counter) -> None:
+    def __init__(
+        self, graph: CodeGraph, words: Counter, universe: Universe, packages: set[str]
+    ) -> None:
         self.graph = graph
         self.words = words
+        self.universe = universe
+        self.packages = packages
         self.lost: Counter[str] = Counter()
         self.pairs = 0
         self._root_cause: dict[Definition, int | None] = {}
@@ -199,12 +205,12 @@ class Ceiling:
         if d not in self._root_cause:
             cause = None
             if d.name.startswith("__") and d.name.endswith("__"):
-                cause = 0
+                cause = 1
             elif not self.graph.uses(d):
                 if self.words.get(d.name.encode(), 0) <= 1:
-                    cause = 1
+                    cause = 2
                 else:
-                    cause = 2 if d.container else 3
+                    cause = 3 if d.container else 4
             self._root_cause[d] = cause
         return self._root_cause[d]
 
@@ -215,7 +221,23 @@ class Ceiling:
             return
         chain = [subject, *reached]
         causes = [c for c in map(self._cause_of, chain) if c is not None]
-        self.lost[_CAUSES[min(causes) if causes else 4]] += len(lost)
+        cause = _CAUSES[min(causes) if causes else len(_CAUSES) - 1]
+        for test_id in lost:
+            self.lost[_CAUSES[0] if self._self_import(test_id) else cause] += 1
+
+    def _self_import(self, test_id: str) -> bool:
+        """Whether the test's file imports one of the workspace's own packages by name
+        (``zod/v4``) and the graph resolved that import to no file."""
+        path = self.universe.tests[test_id]["path"]
+        facts = self.graph.files.get(path)
+        return facts is not None and any(
+            not i.files and self._package_of(i.target) in self.packages for i in facts.imports
+        )
+
+    @staticmethod
+    def _package_of(target: str) -> str:
+        parts = target.split("/")
+        return "/".join(parts[:2]) if target.startswith("@") else parts[0]
 
     def result(self) -> dict:
         lost = sum(self.lost.values())
@@ -237,7 +259,7 @@ def score_repository(oracle: dict) -> dict:
     seek = _select_seek(graph, files.get)
     pairs: dict[str, dict[str, list]] = {m: {lv: [] for lv in LEVELS} for m in METHODS}
     missing = 0
-    ceiling = Ceiling(graph, words)
+    ceiling = Ceiling(graph, words, universe, _packages(root))
     walk = Walk(graph, universe)
     for fn in oracle["functions"]:
         subject = next((d for d in graph.files[fn["path"]].definitions
@@ -276,6 +298,21 @@ def score_repository(oracle: dict) -> dict:
         "_pairs": pairs,
     }
     return result
+
+
+def _packages(root: Path) -> set[str]:
+    """The names of the workspace's own JavaScript packages (their package.json)."""
+    names = set()
+    for manifest in root.rglob("package.json"):
+        if "node_modules" in manifest.parts:
+            continue
+        try:
+            name = json.loads(manifest.read_text()).get("name")
+        except (ValueError, OSError, AttributeError):
+            continue
+        if isinstance(name, str):
+            names.add(name)
+    return names
 
 
 def _grep(name: str, test_text: dict[str, str], universe: Universe) -> tuple[set[str], set[str]]:
