@@ -261,6 +261,7 @@ def score_repository(oracle: dict) -> dict:
     missing = 0
     ceiling = Ceiling(graph, words, universe, _packages(root))
     walk = Walk(graph, universe)
+    misses: list[dict] = []
     for fn in oracle["functions"]:
         subject = next((d for d in graph.files[fn["path"]].definitions
                         if d.line == fn["line"] and d.name == fn["name"]), None)  # fmt: skip
@@ -280,6 +281,10 @@ def score_repository(oracle: dict) -> dict:
         for method, (tests, tfiles) in chosen.items():
             pairs[method]["function"].append((tests, truth))
             pairs[method]["file"].append((tfiles, truth_files))
+        mine = chosen.get("seek", chosen["walk"])[0]
+        misses.append({"function": f"{fn['path']}:{fn['line']} {fn['qualified']}",
+                       "missed": sorted(truth - mine), "extra": len(mine - truth),
+                       "found": len(mine & truth)})  # fmt: skip
         reached: list = []
         unbounded = walk.run(subject, CEILING_DEPTH, reached)
         pairs["walk_unbounded"]["function"].append((unbounded[0], truth))
@@ -296,6 +301,7 @@ def score_repository(oracle: dict) -> dict:
         },
         "ceiling": ceiling.result(),
         "_pairs": pairs,
+        "_misses": misses,
     }
     return result
 
@@ -332,6 +338,7 @@ def total(results: Iterable[dict]) -> dict:
     merged: dict[str, dict[str, list]] = {}
     pairs = unreachable = 0
     for r in results:
+        r.pop("_misses", None)
         for method, levels in r.pop("_pairs").items():
             for level, items in levels.items():
                 merged.setdefault(method, {lv: [] for lv in LEVELS})[level].extend(items)

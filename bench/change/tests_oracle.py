@@ -4,7 +4,7 @@
     python -m bench.change.tests_oracle build BENCH_DIR [--repos flask,requests,cobra,zod]
         [--oracles DIR] [--python NAME=PYTHON ...] [--fresh]
     python -m bench.change.tests_oracle score [--oracles DIR] [--repos ...]
-        [--out bench/results/tests_oracle.json]
+        [--out bench/results/tests_oracle.json] [--misses FILE]
 
 ``checkout`` writes the *whole* tree of a pinned revision (shared/bench/semble/repos.json),
 tests included, to BENCH_DIR/NAME (materialize.py keeps only the benchmark root).
@@ -31,7 +31,8 @@ every sampled function, compares the tests each method selects with the tests th
 its body, at test-function and test-file level, micro-averaged (bench.change.scoring): `seek
 tests` (seek.change.tests.select_tests), grep, the test file named after the module, and
 the walk over `refs` that issue 44 started from; and the ceiling check: the share of the
-oracle's (test, function) pairs that no chain of the graph's uses connects.
+oracle's (test, function) pairs that no chain of the graph's uses connects. ``--misses``
+writes, per function, the oracle's tests `seek tests` missed and how many it added.
 """
 
 from __future__ import annotations
@@ -206,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     rate.add_argument("--oracles")
     rate.add_argument("--repos", default=DEFAULT_REPOS)
     rate.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    rate.add_argument("--misses", type=Path, help="write each function's missed tests here")
     args = parser.parse_args(argv)
     if args.command == "checkout":
         print(checkout(args.name, args.git_dir, args.bench_dir))
@@ -217,10 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             build(name, args.bench_dir, oracles, pythons, args.fresh)
         return 0
-    results = {}
+    results: dict[str, dict] = {}
+    missed: dict[str, list] = {}
     for name in names:
         oracle = json.loads((oracles / f"{name}.json").read_text())
         results[name] = score_repository(oracle)
+        missed[name] = results[name]["_misses"]
         _log(f"{name}: {json.dumps(results[name]['micro'])}")
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -228,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         "total": total(results.values()),
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n")
+    if args.misses:
+        args.misses.write_text(json.dumps(missed, indent=1) + "\n")
     _log(f"total: {json.dumps(report['total'])}")
     return 0
 
