@@ -140,3 +140,44 @@ def test_a_repository_is_scored_per_method_and_level_against_the_oracle(tmp_path
     ceiling = result["ceiling"]
     assert ceiling["pairs"] == 3
     assert ceiling["unreachable"] == 1  # (test_dispatch, direct): no chain of uses
+
+
+def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tmp_path):
+    # The test imports the package by its own name (as zod's tests import "zod/v4"); the
+    # graph resolves that to no file, so no chain of uses reaches the test.
+    (tmp_path / "package.json").write_text('{"name": "tinypkg"}')
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.ts").write_text(
+        "export function shout(s: string): string {\n  return s.toUpperCase();\n}\n"
+    )
+    (tmp_path / "src" / "lib.test.ts").write_text(
+        'import { test, expect } from "vitest";\n'
+        'import { shout } from "tinypkg/lib";\n'
+        "\n"
+        'test("shouts", () => {\n'
+        '  expect(shout("a")).toBe("A");\n'
+        "});\n"
+    )
+    test_id = "src/lib.test.ts::shouts"
+    oracle = {
+        "repo": "tinypkg",
+        "language": "typescript",
+        "root": str(tmp_path),
+        "tests": {test_id: {"path": "src/lib.test.ts", "name": "shouts", "line": 4, "end_line": 6}},
+        "functions": [
+            {
+                "path": "src/lib.ts",
+                "line": 1,
+                "end_line": 3,
+                "name": "shout",
+                "qualified": "shout",
+                "tests": [test_id],
+            }
+        ],
+    }
+    result = score_repository(oracle)
+    assert result["micro"]["grep"]["function"]["recall"] == 1.0  # the text names it
+    ceiling = result["ceiling"]
+    assert (ceiling["pairs"], ceiling["unreachable"]) == (1, 1)
+    (cause,) = ceiling["by_cause"]
+    assert "workspace's own package" in cause
