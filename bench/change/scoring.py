@@ -4,7 +4,7 @@ is bench/change/FORMAT.md, the command bench.change.tests_oracle).
 For each sampled function, each method selects tests; rows are mapped onto the oracle's
 tests (by ``PATH::NAME``, else by the test whose lines hold the row's line) and scored at
 two levels: test functions and test files. Selections outside the oracle's universe (tests
-that were not run) are left out, not counted wrong. Counts are summed over the functions
+that were not collected) are left out, not counted wrong. Counts are summed over the functions
 (micro averages): precision TP / (TP + FP), recall TP / (TP + FN).
 
 Methods:
