@@ -235,3 +235,22 @@ def test_commands_for_a_selection():
     (spec,) = select_tests(graph, graph.defs("buy"), read=read)
     assert command([spec]) == "bundle exec rspec spec/shop_spec.rb:4"
     assert command([spec, rust]) is None  # two frameworks: no one command
+
+
+def test_a_use_in_a_long_parametrize_table_is_the_decorated_tests():
+    # the table's rows name what each case runs: the decorated test runs them, not every
+    # test of the file (requests' test_utils.py selected the whole file for one row)
+    table = "".join(f"        ({i}, parse({i})),\n" for i in range(8))
+    files = {
+        "pkg/parse.py": "def parse(x):\n    return x\n",
+        "tests/test_parse.py": (
+            "import pytest\nfrom pkg.parse import parse\n\n\n"
+            "def test_other():\n    assert 1\n\n\n"
+            f"@pytest.mark.parametrize(\n    'x, y',\n    [\n{table}    ],\n)\n"
+            "def test_table(x, y):\n    assert x == y\n\n\n"
+            "def test_last():\n    assert 2\n"
+        ),
+    }
+    graph = build_graph({k: v.encode() for k, v in files.items()})
+    found = select_tests(graph, graph.defs("parse"), read=lambda p: files[p].encode())
+    assert names(found) == [(1, "test_table")]

@@ -52,6 +52,7 @@ _PY_HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "asyn
                        "teardown_class", "setUpTestData", "setup", "teardown"})  # fmt: skip
 _PY_FILE_HOOKS = frozenset({"setup_module", "teardown_module", "setup_function",
                             "teardown_function", "setUpModule", "tearDownModule"})  # fmt: skip
+_DECORATOR_LINES = 200  # the longest decorator followed back to its definition
 _CALLABLE = frozenset({"function", "method"})
 
 
@@ -89,6 +90,9 @@ class FileTests:
         self._named = {d.qualified: d for d in reversed(self._defs)}
         self.marks = _marks(self._defs, facts.references)
         source = read(path) if read is not None and self._wanted(facts.grammar) else None
+        # Python's lines, for decorators longer than a few lines (a parametrize table)
+        self._lines = (source.decode("utf-8", "replace").splitlines()
+                       if source is not None and facts.grammar == "python" else [])  # fmt: skip
         if facts.grammar in BLOCK_GRAMMARS and source is not None:
             self._read_blocks(graph, source)
         self._read_definitions(graph, source)
@@ -248,13 +252,36 @@ class FileTests:
             return [], under
         return (self.units if is_test_support(self.path) else []), None
 
+    def _in_decorator(self, line: int, below: int) -> bool:
+        """Whether ``line`` is inside the decorators of the definition at line ``below``: no
+        blank line between them, and a line above or at ``line`` that starts a decorator at
+        the definition's indentation (``@pytest.mark.parametrize(`` and its table, whose
+        rows name what each case runs: a use there is the decorated test's, not the file's).
+        """
+        lines = self._lines
+        if not lines or below - line > _DECORATOR_LINES or below > len(lines):
+            return False
+        head = lines[below - 1]
+        indent = len(head) - len(head.lstrip())
+        if any(not text.strip() for text in lines[line - 1 : below - 1]):
+            return False
+        for number in range(line, max(0, line - _DECORATOR_LINES), -1):
+            text = lines[number - 1]
+            if not text.strip():
+                return False
+            if text.lstrip().startswith("@") and len(text) - len(text.lstrip()) == indent:
+                return True
+        return False
+
     def _definition(self, qualified: str) -> Definition | None:
         return self._named.get(qualified)
 
     def _decorated(self, line: int) -> Definition | None:
         """The definition right under a decorator or attribute at ``line``."""
         i = bisect.bisect_right(self._starts, line)
-        if i < len(self._defs) and self._defs[i].line - line <= 3:
+        if i < len(self._defs) and (
+            self._defs[i].line - line <= 3 or self._in_decorator(line, self._defs[i].line)
+        ):
             gap = [d for d in self._defs[:i] if d.line <= line <= d.end_line]
             if not gap or all(d.end_line >= self._defs[i].end_line for d in gap):
                 return self._defs[i]
