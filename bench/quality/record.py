@@ -10,6 +10,7 @@ recall, and each ablation's overall figures. ``bench.report`` renders it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -67,11 +68,11 @@ def write_summary(results: Path, data: dict[str, Any]) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    results = Path(args[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.quality.record", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("results", type=Path, help="a bench.quality results file (FILE.json)")
+    results = parser.parse_args(argv).results
     print(write_summary(results, json.loads(results.read_text(encoding="utf-8"))))
     return 0
 
