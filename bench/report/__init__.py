@@ -47,14 +47,24 @@ GRAPH = ("src/seek/graph",)
 QUALITY = "bench/results/quality-summary.json"
 QUERY_CPU = "bench/results/query_cpu_side.json"
 INDEX_SPEED = "bench/results/index_speed.json"
+CLI_SPEED = "bench/results/cli_speed.json"
 
 TABLES: dict[str, Table] = {
     "headline": Table(
-        (QUALITY, QUERY_CPU, INDEX_SPEED), tables.headline, ("README.md",), RANKING + INDEXING
+        (QUALITY, QUERY_CPU, INDEX_SPEED, CLI_SPEED),
+        tables.headline,
+        ("README.md",),
+        RANKING + INDEXING,
     ),  # fmt: skip
     "quality": Table((QUALITY,), tables.quality, ("bench/README.md",), RANKING),
     "query_cpu": Table((QUERY_CPU,), tables.query_cpu, ("bench/README.md",), RANKING),
     "index_speed": Table((INDEX_SPEED,), tables.index_speed, ("bench/README.md",), INDEXING),
+    "cli_speed": Table(
+        (CLI_SPEED,),
+        tables.cli_speed,
+        ("bench/README.md",),
+        RANKING + INDEXING + ("src/seek/cli", "src/seek/workspace"),
+    ),  # fmt: skip
     "graph_oracle": Table(
         ("bench/results/graph_oracle.json",),
         tables.graph_oracle,

@@ -102,7 +102,7 @@ def headline(results: Results) -> list[str]:
     """The README's table: quality, CPU per query and indexing CPU, seek beside semble (CPU
     rather than wall time: the machine the runs of record share is loaded, and its load is
     printed with them)."""
-    (_, q), (_, cpu), (_, index) = results  # fmt: skip
+    (_, q), (_, cpu), (_, index), (_, cli) = results  # fmt: skip
     seek, semble = q["seek"], q.get("semble") or {}
     off = q.get("ablations", {}).get(RANKER_OFF, {}).get("overall", {})
     recall = seek.get("context_recall", {})
@@ -118,12 +118,27 @@ def headline(results: Results) -> list[str]:
          f"{cpu['summary']['mean_seek_ms']:.2f} ms", f"{cpu['summary']['mean_semble_ms']:.2f} ms"],
         ["CPU of a cold index, mean per repository (seek also stores the code graph)",
          f"{s['seek_mean_cold_cpu_s']:.2f} s", f"{s['semble_mean_cold_cpu_s']:.2f} s"],
+        ["`seek search` as a whole process: its wall time / semble's (median over repositories)",
+         f"{_search_ratio(cli):.2f}×", ""],
     ]  # fmt: skip
     loads = (f"Load average (2 cores): {q['loadavg_before_seek'][0]:.1f}-{q['loadavg_end'][0]:.1f} "
              f"for quality, {cpu['summary']['load'][0]:.1f} at the end of CPU per query, up to "
-             f"{s['max_loadavg_1m']:.1f} for indexing.")  # fmt: skip
+             f"{s['max_loadavg_1m']:.1f} for indexing, up to {_max_load(cli):.1f} for whole "
+             "processes.")  # fmt: skip
     return (header(results)[:-1] + [loads, ""]
             + table(["", "seek", f"semble {version}".strip()], rows, "lrr"))  # fmt: skip
+
+
+def _search_ratio(cli: dict) -> float:
+    from bench.speed.cli_speed import LARAVEL, comparison_rows, dev_summary
+
+    repos = {n: comparison_rows(r["medians"]) for n, r in cli["repos"].items() if n != LARAVEL}
+    return next(r["wall_ratio_median"] for r in dev_summary(repos)
+                if r["operation"].startswith("search"))  # fmt: skip
+
+
+def _max_load(cli: dict) -> float:
+    return max((v for r in cli["repos"].values() for v in r.get("loadavg_1m") or []), default=0)
 
 
 # -- bench.speed -----------------------------------------------------------------------------
@@ -206,3 +221,32 @@ def graph_tokens(results: Results) -> list[str]:
             for arm, label in TOKEN_ARMS]  # fmt: skip
     head = ["way to the answer", "covered", "median chars", "mean chars", "median when covered"]
     return header(results) + table(head, rows, "lrrrr")
+
+
+def cli_speed(results: Results) -> list[str]:
+    """Whole ``seek`` and ``semble`` processes over the dev repositories (laravel-framework,
+    when the run had it, stays in the file)."""
+    from bench.speed.cli_speed import LARAVEL, comparison_rows, dev_summary
+
+    (_, data), = results  # fmt: skip
+    repos = {name: comparison_rows(repo["medians"])
+             for name, repo in data["repos"].items() if name != LARAVEL}  # fmt: skip
+    loads = [value for name, repo in data["repos"].items() if name != LARAVEL
+             for value in (repo.get("loadavg_1m") or [])
+             if isinstance(value, int | float)]  # fmt: skip
+
+    def ratios(row: dict, keys: tuple[str, ...]) -> str:
+        if all(row[k] is None for k in keys):
+            return ""
+        return " / ".join(f"{row[k]:.2f}×" if row[k] is not None else "?" for k in keys)
+
+    rows = [[f"`{r['operation']}`", f"{r['seek_wall_median']:.2f} s",
+             ratios(r, ("wall_ratio_median", "wall_ratio_max", "wall_ratio_of_means")),
+             ratios(r, ("rss_ratio_median", "rss_ratio_max"))]
+            for r in dev_summary(repos)]  # fmt: skip
+    note = f"{len(repos)} repositories, one run each"
+    if loads:
+        note += f", load average {min(loads):.1f}-{max(loads):.1f}"
+    head = ["command", "seek wall, median", "wall ratio: median / max / of means",
+            "RSS ratio: median / max"]  # fmt: skip
+    return header(results)[:-1] + [note + ".", ""] + table(head, rows, "lrrr")
