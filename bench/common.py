@@ -311,3 +311,30 @@ def machine_info() -> dict:
     except OSError:
         pass
     return info
+
+
+def git_commit() -> str:
+    """This checkout's commit (short), ``+dirty(src)`` when ``src/`` has edits; "?" outside git."""
+    import subprocess
+
+    try:
+        git = ["git", "-C", str(REPO_ROOT)]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "src"], capture_output=True,
+                               text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return head + ("+dirty(src)" if dirty else "")
+
+
+def run_record() -> dict:
+    """When, on which code and on what machine a run of record ran: the three fields every
+    results file a doc's table is generated from carries (``bench.report``, issue 46)."""
+    from datetime import UTC, datetime
+
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git_commit(),
+        "machine": machine_info(),
+    }

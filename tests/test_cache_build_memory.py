@@ -13,7 +13,7 @@ from seek.index import written
 from seek.retrieve import bm25, search_cache
 from seek.retrieve.bm25 import Postings, tokens
 from seek.retrieve.ranker import chunk_words
-from seek.retrieve.search_cache import SearchData
+from seek.retrieve.search_data import SearchData
 from seek.retrieve.wordsets import WordSets
 
 TEXTS = [

@@ -57,6 +57,7 @@ from bench.common import (
     shown,
 )
 from bench.quality import context_recall
+from bench.quality.record import write_summary
 from bench.quality.scoring import (
     CATEGORIES,
     Hit,
@@ -942,8 +943,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = render_markdown(data)
     md = out.with_suffix(".md")
     md.write_text(report, encoding="utf-8")
+    summary_file = write_summary(out, data)  # what the docs' tables are generated from
     print(report)
-    log(f"wrote {out} and {md}")
+    log(f"wrote {out}, {md} and {summary_file}")
     return 0
 
 

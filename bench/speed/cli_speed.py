@@ -46,6 +46,7 @@ from bench.common import (
     RESULTS,
     add_bench_dir,
     builtin_model_dir,
+    git_commit,
     log,
     machine_info,
     read_benchmark_roots,
@@ -372,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m bench.speed.cli_speed " + " ".join(argv or sys.argv[1:]),
         "query": args.query,
         "machine": machine_info(),
+        "commit": git_commit(),
         "laravel_revision": revision.read_text().strip() if revision.is_file() else None,
         "repos": {},
     }

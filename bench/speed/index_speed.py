@@ -37,6 +37,7 @@ from bench.common import (
     add_bench_dir,
     builtin_model_dir,
     cpu_s,
+    git_commit,
     log,
     machine_info,
     peak_rss_mb,
@@ -556,6 +557,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m bench.speed.index_speed "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine_info(),
+        "commit": git_commit(),
         "model": shown(model_dir),
         "runs": args.runs,
         "seek_source_digest": source_before

@@ -27,6 +27,7 @@ from bench.common import (
     read_repo_list,
     repo_folder,
     resolve_bench_dir,
+    run_record,
     semble_python_path,
 )
 
@@ -61,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     names = args.repos.split(",") if args.repos else read_repo_list()
     roots = read_benchmark_roots()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    record = run_record()  # at the start: the code that runs is the code of this moment
+    record["command"] = "python -m bench.speed.query_cpu_side " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     rows = []
     for name in names:
         folder = str(repo_folder(checkouts, name, roots).resolve())
@@ -96,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         summary["baseline_median_ratio"] = statistics.median(base) if base else None
     print(json.dumps(summary))
     if args.out:
-        Path(args.out).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1) + "\n")
+        Path(args.out).write_text(
+            json.dumps({**record, "rows": rows, "summary": summary}, indent=1) + "\n"
+        )
     return 0
 
 

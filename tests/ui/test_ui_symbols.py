@@ -49,6 +49,25 @@ FILES = {
     ),
     # File-level code: no definition holds it, so its hit names none.
     "src/limits.py": "GLACIER_LIMIT = 5\nGLACIER_TIMEOUT_S = 30\nGLACIER_NAME = 'cold'\n",
+    # The README's screenshot's case (issue 46): the chunk starts with a colour table, the
+    # function it is found for lies below, and holds most of the lines.
+    "src/palette.py": (
+        "COLOURS = {\n"
+        '    "colour_55": "#0380a7",\n'
+        '    "colour_56": "#0380a8",\n'
+        "}\n"
+        "\n"
+        "\n"
+        "def retry_with_exponential_backoff(call, attempts=5):\n"
+        "    delay = 0.1\n"
+        "    for attempt in range(attempts):\n"
+        "        answer = call()\n"
+        "        if answer is not None:\n"
+        "            return answer\n"
+        "        time.sleep(delay)\n"
+        "        delay = delay * 2\n"
+        "    return None\n"
+    ),
 }
 
 
@@ -126,3 +145,41 @@ def test_a_hostile_symbol_name_is_shown_as_text(browser, page):
     assert not browser.find_elements(By.ID, "evil-symbol")
     assert not browser.find_elements(By.CSS_SELECTOR, ".hit img")
     assert browser.title == "seek"  # no handler ran
+
+
+def shown_lines(browser, url: str, query: str) -> dict[str, str | None]:
+    """The page's hits for ``query``, by label: the line each names above its code (None:
+    none), and, where there is one, the block's marked line."""
+    search(browser, url, query)
+    shown: dict[str, str | None] = {}
+    for hit in browser.find_elements(By.CSS_SELECTOR, ".hit"):
+        label = hit.find_element(By.CSS_SELECTOR, ".hit-head code").text
+        lines = hit.find_elements(By.CSS_SELECTOR, ".hit-line")
+        assert len(lines) <= 1, label
+        if lines:
+            marked = hit.find_elements(By.CSS_SELECTOR, "pre .hll")
+            assert len(marked) == 1, label  # the same line, marked in the code below
+            assert marked[0].get_attribute("textContent").strip() in lines[0].text, label
+        shown[label] = lines[0].text if lines else None
+    return shown
+
+
+def test_a_hit_shows_its_definitions_signature_not_its_first_line(browser, page):
+    """Issue 46 deliver 4: the hit whose chunk starts with a colour table names the function
+    it was found for, with its line number, instead of ``COLOURS = {``."""
+    url, _ = page
+    shown = shown_lines(browser, url, "retry with exponential backoff")
+    palette = [label for label in shown if label.startswith("src/palette.py:")]
+    assert palette, shown
+    assert palette[0].startswith("src/palette.py:1-")  # the chunk does start at the table
+    assert shown[palette[0]] == "L7 def retry_with_exponential_backoff(call, attempts=5):"
+
+
+def test_file_level_code_shows_its_best_matching_line(browser, page):
+    """No definition holds it: the line sharing the most words with the question, not the
+    first (GLACIER_LIMIT shares one word of "glacier timeout", GLACIER_TIMEOUT_S two)."""
+    url, _ = page
+    shown = shown_lines(browser, url, "glacier timeout")
+    limits = [label for label in shown if label.startswith("src/limits.py:")]
+    assert limits, shown
+    assert shown[limits[0]] == "L2 GLACIER_TIMEOUT_S = 30"

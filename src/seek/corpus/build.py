@@ -49,7 +49,8 @@ from seek.scan import ScannedFile, scan_workspace
 from seek.scan.beneath import read_beneath
 from seek.settings import Settings
 from seek.store.corpus_graph import CorpusGraph
-from seek.store.corpus_table import ANN_MIN_ROWS, CorpusTable
+from seek.store.corpus_table import CorpusTable
+from seek.store.corpus_upkeep import ANN_MIN_ROWS
 from seek.store.faults import as_unwritable
 from seek.store.manifest import Manifest
 

@@ -41,7 +41,7 @@ from seek.retrieve.fusion import fuse
 from seek.retrieve.loaded import LoadedIndex
 from seek.retrieve.pipeline import SearchPipeline
 from seek.retrieve.retrievers import Keywords, QueryEmbedding
-from seek.retrieve.search_cache import SearchData
+from seek.retrieve.search_data import SearchData
 from seek.retrieve.signals.query import semantic_weight
 from seek.retrieve.types import Hit, SearchResult
 from seek.settings import Settings

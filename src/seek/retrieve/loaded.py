@@ -16,7 +16,7 @@ import numpy as np
 from seek.retrieve.bm25 import Bm25
 from seek.retrieve.embedding import IndexEmbedder, PathVectors
 from seek.retrieve.ranker import Corpus
-from seek.retrieve.search_cache import SearchData
+from seek.retrieve.search_data import SearchData
 from seek.retrieve.signals.names import chunks_by_stem
 from seek.retrieve.types import Hit
 

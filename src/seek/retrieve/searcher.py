@@ -27,13 +27,8 @@ from seek.retrieve.retrievers import (
     TableKeywords,
     damaged,
 )
-from seek.retrieve.search_cache import (
-    SearchData,
-    cache_key,
-    last_complete_key,
-    load_cache,
-    write_cache,
-)
+from seek.retrieve.search_cache import cache_key, last_complete_key, load_cache, write_cache
+from seek.retrieve.search_data import SearchData
 from seek.retrieve.symbols import HitSymbols
 from seek.retrieve.types import SearchResult
 from seek.settings import Settings

@@ -15,10 +15,8 @@ A writer that dies between its commit and its manifest save leaves rows the mani
 not describe; the next run of that repository removes rows of unstamped files
 (:meth:`stored_paths`), so nothing is lost or kept twice.
 
-``finish`` keeps the indexes: full-text on ``keywords``, scalar indexes on ``repo`` and
-``path`` (the prefilters and the candidate fetch), and, once the table holds
-``ANN_MIN_ROWS`` rows, an IVF-PQ vector index (cosine); later runs add their rows to the
-existing indexes (``optimize``) and retrain the vector index when the table has doubled.
+``finish`` keeps the indexes (:mod:`seek.store.corpus_upkeep`: the table's maintenance, apart
+from its rows).
 """
 
 from __future__ import annotations
@@ -35,8 +33,9 @@ import numpy as np
 
 from seek.errors import CorpusError, SeekError
 from seek.redact import one_line
+from seek.store.corpus_upkeep import ANN_MIN_ROWS, build_vector_index, finish_indexes, index_names
 from seek.store.event_loop import start, wait
-from seek.store.table import KEYWORD_INDEX, in_batches, sql_quote
+from seek.store.table import in_batches, sql_quote
 
 if TYPE_CHECKING:
     from seek.store.location import DatabaseLocation
@@ -45,13 +44,9 @@ log = logging.getLogger(__name__)
 
 TABLE = "chunks"
 KEY = ["repo", "path", "chunk", "part"]
-ANN_MIN_ROWS = 100_000
-"""Below this many rows LanceDB's exact (flat) search is fast enough (measured in
-docs/research/bench-rounds.md, "Scale") and an IVF-PQ index would only cost recall."""
 INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 64 << 20
 NPROBES = 24
-ROWS_PER_PARTITION = 8_192
 REFINE_FACTOR = 4
 """Bounds on LanceDB's caches for one search process: the IVF-PQ codes of 1M rows with 48
 sub-vectors are 48 MB, the keyword index of 1M chunks ~400 MB on disk of which the queried
@@ -408,69 +403,22 @@ class CorpusTable:
                 data["vectors"] = data["vectors"][np.array(keep, dtype=bool)]
         return data
 
-    # -- indexes -----------------------------------------------------------------------
+    # -- indexes: kept by seek.store.corpus_upkeep -------------------------------------
     def index_names(self) -> dict[str, str]:
         """Indexed column -> index type."""
-        table = self.open()
-        if table is None:
-            return {}
-        return {idx.columns[0]: str(idx.index_type) for idx in table.list_indices()}
+        return index_names(self.open())
 
     def finish(self, ann_min_rows: int = ANN_MIN_ROWS, compact: bool = True) -> None:
-        """Indexes cover every row; compact what the run wrote (see the module docstring).
-        ``compact=False``: a table written in large fragments with no index yet (a bulk
-        copy) skips the compaction pass."""
+        """Indexes cover every row; compact what the run wrote (:func:`finish_indexes`)."""
         table = self.open()
-        if table is None:
-            return
-        from lancedb.index import FTS, Bitmap, BTree
-
-        indexes = self.index_names()
-        if "repo" not in indexes:
-            table.create_index("repo", config=Bitmap())
-        if "path" not in indexes:
-            table.create_index("path", config=BTree())
-        if "keywords" not in indexes:
-            table.create_index("keywords", config=FTS(**KEYWORD_INDEX))
-        if compact:
-            table.optimize()  # compaction, and new rows into the existing indexes
-        rows = table.count_rows()
-        if rows >= ann_min_rows and self._vector_index_stale(rows):
-            self.build_vector_index(rows)
-
-    def _vector_index_stale(self, rows: int) -> bool:
-        table = self.open()
-        for idx in table.list_indices():
-            if idx.columns == ["vector"]:
-                stats = table.index_stats(idx.name)
-                trained = stats.num_indexed_rows if stats is not None else 0
-                return rows > 2 * max(trained, 1)
-        return True
+        if table is not None:
+            finish_indexes(table, ann_min_rows, compact)
 
     def build_vector_index(self, rows: int) -> None:
-        from lancedb.index import IvfPq
-
-        table = self.open()
-        dims = table.schema.field("vector").type.list_size
-        # ~8,000 rows a partition: training (k-means on 256 rows a partition) stays minutes,
-        # not tens of minutes, on 2 cores at 2M rows, and a question's 24 probes still read
-        # only a few MB of PQ codes.
-        partitions = max(16, rows // ROWS_PER_PARTITION)
-        config = IvfPq(distance_type="cosine", num_partitions=partitions,
-                       num_sub_vectors=_sub_vectors(dims))  # fmt: skip
-        table.create_index("vector", config=config, replace=True)
+        build_vector_index(self.open(), rows)
 
     def has_vector_index(self) -> bool:
         return "vector" in self.index_names()
-
-
-def _sub_vectors(dims: int) -> int:
-    """PQ sub-vectors: 8 dimensions each where that divides evenly (LanceDB's advice is
-    dims/8 to dims/16 for recall)."""
-    for width in (8, 4, 2, 1):
-        if dims % width == 0:
-            return dims // width
-    return dims
 
 
 async def _tuples(query: Any, columns: Sequence[str]) -> list[tuple[Any, ...]]:

@@ -20,6 +20,7 @@ from seek.chat import ask
 from seek.errors import IndexLockedError
 from seek.index.report import REBUILD, UPDATE, IndexReport, Progress, with_counts
 from seek.web.highlight import highlight
+from seek.web.hit_line import hit_line
 from seek.workspace import Workspaces
 
 
@@ -139,10 +140,14 @@ class Page:
                             "html": highlight(b.path, b.content)}  # fmt: skip
             return None
 
-        hits = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
-                 "score": round(h.score, 4), "html": highlight(h.path, h.content),
-                 "symbol": h.symbol.to_json() if h.symbol else None,
-                 "widened": widened(h)} for h in found.hits]  # fmt: skip
+        hits = []
+        for h in found.hits:
+            line = hit_line(h.content, h.start_line, h.symbol, query)
+            mark = line["line"] - h.start_line + 1 if line else None  # marked in the block
+            hits.append({"path": h.path, "start_line": h.start_line, "end_line": h.end_line,
+                         "score": round(h.score, 4), "html": highlight(h.path, h.content, mark),
+                         "symbol": h.symbol.to_json() if h.symbol else None, "line": line,
+                         "widened": widened(h)})  # fmt: skip
         near = [{"path": b.path, "start_line": b.start + 1, "end_line": b.end + 1,
                  "score": round(b.score, 4)} for b in context.near_misses]  # fmt: skip
         return {"hits": hits, "near_misses": near, "context_line": context.context_line(),

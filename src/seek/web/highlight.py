@@ -11,10 +11,12 @@ from pygments.util import ClassNotFound
 _FORMATTER = HtmlFormatter(nowrap=True)
 
 
-def highlight(path: str, code: str) -> str:
-    """``code`` as spans with Pygments' short class names (styled by ``ui.css``)."""
+def highlight(path: str, code: str, mark: int | None = None) -> str:
+    """``code`` as spans with Pygments' short class names (styled by ``ui.css``); line
+    ``mark`` (1-based in ``code``) wrapped in ``<span class="hll">``."""
     try:
         lexer = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
     except ClassNotFound:
         lexer = TextLexer(stripnl=False, ensurenl=False)
-    return pygments_highlight(code, lexer, _FORMATTER)
+    formatter = _FORMATTER if mark is None else HtmlFormatter(nowrap=True, hl_lines=[mark])
+    return pygments_highlight(code, lexer, formatter)

@@ -410,6 +410,16 @@ function symbolOf(symbol) {
     " (", el("bdi", { textContent: symbol.kind }), ")");
 }
 
+// The line that matters (issue 46): the enclosing definition's signature, else the line
+// sharing the most words with the question (seek.web.hit_line); null shows nothing. Workspace
+// text: textContent only, in a <bdi>.
+function lineOf(line) {
+  if (!line) return null;
+  return el("span", { className: "hit-line", title: line.why === "definition" ? "its definition" : "best-matching line" },
+    el("span", { className: "line-no", textContent: "L" + line.line }), " ",
+    el("code", {}, el("bdi", { textContent: line.text })));
+}
+
 async function runSearch(event) {
   event.preventDefault();
   const query = $("query").value;
@@ -428,6 +438,7 @@ async function runSearch(event) {
         el("div", { className: "hit-head" }, el("code", { textContent: label }),
           el("span", { className: "score", textContent: "score " + h.score }), symbolOf(h.symbol),
           copyButton(label)),
+        lineOf(h.line),
         codeBlock(h.html));
       if (h.widened) {
         item.append(el("details", {},
