@@ -240,6 +240,10 @@ SPLIT_PARTS: dict[str, frozenset[str]] = {
     "seek.retrieve.search_data": frozenset({"seek.retrieve.search_cache"}),
     # the corpus table's maintenance (its indexes), apart from its rows
     "seek.store.corpus_upkeep": frozenset({"seek.store.corpus_table"}),
+    # the reference pass (which leaves are uses), apart from the walk over definitions
+    "seek.graph.uses": frozenset({"seek.graph.extract"}),
+    # declared types' resolution at binding time, apart from the name rules
+    "seek.graph.resolve": frozenset({"seek.graph.binding"}),
 }
 
 
@@ -278,7 +282,7 @@ MAX_LINES = 450
 STILL_OVER = frozenset(
     # Over the bound when issue 46 began, each split by another hand: a ratchet, so the list
     # only shrinks (an entry back under the bound fails the test until it is taken out).
-    {"graph/extract.py", "graph/binding.py", "workspace/__init__.py", "workspace/code_graph.py"}
+    {"workspace/__init__.py", "workspace/code_graph.py"}
 )
 
 
