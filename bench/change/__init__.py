@@ -1,0 +1,1 @@
+"""Harnesses for the change tools (issue 44): `seek tests` against per-test coverage."""
