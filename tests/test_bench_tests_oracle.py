@@ -5,8 +5,11 @@ seek's real graph."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 if _REPO_ROOT not in sys.path:
@@ -142,10 +145,14 @@ def test_a_repository_is_scored_per_method_and_level_against_the_oracle(tmp_path
     assert ceiling["unreachable"] == 1  # (test_dispatch, direct): no chain of uses
 
 
-def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tmp_path):
-    # The test imports the package by its own name (as zod's tests import "zod/v4"); the
-    # graph resolves that to no file, so no chain of uses reaches the test.
-    (tmp_path / "package.json").write_text('{"name": "tinypkg"}')
+@pytest.mark.parametrize("exported", [False, True])
+def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tmp_path, exported):
+    # The test imports the package by its own name (as zod's tests import "zod/v4"). When
+    # package.json exports that subpath (a build output, mapped to its source) the graph
+    # resolves it and the test reaches the function; when it does not, the import resolves
+    # to no file, no chain of uses reaches the test, and the ceiling names why.
+    exports = {".": "./dist/index.js", **({"./lib": "./dist/lib.js"} if exported else {})}
+    (tmp_path / "package.json").write_text(json.dumps({"name": "tinypkg", "exports": exports}))
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "lib.ts").write_text(
         "export function shout(s: string): string {\n  return s.toUpperCase();\n}\n"
@@ -178,6 +185,10 @@ def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tm
     result = score_repository(oracle)
     assert result["micro"]["grep"]["function"]["recall"] == 1.0  # the text names it
     ceiling = result["ceiling"]
+    if exported:
+        assert (ceiling["pairs"], ceiling["unreachable"]) == (1, 0)
+        assert result["micro"]["seek"]["function"]["recall"] == 1.0
+        return
     assert (ceiling["pairs"], ceiling["unreachable"]) == (1, 1)
     (cause,) = ceiling["by_cause"]
     assert "workspace's own package" in cause

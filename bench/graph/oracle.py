@@ -65,13 +65,13 @@ def _log(message: str) -> None:
 
 
 def workspace_files(folder: Path) -> list[tuple[str, bytes]]:
-    """The files seek's graph reads: those with a grammar, and go.mod."""
+    """The files seek's graph reads: those with a grammar, go.mod and package.json."""
     out = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
         if any(part in SKIP_DIRS for part in rel.split("/")[:-1]) or not path.is_file():
             continue
-        if grammar_for_path(rel) or path.name == "go.mod":
+        if grammar_for_path(rel) or path.name in ("go.mod", "package.json"):
             out.append((rel, path.read_bytes()))
     return out
 

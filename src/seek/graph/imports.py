@@ -2,19 +2,21 @@
 decidable (issue 28, deliver 1): Python absolute and relative modules, JS/TS relative paths
 and `require`, Go package folders (under the module path of go.mod), Rust `mod` and
 `use crate::/self::/super::`, Java and C# type paths, C/C++ quoted includes, Ruby
-`require_relative`.  Anything else (packages from outside the workspace, computed paths)
-stays unresolved: an empty `files`.
+`require_relative`; JS/TS bare specifiers of a package.json inside the workspace
+(seek.graph.packages, issue 44).  Anything else (packages from outside the workspace,
+computed paths) stays unresolved: an empty `files`.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import tree_sitter
 
 from seek.graph.model import FileFacts, Import
+from seek.graph.packages import Package, resolve_package
 
 _JS = {"javascript", "typescript", "tsx"}
 _JS_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
@@ -263,7 +265,12 @@ _QUERIES = {
 class Resolver:
     """Maps import targets to workspace files; built once per graph from its file list."""
 
-    def __init__(self, paths: list[str], go_modules: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        paths: list[str],
+        go_modules: dict[str, str] | None = None,
+        packages: Iterable[Package] = (),
+    ) -> None:
         self.paths = set(paths)
         self.folders: dict[str, list[str]] = {}
         for path in paths:
@@ -280,6 +287,10 @@ class Resolver:
                 for i in range(len(parts)):
                     self.modules.setdefault(".".join(parts[i:]), []).append(path)
         self.go_modules = go_modules or {}  # folder of a go.mod -> its module path
+        self.packages: dict[str, list[Package]] = {}  # package name -> workspace packages
+        for package in packages:
+            if package not in self.packages.setdefault(package[1], []):
+                self.packages[package[1]].append(package)
 
     def resolve_file(self, facts: FileFacts) -> None:
         """Each of the file's imports with the workspace files it resolves to (they are
@@ -329,7 +340,8 @@ class Resolver:
 
     def _javascript(self, imp: Import) -> list[str]:
         if not imp.target.startswith("."):
-            return []
+            found = resolve_package(self.packages, self.paths, imp.path, imp.target)
+            return [found] if found else []
         base = posixpath.normpath(posixpath.join(posixpath.dirname(imp.path), imp.target))
         stem = base.rsplit(".", 1)[0] if base.endswith((".js", ".mjs", ".cjs", ".jsx")) else base
         for candidate in (

@@ -10,7 +10,9 @@ are stored as written: which files they resolve to depends on every other file, 
 :func:`assemble` resolves them over the whole workspace each time a graph is loaded, as
 :func:`seek.graph.build_graph` does. A Go file's row carries its module path from the
 nearest ``go.mod``, since Go imports resolve through it and seek does not index ``go.mod``
-files.
+files; a JS/TS file's row carries the package of the nearest package.json naming one above
+it (:func:`seek.graph.packages.read_package`), through which imports of that package by
+name resolve (issue 44).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from seek.graph import CodeGraph, Definition, FileFacts, Import, Reference, link
 from seek.graph.extract import ReferenceRow, extract_rows
 from seek.graph.imports import Resolver
 from seek.graph.model import LazyFacts
+from seek.graph.packages import MAX_MANIFEST_BYTES, Package, read_package
 from seek.scan.beneath import read_beneath
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _GO_MODULE = re.compile(rb"^\s*module\s+(\S+)", re.MULTILINE)
+_JS = ("javascript", "typescript", "tsx")
 
 
 Encoded = tuple[str, str]
@@ -72,7 +76,8 @@ def file_facts(
         return None
     facts, references = found
     module = go_module(root, rel) if root is not None and facts.grammar == "go" else None
-    return encode(facts, module, references)
+    package = nearest_package(root, rel) if root is not None and facts.grammar in _JS else None
+    return encode(facts, module, references, package)
 
 
 def go_module(root: Path, rel: str) -> tuple[str, str] | None:
@@ -86,6 +91,24 @@ def go_module(root: Path, rel: str) -> tuple[str, str] | None:
         match = _GO_MODULE.search(data) if data is not None else None
         if match is not None:
             return folder, match.group(1).decode("utf-8", "replace")
+        if not folder:
+            return None
+        folder = posixpath.dirname(folder)
+
+
+def nearest_package(root: Path, rel: str) -> Package | None:
+    """The package of the nearest package.json with a name above ``rel`` inside ``root``,
+    read bounded and beneath ``root`` (workspace content; a malformed one is skipped)."""
+    folder = posixpath.dirname(rel)
+    while True:
+        name = posixpath.join(folder, "package.json") if folder else "package.json"
+        try:
+            data = read_beneath(root, name, MAX_MANIFEST_BYTES)
+        except OSError:
+            data = None
+        package = read_package(folder, data) if data is not None else None
+        if package is not None:
+            return package
         if not folder:
             return None
         folder = posixpath.dirname(folder)
@@ -109,9 +132,11 @@ def encode(
     facts: FileFacts,
     go_module: tuple[str, str] | None = None,
     references: list[ReferenceRow] | None = None,
+    package: Package | None = None,
 ) -> Encoded:
     """``references``: the file's references as :func:`seek.graph.extract.extract_rows` gives
-    them (already the stored layout), instead of ``facts.references``."""
+    them (already the stored layout), instead of ``facts.references``. ``package``: a JS/TS
+    file's (:func:`nearest_package`), stored last like a Go file's module (:func:`_row_last`)."""
     definitions = [_definition_values(d) for d in facts.definitions]
     data = {
         "g": facts.grammar,
@@ -126,6 +151,8 @@ def encode(
     }
     if go_module is not None:
         data["m"] = go_module
+    if package is not None:
+        data["p"] = package
     return _dumps(definitions), _dumps(data)
 
 
@@ -178,12 +205,16 @@ def assemble(rows: Iterable[tuple[str, str, str]]) -> CodeGraph:
     every file (what :func:`seek.graph.build_graph` does after extracting)."""
     facts: dict[str, FileFacts] = {}
     go_modules: dict[str, str] = {}
+    packages: list[Package] = []
     for path, *row in rows:
         found, module = decode(path, tuple(row))  # type: ignore[arg-type]
         facts[path] = found
         if module is not None:
             go_modules[module[0]] = module[1]
-    return link_graph(facts, go_modules)
+        package = _row_package(row[1])
+        if package is not None:
+            packages.append(package)
+    return link_graph(facts, go_modules, packages)
 
 
 def read_graph(
@@ -216,13 +247,17 @@ class StoredFacts(LazyFacts):
         self._rows: dict[str, Encoded] = {}
         self.definitions: dict[str, list[Definition]] = {}
         go_modules: dict[str, str] = {}
+        packages: list[Package] = []
         for path, defined, data in rows:
             self._rows[path] = (defined, data)
             self.definitions[path] = definitions(path, defined)
             module = _row_module(data)
             if module is not None:
                 go_modules[module[0]] = module[1]
-        self._resolver = Resolver(list(self._rows), go_modules)
+            package = _row_package(data)
+            if package is not None:
+                packages.append(package)
+        self._resolver = Resolver(list(self._rows), go_modules, packages)
         self._decoded: dict[str, FileFacts] = {}
 
     def __getitem__(self, path: str) -> FileFacts:
@@ -283,3 +318,30 @@ def _row_module(data: str) -> tuple[str, str] | None:
         return value[0], value[1]
     module = _loads(data).get("m")
     return (module[0], module[1]) if module else None
+
+
+def _row_package(data: str) -> Package | None:
+    """A JS/TS row's package without decoding its facts, read as :func:`_row_module` reads
+    a Go row's module (the package is the row's last key, ``"p"``)."""
+    if not data.startswith(('{"g":"typescript",', '{"g":"tsx",', '{"g":"javascript",')):
+        return None
+    at = data.rfind(',"p":[')
+    if at < 0:
+        return None
+    try:
+        value = orjson.loads(data[at + 5 : -1])
+    except orjson.JSONDecodeError:
+        value = _loads(data).get("p")
+    return _package(value)
+
+
+def _package(value: object) -> Package | None:
+    if not (isinstance(value, list) and len(value) == 4):
+        return None
+    folder, name, exports, mains = value
+    if not (isinstance(folder, str) and isinstance(name, str)):
+        return None
+    if not (isinstance(exports, list) and isinstance(mains, list)):
+        return None
+    entries = [(e[0], e[1]) for e in exports if isinstance(e, list) and len(e) == 2]
+    return folder, name, entries, mains
