@@ -1,0 +1,1 @@
+"""Harnesses of the change tools (issue 44): impact, tests, changed, review context."""
