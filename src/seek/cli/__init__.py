@@ -199,7 +199,7 @@ COMMAND_MODULES = {
     "trust": "trust_cmd", "ui": "serve_cmd", "watch": "watch_cmd",
     "def": "graph_cmd", "refs": "graph_cmd", "callers": "graph_cmd", "callees": "graph_cmd",
     "outline": "graph_cmd", "map": "graph_cmd", "changed": "graph_cmd",
-    "history": "graph_cmd", "impact": "graph_cmd",
+    "history": "graph_cmd", "impact": "graph_cmd", "tests": "tests_cmd",
 }  # fmt: skip
 """The module that registers each command: a command imports only its own (`seek search`
 does not load the servers, the installer or the model hub client)."""

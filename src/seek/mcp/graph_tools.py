@@ -1,6 +1,6 @@
 """The code-graph tools of ``seek mcp``: ``defs``, ``refs``, ``callers``, ``callees``,
-``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``impact``, ``changed`` and
-``history`` (issue 44), answered
+``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``impact``, ``tests``, ``changed``
+and ``history`` (issue 44), answered
 by the facade from the graph stored with the index (:mod:`seek.workspace.code_graph`).
 
 Each description says when the tool beats grep, since that is the choice an agent makes.
@@ -153,6 +153,27 @@ def register_graph_tools(
         Use it before changing a signature, instead of grepping for the name level by level:
         it lists what else must change and which tests to run."""
         return await call(ctx, workspace, workspaces.impact, _Target(target), depth, limit)
+
+    @server.tool(name="tests")
+    async def tests(
+        target: Name | None = None, changed: Ref | None = None, staged: bool = False,
+        depth: Depth | None = None, workspace: PathArg = None, limit: Limit = 50,
+        ctx: Context | None = None,
+    ) -> str:  # fmt: skip
+        """The tests to run after a change: those that reach `target` (a definition's name,
+        `path:line` of it, or a file's path: its definitions) or, with `changed` (a git
+        revision, e.g. HEAD), every definition changed since in the working tree
+        (`staged`: in what is staged). Each test with its depth (1: it uses the target
+        itself), the use that reaches it, and the id its runner takes (pytest node id,
+        `go test -run`, vitest/jest `-t`, cargo, JUnit, RSpec, ExUnit); last, one command
+        line that runs them all when they share a runner.
+
+        Use it instead of grepping test files for the name: it follows calls through
+        helpers, fixtures and setUp/beforeEach hooks, and finds tests that never spell the
+        name."""
+        subject = _Target(target) if target is not None else None
+        return await call(ctx, workspace, workspaces.tests, subject, changed, staged, depth,
+                          limit)  # fmt: skip
 
     @server.tool(name="history")
     async def history(

@@ -6,9 +6,10 @@ the same ones with the same errors.
 
 ``def`` takes ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
-"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` and ``history`` ``{"subject",
-"patch"?}`` (issue 44); any may cap its rows with ``limit``. A ``file`` is relative and cannot
-climb out (:func:`relative_file`): it is only ever a key into a stored graph.
+"budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}``, ``history`` ``{"subject",
+"patch"?}``, ``impact`` and ``tests`` (issue 44); any may cap its rows with ``limit``. A
+``file`` is relative and cannot climb out (:func:`relative_file`): it is only ever a key
+into a stored graph.
 """
 
 from __future__ import annotations
@@ -87,6 +88,20 @@ def impact_target(data: dict[str, Any]) -> str:
 def impact_depth(data: dict[str, Any]) -> int | None:
     """``impact``'s ``depth`` (None: 3)."""
     return integer(data, "depth", None, 1, MAX_DEPTH)
+
+
+def tests_of(data: dict[str, Any]) -> tuple[str | None, str | None, bool]:
+    """``tests``' subject, or the ref it compares with: ``{"name"}``, ``{"file", "line"}``
+    (``PATH:LINE``), ``{"file"}`` (the file's definitions) or ``{"changed": REF,
+    "staged"?}``; as (subject, ref, staged), one of the first two None."""
+    if "changed" in data:
+        if "name" in data or "file" in data:
+            raise ApiError(400, "bad_request", "name a subject or changed, not both")
+        ref, staged = change_since({"ref": data["changed"], "staged": data.get("staged", False)})
+        return None, ref, staged
+    if "file" in data and "line" not in data:
+        return relative_file(data, "file"), None, False
+    return impact_target(data), None, False
 
 
 def history_of(data: dict[str, Any]) -> tuple[str, bool]:

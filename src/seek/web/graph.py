@@ -1,6 +1,6 @@
 """The code graph over HTTP (seek.md §2; issues 28 and 44): ``POST /v1/def``,
 ``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline``, ``/v1/map``,
-``/v1/impact``, ``/v1/changed`` and ``/v1/history``, the facade's
+``/v1/impact``, ``/v1/tests``, ``/v1/changed`` and ``/v1/history``, the facade's
 :class:`seek.workspace.code_graph.GraphResult` as JSON plus ``workspace``.
 
 Bodies (every one may name the workspace with ``path`` and cap its rows with ``limit``):
@@ -8,7 +8,8 @@ Bodies (every one may name the workspace with ``path`` and cap its rows with ``l
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
 "budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (a git revision, default
 HEAD); ``history`` ``{"subject", "patch"?}`` (a name, ``PATH:LINE`` or a relative file);
-``impact`` ``{"name"}`` or ``{"file", "line"}``, ``"depth"?``.
+``impact`` ``{"name"}`` or ``{"file", "line"}``, ``"depth"?``; ``tests`` the same, or
+``{"file"}`` (its definitions), or ``{"changed": REF, "staged"?}``, ``"depth"?``.
 Checked with the servers' shared rules (:mod:`seek.serving.requests`,
 :mod:`seek.serving.graph_requests`): ``file`` is workspace-relative and cannot climb out.
 """
@@ -30,10 +31,12 @@ from seek.serving.graph_requests import (
     map_budget,
     map_question,
     row_limit,
+    tests_of,
 )
 from seek.serving.requests import json_body, relative_file, run
 
-TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "impact", "changed", "history")
+TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "impact", "changed", "history",
+         "tests")  # fmt: skip
 
 
 def graph_routes(service: Any, handler: Any) -> list[Route]:
@@ -56,6 +59,9 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
                 call, args = facade.changed, (*change_since(data), limit)
             elif tool == "impact":
                 call, args = facade.impact, (impact_target(data), impact_depth(data), limit)
+            elif tool == "tests":
+                subject, ref, staged = tests_of(data)
+                call, args = facade.tests, (subject, ref, staged, impact_depth(data), limit)
             elif tool == "history":
                 subject, patch = history_of(data)
                 call, args = facade.history, (subject, limit, patch)

@@ -102,6 +102,11 @@ def openapi_document() -> dict[str, Any]:
             "/v1/changed": _post(
                 "The definitions changed since a git revision", "ChangedRequest", []
             ),
+            "/v1/tests": _post(
+                "The tests that reach a definition, or what changed since a git revision",
+                "TestsRequest",
+                [],
+            ),
             "/v1/status": {
                 "get": {
                     "summary": "What the index holds",
@@ -208,6 +213,19 @@ def openapi_document() -> dict[str, Any]:
                     "properties": {
                         "ref": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
                         "staged": {"type": "boolean"},
+                        "path": path,
+                        "limit": limit,
+                    },
+                },
+                "TestsRequest": {
+                    "type": "object",
+                    "properties": {
+                        "name": name,
+                        "file": path,
+                        "line": line,
+                        "changed": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "staged": {"type": "boolean"},
+                        "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
                         "path": path,
                         "limit": limit,
                     },

@@ -43,6 +43,7 @@ from seek.retrieve.types import SearchResult
 from seek.settings import Settings, load_settings
 from seek.untrusted import check_query
 from seek.workspace.change_tools import ChangeTools
+from seek.workspace.test_tools import TestTools
 
 # What one command does not need loads when used: a `seek search` process imports neither
 # the servers' caches, the team client (httpx), the context builder nor the status module.
@@ -60,7 +61,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Workspaces(ChangeTools):
+class Workspaces(ChangeTools, TestTools):
     """Workspaces served by one process: settings per root (with the front-end's overrides),
     and, for a long-running server (``live=True``), searchers kept between calls. A process
     holds one: ``seek ui``'s page and API share it, and so their searchers."""

@@ -130,7 +130,7 @@ class GraphResult:
 
 
 _ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of",
-          "history": "history of", "impact": "impact of"}  # fmt: skip
+          "history": "history of", "impact": "impact of", "tests": "tests of"}  # fmt: skip
 """The tools that may answer about a definition at PATH:LINE, and how their text says so."""
 
 
