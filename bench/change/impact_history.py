@@ -46,7 +46,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -391,7 +390,7 @@ def measure(blobs: Blobs, trees: Trees, parent: str, cases: list[Case]) -> list[
             row[f"{method}_rows"] = len(listed)
             row[f"{method}_hit_all"] = len(case.truth_all & listed)
             row[f"{method}_hit_users"] = len(case.truth_users & listed)
-        row["missed_users"] = sorted("%s %s" % k for k in case.truth_users - lists["depth3"])
+        row["missed_users"] = sorted(f"{k[0]} {k[1]}" for k in case.truth_users - lists["depth3"])
         out.append(row)
     return out
 
@@ -408,7 +407,7 @@ def summary(rows: list[dict]) -> dict:
             hits = [r[f"{method}_hit_{truth}"] for r in with_truth]
             sizes = [r[f"truth_{truth}"] for r in with_truth]
             part[method] = {
-                "recall": round(statistics.mean(h / n for h, n in zip(hits, sizes)), 3)
+                "recall": round(statistics.mean(h / n for h, n in zip(hits, sizes, strict=True)), 3)
                 if with_truth else None,
                 "recall_micro": round(sum(hits) / sum(sizes), 3) if with_truth else None,
             }  # fmt: skip
@@ -450,12 +449,9 @@ def main(argv: list[str] | None = None) -> int:
             blobs.close()
         results["repos"][name] = {**summary(rows), "seconds": round(time.perf_counter() - started)}
         results["cases"].extend(rows)
+        results["all"] = summary(results["cases"])
+        args.out.write_text(json.dumps(results, indent=1) + "\n")  # after each repository
         print(name, json.dumps(results["repos"][name]), file=sys.stderr, flush=True)
-    by_repo = defaultdict(list)
-    for row in results["cases"]:
-        by_repo[row["repo"]].append(row)
-    results["all"] = summary(results["cases"])
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results["all"], indent=1))
     return 0
 
