@@ -8,7 +8,7 @@ busy machine's load hits them alike; ``--help`` is the floor every process pays 
 click, seek's command table) and ``def`` the lookup the change tools are measured against.
 
     OPENBLAS_NUM_THREADS=1 python -m bench.change.cold_cli --home DIR FOLDER \\
-        --name NAME [--ref REF ...] [--runs 7] [--out FILE]
+        --name NAME [--name NAME ...] [--ref REF ...] [--runs 7] [--out FILE]
 """
 
 from __future__ import annotations
@@ -29,7 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("folder", type=Path)
     parser.add_argument("--home", required=True, help="SEEK_HOME of the index")
-    parser.add_argument("--name", required=True, help="a definition's name to ask about")
+    parser.add_argument(
+        "--name",
+        action="append",
+        required=True,
+        help="a definition's name to ask about (repeatable)",
+    )
     parser.add_argument(
         "--ref",
         action="append",
@@ -43,10 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     base = [str(seek), "-C", str(args.folder)]
     commands = {
         "--help": [str(seek), "--help"],
-        "def": [*base, "def", args.name],
-        "impact": [*base, "impact", args.name],
-        "tests": [*base, "tests", args.name],
     }
+    for name in args.name:
+        for tool in ("def", "impact", "tests"):
+            commands[f"{tool} {name}"] = [*base, tool, name]
     for ref in args.ref or ["HEAD"]:
         commands[f"changed {ref}"] = [*base, "changed", ref]
         commands[f"tests --changed {ref}"] = [*base, "tests", "--changed", ref]
@@ -57,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             samples[name].append(run_measured(commands[name], env, args.folder))
     result = {
         "folder": args.folder.name,
-        "name": args.name,
+        "names": args.name,
         "refs": args.ref or ["HEAD"],
         "runs": args.runs,
         "load": round(os.getloadavg()[0], 1),

@@ -31,7 +31,9 @@ definition's signature together with other source files: at the parent commit, d
   the characters of its output.
 
 Recall is the share of a case's truth listed, averaged over cases (micro: pooled); the
-list length is the number of rows (definitions, or a file's top level) a method lists.
+list length is the number of rows (definitions, or a file's top level) a method lists, and
+``edited_share`` the share of all methods' rows that the commit edited (pooled over cases:
+a precision against ``all``).
 
     python -m bench.change.impact_history [--commits 40] [--out FILE] NAME=GIT_DIR ...
 """
@@ -414,6 +416,9 @@ def summary(rows: list[dict]) -> dict:
         out[truth] = part
     for method in METHODS:
         sizes = [r[f"{method}_rows"] for r in rows]
+        hits = sum(r[f"{method}_hit_all"] for r in rows)
+        # of the rows listed, the share the commit edited (pooled over cases)
+        out[f"{method}_edited_share"] = round(hits / sum(sizes), 3) if sum(sizes) else None
         out[f"{method}_rows_median"] = statistics.median(sizes) if sizes else None
         out[f"{method}_rows_mean"] = round(statistics.mean(sizes), 1) if sizes else None
     for chars in ("impact_chars", "grep_chars"):
