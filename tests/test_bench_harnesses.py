@@ -111,3 +111,20 @@ def test_the_memory_of_a_process_tree_counts_its_children_once(tmp_path: Path) -
     assert 100 < peak < 100 + 40, peak  # 40 + 60 + two interpreters, the 40 counted once
     with pytest.raises(RuntimeError, match="exit 3"):
         common.run_sampling_memory([sys.executable, "-c", "raise SystemExit(3)"], {}, tmp_path, 60)
+
+
+def test_graph_oracle_reads_scip_columns_as_utf16_code_units():
+    """SCIP counts columns in UTF-16 code units, tree-sitter in bytes: a use after
+    non-ASCII text on its line lands on the graph's column (issue 44); ASCII lines and
+    Go's byte columns are left as they are."""
+    from bench.graph.oracle import byte_columns
+
+    line = "msg(`Ungültig: ${issue.prefix} 😀 ${issue.x}`)".encode()
+    files = [("pl.ts", b"const a = 1;\n" + line + b"\n")]
+    utf16 = line.decode().encode("utf-16-le")
+    prefix = len(line.decode()[: line.decode().index("prefix")].encode("utf-16-le")) // 2
+    x = len(utf16[: utf16.index("x}".encode("utf-16-le"))]) // 2
+    oracle = {"s": {"defs": {("pl.ts", 1, 6)}, "refs": {("pl.ts", 2, prefix), ("pl.ts", 2, x)}}}
+    fixed = byte_columns(oracle, files)["s"]
+    assert fixed["defs"] == {("pl.ts", 1, 6)}
+    assert fixed["refs"] == {("pl.ts", 2, line.index(b"prefix")), ("pl.ts", 2, line.index(b"x}"))}

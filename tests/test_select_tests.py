@@ -71,12 +71,14 @@ def test_depth_bounds_the_walk():
     graph = build_graph({k: v.encode() for k, v in PYTHON.items()})
     (helper,) = graph.defs("helper")
     # within one step no test: the tests of the files that import it stand in, one further
-    assert {t.depth for t in select_tests(graph, [helper], depth=1)} == {2}
+    fallback = select_tests(graph, [helper], depth=1)
+    assert {(t.depth, t.use.line) for t in fallback} == {(2, 2)}  # the import's line
+    assert names(select_tests(graph, [helper], depth=2))[0] == (2, "test_via_helper")
     (raw,) = graph.defs("raw")
     assert names(select_tests(graph, [raw], depth=1)) == [(1, "TestLexer.test_raw")]
 
 
-def test_the_test_files_that_import_the_module_stand_in_when_no_path_is_found():
+def test_the_test_file_that_imports_the_module_stands_in_when_no_path_is_found():
     files = {
         "pkg/plugins.py": "def handler():\n    return 1\n",
         # reached only by name, through getattr: no use of `handler` binds
@@ -84,10 +86,37 @@ def test_the_test_files_that_import_the_module_stand_in_when_no_path_is_found():
             "from pkg import plugins\nfrom pkg.plugins import handler\n\n\n"
             "def test_dispatch():\n    assert getattr(plugins, 'hand' + 'ler')()\n"
         ),
+        # imports it too, but is not the file named after the module: left out
+        "tests/test_app.py": (
+            "import pkg.plugins\n\n\ndef test_app():\n    assert getattr(pkg.plugins, 'x')\n"
+        ),
     }
     graph = build_graph({k: v.encode() for k, v in files.items()})
     found = select_tests(graph, graph.defs("handler"), depth=2)
     assert names(found) == [(3, "test_dispatch")]
+
+
+def test_nested_views_multiline_imports_and_hubs():
+    files = {
+        "app/core.py": (
+            "def core():\n    return 1\n\n\ndef hub():\n    return core()\n\n\n"
+            "def lonely():\n    return 2\n"
+        ),
+        "tests/test_core.py": (
+            "from app.core import (\n    core,\n    hub,\n    lonely,\n)\n\n\n"
+            "def test_core():\n    assert core()\n\n\n"
+            "def test_view(app):\n    @app.route('/')\n    def index():\n"
+            "        return lonely()\n\n    assert app\n\n\n"
+            + "".join(f"def test_hub_{i}():\n    assert hub()\n\n\n" for i in range(3))
+        ),
+    }
+    graph = build_graph({k: v.encode() for k, v in files.items()})
+    # a function defined inside a test runs within it (a view the test registers)
+    assert names(select_tests(graph, graph.defs("lonely"))) == [(1, "test_view")]
+    # the names on an import's continuation lines are no top-level code of every test; the
+    # step through `hub`, which would add three tests to one, is left out
+    assert names(select_tests(graph, graph.defs("core"))) == [(1, "test_core")]
+    assert len(select_tests(graph, graph.defs("hub"))) == 3
 
 
 GO = {
@@ -206,3 +235,22 @@ def test_commands_for_a_selection():
     (spec,) = select_tests(graph, graph.defs("buy"), read=read)
     assert command([spec]) == "bundle exec rspec spec/shop_spec.rb:4"
     assert command([spec, rust]) is None  # two frameworks: no one command
+
+
+def test_a_use_in_a_long_parametrize_table_is_the_decorated_tests():
+    # the table's rows name what each case runs: the decorated test runs them, not every
+    # test of the file (requests' test_utils.py selected the whole file for one row)
+    table = "".join(f"        ({i}, parse({i})),\n" for i in range(8))
+    files = {
+        "pkg/parse.py": "def parse(x):\n    return x\n",
+        "tests/test_parse.py": (
+            "import pytest\nfrom pkg.parse import parse\n\n\n"
+            "def test_other():\n    assert 1\n\n\n"
+            f"@pytest.mark.parametrize(\n    'x, y',\n    [\n{table}    ],\n)\n"
+            "def test_table(x, y):\n    assert x == y\n\n\n"
+            "def test_last():\n    assert 2\n"
+        ),
+    }
+    graph = build_graph({k: v.encode() for k, v in files.items()})
+    found = select_tests(graph, graph.defs("parse"), read=lambda p: files[p].encode())
+    assert names(found) == [(1, "test_table")]

@@ -194,7 +194,7 @@ def test_unknown_routes_and_methods_are_json_errors(config):
         "/v1/related",
         "/v1/status",
         *("/v1/def", "/v1/refs", "/v1/callers", "/v1/callees", "/v1/outline", "/v1/map"),
-        *("/v1/impact", "/v1/changed", "/v1/history"),
+        *("/v1/impact", "/v1/changed", "/v1/review", "/v1/history", "/v1/tests"),
     }
 
 

@@ -79,6 +79,11 @@ def test_the_tests_of_what_changed_since_a_ref(repo, library):
     git(repo, "add", "app/prices.py")
     staged = library.tests(repo, changed="HEAD", staged=True)
     assert [r["name"] for r in staged.rows] == ["test_discount"]
+    # removed: the tests still calling its name (bound to nothing now) are the ones to run
+    prices.write_text(FILES["app/prices.py"].split("\n\n\ndef discount")[0] + "\n")
+    removed = library.tests(repo, changed="HEAD")
+    assert [(r["name"], r["depth"], r["via"]["line"]) for r in removed.rows] == [
+        ("test_discount", 1, 5)]  # fmt: skip
 
 
 def test_bad_calls_are_one_clear_error(repo, library):

@@ -165,6 +165,27 @@ def scip_oracle(tool: Path, folder: Path, language: str, out: Path) -> dict[str,
     return read_scip(out)
 
 
+def byte_columns(symbols: dict[str, dict], files: list[tuple[str, bytes]]) -> dict[str, dict]:
+    """A SCIP oracle's sites with tree-sitter's columns: SCIP counts a column in UTF-16 code
+    units, tree-sitter in bytes, so a name after non-ASCII text on its line (a locale's
+    message) sat at another column than the graph's use of it."""
+    lines = {path: data.split(b"\n") for path, data in files}
+
+    def convert(site):
+        path, line, col = site
+        raw = lines.get(path, [])
+        text = raw[line - 1] if 0 < line <= len(raw) else b""
+        if text.isascii():
+            return site
+        head = text.decode("utf-8", "replace").encode("utf-16-le")[: 2 * col]
+        return (path, line, len(head.decode("utf-16-le", "replace").encode("utf-8")))
+
+    return {
+        s: {"defs": {convert(x) for x in e["defs"]}, "refs": {convert(x) for x in e["refs"]}}
+        for s, e in symbols.items()
+    }
+
+
 def go_oracle(tool: Path, folder: Path) -> dict[str, dict]:
     run = subprocess.run(
         [str(tool / "graph_oracle_go"), str(folder)], capture_output=True, text=True, timeout=1800
@@ -436,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"{name}: oracle failed: {exc}")
             continue
         oracle_s = time.perf_counter() - started
+        if language != "go":  # go/types counts bytes already
+            oracle = byte_columns(oracle, workspace_files(folder))
         row = score_repo(name, language, folder, oracle, args.sample, args.seed, misses)
         row["oracle_s"] = round(oracle_s, 1)
         _log(json.dumps({k: v for k, v in row.items() if k != "counts"}))

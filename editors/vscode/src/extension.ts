@@ -1,12 +1,14 @@
 // seek inside VS Code (issue 30): starts `seek ui` for the open folders on 127.0.0.1 with a
 // per-session token and talks to it only there; the Index, Results and Ask views, the
-// search quick pick, "Find Related Code" and the `@seek` chat participant.
+// search quick pick, "Find Related Code", "Impact and Tests of Definition at Cursor" and
+// the `@seek` chat participant.
 import * as vscode from "vscode";
 import { Server } from "./server";
 import { Controller } from "./controller";
 import { IndexView } from "./indexView";
 import { ResultsView, Search, openAt } from "./search";
 import { AskView } from "./askView";
+import { impactAtCursor } from "./impact";
 import { registerParticipant } from "./participant";
 
 let server: Server | undefined;
@@ -39,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): Api {
     vscode.window.registerWebviewViewProvider("seek.ask", ask, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("seek.search", (query?: string) => search.quickPick(typeof query === "string" ? query : "")),
     vscode.commands.registerCommand("seek.findRelated", () => search.related()),
+    vscode.commands.registerCommand("seek.impactAtCursor", () => impactAtCursor(controller)),
     vscode.commands.registerCommand("seek.update", () => controller.index(false)),
     vscode.commands.registerCommand("seek.rebuild", async () => {
       const ok = await vscode.window.showWarningMessage("Rebuild seek's index from scratch?", { modal: true }, "Rebuild");

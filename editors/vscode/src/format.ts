@@ -1,12 +1,22 @@
 // How seek's JSON answers read in the editor: labels, descriptions and the index's state.
 // Pure functions (no `vscode` import) so node's test runner covers them.
 
+/** The definition a hit lies in, as seek's search JSON names it (issue 28). */
+export interface HitSymbol {
+  name: string;
+  kind: string;
+  container: string | null;
+  line: number;
+  end_line: number;
+}
+
 export interface Hit {
   path: string;
   start_line: number;
   end_line: number;
   score: number;
-  symbol?: string;
+  content?: string;
+  symbol?: HitSymbol | null;
 }
 
 export interface Status {
@@ -42,10 +52,17 @@ export function hitLabel(hit: Hit): string {
   return `${hit.path}:${lines}`;
 }
 
-/** The score with two decimals, and the enclosing symbol when seek names one. */
-export function hitDescription(hit: Hit): string {
-  const score = Number.isFinite(hit.score) ? hit.score.toFixed(2) : "?";
-  return hit.symbol ? `${hit.symbol} · score ${score}` : `score ${score}`;
+/** The score with two decimals. */
+export function scoreText(hit: Hit): string {
+  return `score ${Number.isFinite(hit.score) ? hit.score.toFixed(2) : "?"}`;
+}
+
+/** The score, and the enclosing definition when seek names one (or `symbol`, the one the
+ * hit's line was taken from): `in Router.add (method)`, as the CLI and the page say it. */
+export function hitDescription(hit: Hit, symbol: Omit<HitSymbol, "container"> & { container?: string | null } | null | undefined = hit.symbol): string {
+  if (!symbol) return scoreText(hit);
+  const name = symbol.container ? `${symbol.container}.${symbol.name}` : symbol.name;
+  return `in ${name} (${symbol.kind}) · ${scoreText(hit)}`;
 }
 
 /** A source label from the ask stream, `path (lines 3-9)`, as a path and 1-based lines. */
@@ -127,4 +144,30 @@ export function escapeMarkdown(text: string): string {
   // CommonMark lets every ASCII punctuation character be escaped, and GFM's bare links
   // (www.x, http://x, a@b.c) need their dots, colons and at signs unescaped to form.
   return text.replace(/[\r\n]+/g, " ").replace(/[!-/:-@[-`{-~]/g, "\\$&");
+}
+
+// Characters that change how the text around them reads without being seen: controls
+// (C0, DEL, C1) and the bidirectional marks, embeddings, overrides and isolates, with
+// which a name could show reversed or hide what follows it.
+const UNSEEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Workspace text (a path, a name, a line of code) as one line of plain text in a tree
+ * view: tabs and line breaks as spaces, the unseen characters as `\x1b` or `\u202e`
+ * escapes, as seek's own `printable` writes them.
+ */
+export function plainText(text: string): string {
+  return text.replace(/[\t\r\n]+/g, " ").replace(UNSEEN, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/**
+ * Workspace text for a Quick Pick's label, description or detail: as plainText, and each
+ * `$(name)` escaped with a backslash, since VS Code draws those as icons there (the
+ * backslash is not shown), so a file or a definition cannot put icons in the list.
+ */
+export function labelText(text: string): string {
+  return plainText(text).replace(/\$\([A-Za-z0-9-]+(?:~[A-Za-z]+)?\)/g, "\\$&");
 }

@@ -10,10 +10,19 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from seek.change.tests import SelectedTest
+
+class Selected(Protocol):
+    """What a command needs of a selected test (:class:`seek.change.tests.SelectedTest`,
+    named by its fields so that this module, which the test catalog imports for ids, does
+    not import the selection back)."""
+
+    path: str
+    name: str
+    id: str
+    framework: str
+
 
 _SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")  # a -t pattern is a regular expression
 
@@ -39,7 +48,7 @@ def test_id(framework: str, path: str, name: str, line: int) -> str:
     return f"{path}:{line}"  # rspec, exunit, and any runner that takes a file and a line
 
 
-def command(selected: Iterable[SelectedTest | Mapping[str, Any]]) -> str | None:
+def command(selected: Iterable[Selected | Mapping[str, Any]]) -> str | None:
     """One command line that runs the ``selected`` tests (or ``seek tests``' rows) when they
     share one framework that has one (None for a mixed or an empty selection)."""
     tests = [_Row(t) if isinstance(t, Mapping) else t for t in selected]

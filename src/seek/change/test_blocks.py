@@ -120,7 +120,9 @@ def _title(node: tree_sitter.Node | None) -> str:
         return ""
     if node.type in _STRINGS or node.type in ("string", "simple_symbol"):
         text = node.text.decode("utf-8", "replace")
-        return text.strip("'\"`").lstrip(":")
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+            text = text[1:-1]  # the quotes, not a backtick the title itself begins with
+        return text.lstrip(":")
     if node.type in ("identifier", "constant", "alias", "scope_resolution", "member_expression"):
         return node.text.decode("utf-8", "replace")
     return ""

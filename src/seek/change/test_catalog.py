@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from seek.change.runners import test_id
@@ -52,6 +52,7 @@ _PY_HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "asyn
                        "teardown_class", "setUpTestData", "setup", "teardown"})  # fmt: skip
 _PY_FILE_HOOKS = frozenset({"setup_module", "teardown_module", "setup_function",
                             "teardown_function", "setUpModule", "tearDownModule"})  # fmt: skip
+_DECORATOR_LINES = 200  # the longest decorator followed back to its definition
 _CALLABLE = frozenset({"function", "method"})
 
 
@@ -89,6 +90,9 @@ class FileTests:
         self._named = {d.qualified: d for d in reversed(self._defs)}
         self.marks = _marks(self._defs, facts.references)
         source = read(path) if read is not None and self._wanted(facts.grammar) else None
+        # Python's lines, for decorators longer than a few lines (a parametrize table)
+        self._lines = (source.decode("utf-8", "replace").splitlines()
+                       if source is not None and facts.grammar == "python" else [])  # fmt: skip
         if facts.grammar in BLOCK_GRAMMARS and source is not None:
             self._read_blocks(graph, source)
         self._read_definitions(graph, source)
@@ -221,19 +225,24 @@ class FileTests:
     def reached(self, use: Reference) -> tuple[list[TestUnit], Definition | None]:
         """The tests a use in this file runs in, and the definition it is in when that is no
         test nor hook (a helper, a fixture: the walk goes on from it)."""
-        qualified = use.enclosing
-        while qualified:
+        qualified, helper = use.enclosing, None
+        while qualified:  # a function nested in a test runs within it (a view, a callback)
             if qualified in self.by_def:
                 return [self.by_def[qualified]], None
             if qualified in self.hooks:
                 return self.hooks[qualified], None
             d = self._definition(qualified)
-            if d is not None and d.kind in _CALLABLE:
-                return [], d  # a helper: the tests that call it are reached through it
-            if d is not None and d.kind == "class" and not self.blocks:
+            if d is None:
+                break
+            if d.kind in _CALLABLE and helper is None:
+                helper = d
+            if d.kind == "class" and helper is None and not self.blocks:
                 prefix = f"{qualified}."
                 return [u for u in self.units if u.name.startswith(prefix)], None
-            qualified = d.container if d is not None else None
+            qualified = d.container
+        if helper is not None:  # the tests that call it are reached through it
+            inside = self._in_blocks(use.line) if self.blocks else []
+            return (inside, None) if len(inside) == 1 else ([], helper)
         if self.blocks:
             return self._in_blocks(use.line), None
         under = self._decorated(use.line)
@@ -243,13 +252,36 @@ class FileTests:
             return [], under
         return (self.units if is_test_support(self.path) else []), None
 
+    def _in_decorator(self, line: int, below: int) -> bool:
+        """Whether ``line`` is inside the decorators of the definition at line ``below``: no
+        blank line between them, and a line above or at ``line`` that starts a decorator at
+        the definition's indentation (``@pytest.mark.parametrize(`` and its table, whose
+        rows name what each case runs: a use there is the decorated test's, not the file's).
+        """
+        lines = self._lines
+        if not lines or below - line > _DECORATOR_LINES or below > len(lines):
+            return False
+        head = lines[below - 1]
+        indent = len(head) - len(head.lstrip())
+        if any(not text.strip() for text in lines[line - 1 : below - 1]):
+            return False
+        for number in range(line, max(0, line - _DECORATOR_LINES), -1):
+            text = lines[number - 1]
+            if not text.strip():
+                return False
+            if text.lstrip().startswith("@") and len(text) - len(text.lstrip()) == indent:
+                return True
+        return False
+
     def _definition(self, qualified: str) -> Definition | None:
         return self._named.get(qualified)
 
     def _decorated(self, line: int) -> Definition | None:
         """The definition right under a decorator or attribute at ``line``."""
         i = bisect.bisect_right(self._starts, line)
-        if i < len(self._defs) and self._defs[i].line - line <= 3:
+        if i < len(self._defs) and (
+            self._defs[i].line - line <= 3 or self._in_decorator(line, self._defs[i].line)
+        ):
             gap = [d for d in self._defs[:i] if d.line <= line <= d.end_line]
             if not gap or all(d.end_line >= self._defs[i].end_line for d in gap):
                 return self._defs[i]
@@ -300,3 +332,33 @@ def _autouse(source: bytes | None, d: Definition) -> bool:
         return False
     lines = source.splitlines()[max(0, d.line - 4) : d.line - 1]
     return any(b"autouse" in line and b"True" in line for line in lines)
+
+
+_GENERIC = frozenset({"__init__", "index", "mod", "main", "lib", "utils", "util", "types"})
+_TEST_FOLDER = re.compile(r"(^|/)(tests?|spec|__tests__)(/|$)")
+
+
+def named_tests(paths: Iterable[str], changed: set[str]) -> list[tuple[str, str]]:
+    """(test file, changed file) for the test files named after a changed source file by
+    the usual conventions (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.js``,
+    ``XTest.java``...) in its folder or in a test folder (``tests/``, ``__tests__/``...;
+    for a generic name, ``index``, ``__init__``, ``mod``..., its folder only): the tests a
+    change may break where the graph finds no path (a call through an interface, a
+    fixture, a string)."""
+    stems: dict[str, list[str]] = {}
+    for path in sorted(changed):
+        stem = path.rpartition("/")[2].split(".", 1)[0]
+        for name in (f"test_{stem}", f"{stem}_test", f"{stem}.test", f"{stem}.spec",
+                     f"{stem}_spec", f"{stem}Test", f"{stem}Tests", f"Test{stem}"):  # fmt: skip
+            stems.setdefault(name, []).append(path)
+    out = []
+    for path in sorted(paths):
+        folder, _, name = path.rpartition("/")
+        for of in stems.get(name.rsplit(".", 1)[0], ()):
+            near = of.rpartition("/")[0] == folder
+            generic = of.rpartition("/")[2].split(".", 1)[0] in _GENERIC
+            if path not in changed and TEST_PATH.search(path) and (
+                near or (not generic and _TEST_FOLDER.search(folder))):  # fmt: skip
+                out.append((path, of))
+                break
+    return out

@@ -7,9 +7,12 @@ to one its imports bring in (following re-exports a few files deep), then, in Go
 its package folder; in languages with explicit imports (Python, JS/TS, Rust, Go) it binds
 no further, since an unimported bare name is a local, a parameter or a builtin.  A member
 use (`x.name`) binds to a module-level definition of the module `x` names (in Go, only
-there), else, where x's declared type is known (graph.types: Go and Python), to that type's
-members and those of the types it embeds or extends, or to nothing when the type is a
-builtin or comes from outside the workspace; else to the nearest members of that name.  A
+there), else, where x's declared type is known (graph.types: Go and Python; graph.types_js:
+TypeScript and JavaScript), to that type's members and those of the types it embeds or
+extends (graph.resolve), or to nothing when the type is a builtin or comes from outside the
+workspace; else to the nearest members of that name (in JS/TS, of a member that subtypes
+redeclare, the first declaration only; and a member a known TS type does not show is
+looked for by name too, since it may come from what the graph cannot read).  A
 definition inside a function is visible only there (members too, except in JS/TS, where
 objects built in a function escape it).  Python: `from m import a as b` binds b to m's a,
 an import line's names are the imported ones, a class body sees the class's names, and a
@@ -26,18 +29,16 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from seek.graph.model import Definition, FileFacts, Import, LazyFacts, Reference
-from seek.graph.types import EXTERNAL
+from seek.graph.resolve import REEXPORT_DEPTH, TYPE_KINDS, DeclaredTypes, exported
 
 _STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
-_REEXPORT_DEPTH = 3
-_TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
 # Languages where members of an object built inside a function commonly escape it (object
 # literals, closures returning `{ get() {...} }`): a member use there may mean a method
 # defined inside another function, so the lexical scope rule applies to bare names only.
 _ESCAPING = {"javascript", "typescript", "tsx"}
 
 
-class Bindings:
+class Bindings(DeclaredTypes):
     """A workspace's definitions and uses, indexed, and the rules that bind a use to the
     definitions it can mean (see the module docstring). :class:`seek.graph.lookup.CodeGraph`
     answers the queries over them."""
@@ -72,6 +73,7 @@ class Bindings:
         self._aliases: dict[str, dict[str, tuple[str, ...]]] = {}
         self._unresolved: dict[str, set[str]] = {}
         self._owner_cache: dict[tuple[str, str | None, str], list[Definition] | None] = {}
+        self._ancestor_cache: dict[Definition, tuple[Definition, ...]] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
 
@@ -92,9 +94,9 @@ class Bindings:
                 # on an import line the name is the imported one, whatever the file defines;
                 # elsewhere `b` of `from m import a as b` is m's a
                 if imp.line == ref.line and ref.name in imp.names:
-                    return self._imported_as(imp, ref.name, _REEXPORT_DEPTH)
+                    return self._imported_as(imp, ref.name, REEXPORT_DEPTH)
                 if imp.alias == ref.name and imp.names and imp.names[0] != ref.name:
-                    return self._imported_as(imp, imp.names[0], _REEXPORT_DEPTH)
+                    return self._imported_as(imp, imp.names[0], REEXPORT_DEPTH)
         named = self.by_name.get(ref.name)
         if not named:
             return []
@@ -105,9 +107,9 @@ class Bindings:
             if ref.qualifier:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
                 if module_files:
-                    hit = [d for d in named if d.path in module_files and _exported(d)]
+                    hit = [d for d in named if d.path in module_files and exported(d)]
                     for module in module_files if not hit else ():
-                        hit = self._imported(module, ref.name, _REEXPORT_DEPTH)  # an index file
+                        hit = self._imported(module, ref.name, REEXPORT_DEPTH)  # an index file
                         if hit:
                             break
                     if hit or grammar == "go":  # a Go package's member is in the package
@@ -117,7 +119,11 @@ class Bindings:
             if ref.owner is not None:
                 typed = self.owner_types(ref)
                 if typed is not None:
-                    return self._members(typed, ref.name) or []
+                    found = self._members(typed, ref.name)
+                    # a member a TypeScript type does not show comes from what the graph
+                    # cannot read (a generic's instance, a mapped type): found by name
+                    if found or not typed or grammar not in _ESCAPING:
+                        return found or []
             members = [d for d in named if d.container is not None]
             if ref.name.startswith("__") and ref.qualifier not in ("self", "cls"):
                 return []  # `super().__init__`, `x.__eq__`: the protocol, not one class's method
@@ -133,6 +139,8 @@ class Bindings:
                 if own:
                     return own
             pool = members if members or strict else named
+            if len(pool) > 1 and grammar in _ESCAPING:
+                pool = self.roots(pool)  # a member redeclared by subtypes: its first one
             if len(pool) > 1:  # the nearest only: same file, package, imports
                 near = self._nearness(ref.path)
                 best = min(near(d) for d in pool)
@@ -142,7 +150,7 @@ class Bindings:
         while owner is not None and owner.kind in ("field", "constant", "variable"):
             # `tag = to_json` in a class body: the field's value is in the class's scope
             owner = self.by_key.get((ref.path, owner.container)) if owner.container else None
-        if owner is not None and owner.kind in _TYPE_KINDS and grammar == "python":
+        if owner is not None and owner.kind in TYPE_KINDS and grammar == "python":
             # a class body sees its own names: `@prop.setter`, `alias = method`
             own = [d for d in named if d.container == owner.qualified and d.path == ref.path]
             if own:
@@ -152,174 +160,13 @@ class Bindings:
         own = [d for d in named if d.path == ref.path]
         if own:
             return own
-        imported = self._imported(ref.path, ref.name, _REEXPORT_DEPTH)
+        imported = self._imported(ref.path, ref.name, REEXPORT_DEPTH)
         if imported:
             return imported
         if grammar == "go":
             folder = posixpath.dirname(ref.path)
             return [d for d in named if posixpath.dirname(d.path) == folder]
         return [] if strict else named
-
-    # -- declared types (graph.types) -------------------------------------------------------
-
-    def owner_types(self, ref: Reference) -> list[Definition] | None:
-        """The workspace types a member use's owner has: None when unknown, [] when its type
-        is known and is not the workspace's (a builtin, a literal, an outside package)."""
-        key = (ref.path, ref.enclosing, ref.owner or "")
-        if key not in self._owner_cache:
-            self._owner_cache[key] = None  # a cycle through this key reads as unknown
-            self._owner_cache[key] = self._resolve(ref.path, ref.enclosing, ref.owner or "")
-        return self._owner_cache[key]
-
-    def _resolve(
-        self, path: str, enclosing: str | None, expr: str, depth: int = 0
-    ) -> list[Definition] | None:
-        if depth > 6 or not expr:
-            return None
-        head, *steps = expr.split(">")
-        types = self._head(path, enclosing, head, depth)
-        for step in steps:
-            if types is None:
-                return None
-            if not types:  # outside stays outside in Go only (see types.TypeFacts._step)
-                go = path in self.files and self.files[path].grammar == "go"
-                return [] if go else None
-            call = step.endswith("()")
-            name = step[:-2] if call else step
-            found: list[Definition] = []
-            for owner in types:
-                members = self._members([owner], name)
-                if members is None:
-                    return None
-                exprs = [(m.path, m.container, self._type(m)) for m in members]
-                if not members and name.startswith("__") and name.endswith("__"):
-                    continue  # `self.__dict__`: the object model's, not the workspace's
-                if not members:  # `self.x = ...` in a method: an attribute, not a definition
-                    facts = self.files.get(owner.path)
-                    exprs = [(owner.path, None, facts.types.get(f"{owner.qualified}.{name}"))]
-                for where, scope, written in exprs:
-                    if not written:
-                        return None
-                    if call or "," in written:
-                        written = written.split(",")[0]
-                    resolved = self._resolve(where, scope, written, depth + 1)
-                    if resolved is None:
-                        return None
-                    found.extend(resolved)
-            types = found
-        return types
-
-    def _type(self, definition: Definition) -> str | None:
-        facts = self.files.get(definition.path)
-        return facts.types.get(definition.qualified) if facts else None
-
-    def _head(
-        self, path: str, enclosing: str | None, head: str, depth: int
-    ) -> list[Definition] | None:
-        if head == EXTERNAL:
-            return []
-        if head == "^":  # Python super(): the bases of the enclosing method's class
-            cls = (enclosing or "").rpartition(".")[0]
-            facts = self.files.get(path)
-            bases = facts.bases.get(cls) if facts and cls else None
-            if bases is None:
-                return None
-            out: list[Definition] = []
-            for base in bases:
-                resolved = self._resolve(path, None, base, depth + 1)
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            return out
-        if "()" in head:  # what calling a function (or a type: a constructor) gives
-            callee, _, index = head.partition("()")
-            nth = int(index[1:]) if index.startswith("#") else 0
-            bound = self._bind(path, enclosing, callee)
-            if bound is None:
-                return None
-            out = []
-            for d in bound:
-                if d.kind in _TYPE_KINDS:
-                    out.append(d)
-                    continue
-                written = self._type(d) if d.kind in ("function", "method") else None
-                parts = written.split(",") if written else []
-                if nth >= len(parts) or not parts[nth]:
-                    return None
-                resolved = self._resolve(d.path, d.container, parts[nth], depth + 1)
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            return out
-        value = head.startswith("$")
-        bound = self._bind(path, enclosing, head[1:] if value else head)
-        if bound is None:
-            return None
-        out = []
-        for d in bound:
-            if d.kind in _TYPE_KINDS:
-                out.append(d)  # `Type.member`, or a type named where a type is written
-            elif value and d.kind in ("constant", "variable", "field"):
-                written = self._type(d)
-                resolved = (
-                    self._resolve(d.path, d.container, written, depth + 1) if written else None
-                )
-                if resolved is None:
-                    return None
-                out.extend(resolved)
-            else:
-                return None  # a function value, or a name that is not a type
-        return out
-
-    def _bind(self, path: str, enclosing: str | None, name: str) -> list[Definition] | None:
-        """What a name written in ``path`` means, for typing: None when unknown, [] when it
-        comes from outside the workspace."""
-        if "." in name:
-            module, _, rest = name.partition(".")
-            files = self.aliases(path).get(module)
-            if files:
-                hit = [d for d in self.by_name.get(rest, ()) if d.path in files and _exported(d)]
-                for target in files if not hit else ():
-                    hit = self._imported(target, rest, _REEXPORT_DEPTH)
-                    if hit:
-                        break
-                return hit or None
-            return [] if self._outside(path, module, _REEXPORT_DEPTH) else None
-        if self._outside(path, name, _REEXPORT_DEPTH):
-            return []
-        found = self.candidates(Reference(path, name, 0, 0, enclosing))
-        if not found and path in self.files and self.files[path].grammar == "go":
-            return []  # Go: not local, not in the package, not a workspace import: outside
-        return found or None
-
-    def _members(
-        self, types: list[Definition], name: str, depth: int = 0
-    ) -> list[Definition] | None:
-        """Members named ``name`` of these types or the types they embed or extend; None
-        when a base could not be resolved and nothing was found."""
-        found: list[Definition] = []
-        unknown = False
-        for owner in types:
-            go = self.files[owner.path].grammar == "go" if owner.path in self.files else False
-            folder = posixpath.dirname(owner.path)
-            own = [
-                d
-                for d in self.by_name.get(name, ())
-                if d.container == owner.qualified
-                and (d.path == owner.path or (go and posixpath.dirname(d.path) == folder))
-            ]
-            if own:
-                found.extend(own)
-                continue
-            facts = self.files.get(owner.path)
-            for base in facts.bases.get(owner.qualified, ()) if facts and depth < 6 else ():
-                resolved = self._resolve(owner.path, None, base, depth + 1)
-                inherited = self._members(resolved, name, depth + 1) if resolved else resolved
-                if inherited is None:
-                    unknown = True
-                else:
-                    found.extend(inherited)
-        return found if found or not unknown else None
 
     def _outside(self, path: str, name: str, depth: int) -> bool:
         """Whether ``name`` in ``path`` is imported from outside the workspace, directly or
@@ -362,7 +209,7 @@ class Bindings:
             if facts.grammar == "python" and any(_module_name(f) == name for f in imp.files[1:]):
                 return []  # `from pkg import mod`: the module itself, not a name inside it
             for target in imp.files:
-                hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
+                hit = [d for d in self.by_name.get(name, ()) if d.path == target and exported(d)]
                 if hit:
                     return hit
                 hit = self._imported(target, name, depth - 1)
@@ -374,7 +221,7 @@ class Bindings:
         if any(_module_name(f) == name for f in imp.files[1:]):
             return []  # `from pkg import mod`: the module itself
         for target in imp.files:
-            hit = [d for d in self.by_name.get(name, ()) if d.path == target and _exported(d)]
+            hit = [d for d in self.by_name.get(name, ()) if d.path == target and exported(d)]
             if hit or (hit := self._imported(target, name, depth - 1)):
                 return hit
         return []
@@ -395,6 +242,7 @@ class Bindings:
     def aliases(self, path: str) -> dict[str, tuple[str, ...]]:
         """Local names of imported modules in a file -> their files."""
         if path not in self._aliases:
+            self._aliases[path] = {}  # an import cycle ends here
             found: dict[str, tuple[str, ...]] = {}
             for imp in self.files[path].imports if path in self.files else ():
                 if imp.alias and imp.files and not imp.names:
@@ -408,16 +256,18 @@ class Bindings:
                     modules = tuple(f for f in imp.files if _module_name(f) == name)
                     if modules:
                         found[name] = modules
+                    elif self.files[path].grammar in _ESCAPING:
+                        # `import { z } from "./index"` where index does `import * as z`
+                        # and `export { z }`: z is that namespace here too
+                        for target in imp.files:
+                            modules = self.aliases(target).get(name, ())
+                            if modules:
+                                found[name] = modules
+                                break
             self._aliases[path] = found
         return self._aliases[path]
 
     # -- lookups --------------------------------------------------------------------------
-
-
-def _exported(definition: Definition) -> bool:
-    """A module-level name another file can import: a top-level definition, or a CommonJS
-    `exports.name = ...` / `module.exports.name = ...` member."""
-    return definition.container is None or definition.container in ("exports", "module.exports")
 
 
 def _local_names(grammar: str, imp: Import) -> tuple[str, ...]:

@@ -4,23 +4,23 @@ Definitions come from the tags query (queries.py); references are every identifi
 leaf that is not a definition's own name nor a name its function binds itself (model.py's
 Reference), found with one query per grammar built from the grammar's node kinds (so the
 walk runs in C), each tied to its innermost enclosing definition by a sweep over the sorted
-spans.  Imports are read by imports.py.
+spans (uses.py).  Imports are read by imports.py, declared types by types.py.
 """
 
 from __future__ import annotations
 
 import bisect
 from functools import cache
-from operator import itemgetter
 
 import tree_sitter
 
 from seek.chunk.languages import grammar_for_path, load_language, parser_for
+from seek.graph import types, types_js
 from seek.graph.imports import query_text as import_query
 from seek.graph.imports import read_imports
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.queries import locals_text, raw_texts, tags_text, used_only
-from seek.graph.types import TypeFacts, query_texts, supported
+from seek.graph.uses import ReferenceRow, first_of, references
 
 # Leaf kinds that name something, beyond those spelt "*identifier".
 _EXTRA_NAME_KINDS = {
@@ -29,56 +29,11 @@ _EXTRA_NAME_KINDS = {
     "haskell": ("variable", "name", "constructor"),
     "elixir": ("alias",),
 }
-# The field that holds a member's own name, and the one that holds what it is a member of.
-_MEMBER_FIELDS = ("attribute", "property", "field", "name", "method")
-_OWNER_FIELDS = (
-    "object",
-    "package",
-    "operand",
-    "value",
-    "path",
-    "scope",
-    "expression",
-    "receiver",
-    "table",
-    "argument",
-)
-# Node kinds that hold `owner.member` (checked first: the field probes cost a third of the
-# reference pass when run on every identifier's parent).
-_MEMBER_NODES = {
-    "attribute",
-    "member_expression",
-    "selector_expression",
-    "field_expression",
-    "scoped_identifier",
-    "scoped_type_identifier",
-    "field_access",
-    "method_invocation",
-    "member_access_expression",
-    "call",
-    "member_call_expression",
-    "scoped_call_expression",
-    "nullsafe_member_call_expression",
-    "nullsafe_member_access_expression",
-    "dot_index_expression",
-    "method_index_expression",
-    "qualified_type",
-    "navigation_expression",
-    "scoped_property_access_expression",
-}
-# Member nodes that are themselves calls (Java `a.b()`, PHP `$a->b()`, Ruby `a.b`, Lua `a:b()`).
-_MEMBER_CALLS = {
-    "method_invocation",
-    "member_call_expression",
-    "scoped_call_expression",
-    "call",
-    "method_index_expression",
-}
 # Definitions whose span holds a scope of local names: functions, and a Go or JS variable
 # whose initializer is a function literal (`var f = func(param T) {...}`).
 _SCOPES = ("function", "method", "variable", "constant")
+_CLASSES = ("class", "interface")
 _TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "module", "object"}
-_NOT_USES = frozenset(("self", "this", "_"))
 _MAX_LINE = 200  # characters of a signature line kept; long lines are minified code
 # C and C++ declarators that wrap a function's `name(params)`: `*f(...)`, `&f(...)`, `(f)(...)`
 _DECLARATOR_WRAPPERS = frozenset(
@@ -136,7 +91,7 @@ def _one_pass(grammar: str) -> tuple[tree_sitter.Query, tuple[int, ...]] | None:
     if language is None:
         return None
     tags, binders = raw_texts(grammar)
-    declared, anonymous = query_texts(grammar)
+    declared, anonymous = _typing_module(grammar).query_texts(grammar)
     imports = import_query(grammar)
     sections = [tags, binders, declared, anonymous, imports, _raw_name_text(grammar, language)]
     try:
@@ -163,6 +118,11 @@ def _one_pass(grammar: str) -> tuple[tree_sitter.Query, tuple[int, ...]] | None:
     for section in range(len(sections) - 2, 0, -1):  # an empty section ends where the next begins
         first[section] = min(first[section], first[section + 1])
     return query, tuple(first[1:])
+
+
+def _typing_module(grammar: str):
+    """The module whose declared-type rules a grammar has (graph.types, graph.types_js)."""
+    return types_js if grammar in types_js.JS_GRAMMARS else types
 
 
 def _kind_ok(language: tree_sitter.Language, kind: str, whole: bool = False) -> bool:
@@ -193,10 +153,6 @@ def extract(
     return facts
 
 
-ReferenceRow = tuple[str, int, int, "str | None", bool, bool, "str | None", "str | None"]
-"""A reference's fields after its path, in :class:`Reference`'s order."""
-
-
 def extract_rows(
     path: str,
     source: bytes,
@@ -224,11 +180,14 @@ def extract_rows(
     spans: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified name)
     kinds: dict[str, str] = {}  # qualified name -> kind
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualified, kind) of open definitions
+    classes: list[tuple[int, int, str]] = []  # class and interface spans, for `this`
+    lexical: dict[str, str] = {}  # definition -> the one around it, where its name differs
     for node, name_node, kind in def_nodes:
         while stack and stack[-1][0] <= node.start_byte:
             stack.pop()
         name = name_node.text.decode("utf-8", "replace")
-        container = _own_container(grammar, node) or (stack[-1][1] if stack else None)
+        own = _own_container(grammar, node)
+        container = own or (stack[-1][1] if stack else None)
         if kind == "function" and container and (not stack or stack[-1][2] in _TYPE_KINDS):
             kind = "method"  # a function defined in a class body (tags.scm says "function")
         definition = Definition(
@@ -244,21 +203,41 @@ def extract_rows(
             doc=_doc(grammar, node, lines),
         )
         facts.definitions.append(definition)
+        if own and stack and stack[-1][1] != own:  # `inst.check = () => ...` inside f
+            lexical[definition.qualified] = stack[-1][1]
         stack.append((node.end_byte, definition.qualified, kind))
         spans.append((node.start_byte, node.end_byte, definition.qualified))
-        kinds.setdefault(definition.qualified, kind)
+        if kinds.get(definition.qualified) not in _SCOPES:
+            # a scope's kind wins: TypeScript's `interface Z` and `const Z = f((inst) =>
+            # ...)` share a name, and the constant's span holds the function's locals
+            kinds[definition.qualified] = kind
+        if kind in _CLASSES:
+            classes.append((node.start_byte, node.end_byte, definition.qualified))
     receivers = _receivers(grammar, def_nodes)
     bound = _locals(binders, name_starts, spans, kinds)
+    for qualified, outer in lexical.items():
+        # a definition named by its owner (`inst.check`) sees the locals of the function it
+        # sits in, which its qualified name does not show (uses._visible walks names)
+        seen = {qualified}
+        while outer and outer not in seen:  # two `inst.check = ...` may nest: one name
+            seen.add(outer)
+            bound.setdefault(qualified, set()).update(bound.get(outer, ()))
+            outer = lexical.get(outer) or outer.rpartition(".")[0]
+    facts.imports = read_imports(path, grammar, root, imports)
     typing = None
-    if supported(grammar):
-        typing = TypeFacts(grammar, bound)
+    if grammar in types_js.JS_GRAMMARS:
+        typing = types_js.JsTypeFacts(grammar, bound)
+        typing.modules = {i.alias for i in facts.imports if i.alias}
+        typing.class_spans = classes
+    elif types.supported(grammar):
+        typing = types.TypeFacts(grammar, bound)
+    if typing is not None:
         qualified_at = {
             name.start_byte: q for (_, name, _), (_, _, q) in zip(def_nodes, spans, strict=True)
         }
         typing.read(declared, anonymous, qualified_at, spans, kinds)
         facts.types, facts.bases = typing.types, typing.bases
-    rows = _references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
-    facts.imports = read_imports(path, grammar, root, imports)
+    rows = references(grammar, names, name_starts, call_starts, spans, receivers, bound, typing)
     return facts, rows
 
 
@@ -365,186 +344,6 @@ def _locals(captures, name_starts, spans, kinds) -> dict[str, set[str]]:
     return out
 
 
-def _visible(visible: dict, bound: dict[str, set[str]], enclosing: str | None) -> set[str]:
-    """The names bound for a bare use inside ``enclosing``: by it or by a function it is
-    nested in (a closure's free name); built once per definition and memoised in
-    ``visible`` rather than walked up for every use."""
-    names = visible.get(enclosing)
-    if names is None:
-        names = set()
-        scope = enclosing
-        while scope:
-            names.update(bound.get(scope, ()))
-            scope = scope.rpartition(".")[0]
-        visible[enclosing] = names
-    return names
-
-
-def _references(
-    grammar, leaves, name_starts, call_starts, spans, receivers, bound, typing=None
-) -> list[ReferenceRow]:
-    # One start_byte read per node (each Node attribute read builds a Python object), sorted
-    # stably as before; the enclosing definition comes from a sweep over the sorted spans
-    # instead of a bisect per node.
-    keyed = [(n.start_byte, n) for n in leaves]
-    keyed.sort(key=itemgetter(0))
-    go = grammar == "go"
-    function_field = _field_id(grammar, "function")
-    member_fields, owner_fields = _field_ids(grammar)
-    refs: list[ReferenceRow] = []
-    append = refs.append
-    open_spans: list[tuple[int, str]] = []  # (end_byte, qualified) of spans begun so far
-    next_span, span_count = 0, len(spans)
-    # receivers are methods' spans, which never nest: the one around a use is found by a
-    # sweep, as the enclosing definition is
-    next_receiver, receiver_count = 0, len(receivers)
-    # enclosing definition -> the names bound for uses inside it (_visible)
-    visible: dict[str | None, frozenset[str] | set[str]] = {None: frozenset()}
-    for start, node in keyed:
-        if start in name_starts or node.child_count:
-            continue
-        name = node.text.decode("utf-8", "replace")
-        if not name or name in _NOT_USES:
-            continue
-        while next_span < span_count and spans[next_span][0] <= start:
-            open_spans.append((spans[next_span][1], spans[next_span][2]))
-            next_span += 1
-        while open_spans and open_spans[-1][0] <= start:
-            open_spans.pop()
-        enclosing = open_spans[-1][1] if open_spans else None
-        member, qualifier, owner = False, None, None
-        parent = node.parent
-        parent_type = parent.type if parent is not None else None
-        if parent_type in _MEMBER_NODES:
-            member, owner_node = _member_owner(parent, node, member_fields, owner_fields)
-        if member:
-            qualifier = _owner_name(owner_node)
-            if typing is not None:
-                owner = typing.owner(owner_node, enclosing)
-            if receiver_count:
-                while next_receiver < receiver_count and receivers[next_receiver][1] <= start:
-                    next_receiver += 1
-                if next_receiver < receiver_count:
-                    span_start, _, receiver = receivers[next_receiver]
-                    if qualifier == receiver and span_start <= start:
-                        qualifier = "self"  # documented on Reference.qualifier
-        elif go and parent_type == "literal_element" and _is_literal_key(grammar, node):
-            # `T{field: v}`: a field of T, whatever local shares its name
-            member, qualifier = True, _literal_type(node)
-            composite = node.parent.parent.parent.parent
-            if typing is not None and composite is not None:
-                if composite.type == "composite_literal":
-                    owner = typing.type_of(composite.child_by_field_name("type"))
-        elif bound and name in _visible(visible, bound, enclosing):
-            continue  # a name its function binds (a parameter, a local): it means no definition
-        call = start in call_starts or (member and parent_type in _MEMBER_CALLS)
-        if not call and function_field is not None:
-            # is the use (or its `owner.member` node) the callee of a call?  node.parent is
-            # a walk down from the root, so the parent already read is reused
-            target, outer = (parent, parent.parent) if member else (node, parent)
-            call = outer is not None and outer.child_by_field_id(function_field) == target
-        point = node.start_point
-        append(
-            (
-                name,
-                point.row + 1,
-                point.column,
-                enclosing,
-                call,
-                member,
-                qualifier,
-                owner,
-            )
-        )
-    return refs
-
-
-@cache
-def _field_id(grammar: str, field: str) -> int | None:
-    """The field's id, None when no node of the grammar has it (no lookup of it can succeed)."""
-    language = load_language(grammar)
-    return language.field_id_for_name(field) if language is not None else None
-
-
-def _has_field(grammar: str, field: str) -> bool:
-    return _field_id(grammar, field) is not None
-
-
-@cache
-def _fields(grammar: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The member and owner fields the grammar has, in their order: a lookup of a field the
-    grammar lacks always finds nothing, so it is not made."""
-    return (
-        tuple(f for f in _MEMBER_FIELDS if _has_field(grammar, f)),
-        tuple(f for f in _OWNER_FIELDS if _has_field(grammar, f)),
-    )
-
-
-@cache
-def _field_ids(grammar: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """:func:`_fields` as field ids (a lookup by id skips the name's lookup each time)."""
-    member_fields, owner_fields = _fields(grammar)
-    return (
-        tuple(_field_id(grammar, f) for f in member_fields),
-        tuple(_field_id(grammar, f) for f in owner_fields),
-    )
-
-
-def _member_owner(
-    parent: tree_sitter.Node,
-    node: tree_sitter.Node,
-    member_fields: tuple[int, ...],
-    owner_fields: tuple[int, ...],
-):
-    """(is ``node`` the member name of ``parent``, the owner's node) for a member-node parent:
-    the member is the node under a member field (``member_fields``, the grammar's ids:
-    :func:`_field_ids`), and it counts only when an owner exists."""
-    owner = None
-    for field in owner_fields:
-        owner = parent.child_by_field_id(field)
-        if owner is not None:
-            break
-    if owner is None:
-        return False, None
-    for field in member_fields:
-        if parent.child_by_field_id(field) == node:
-            return True, owner
-    return False, None
-
-
-def _is_literal_key(grammar: str, node: tree_sitter.Node) -> bool:
-    if grammar != "go" or node.parent is None or node.parent.type != "literal_element":
-        return False
-    keyed = node.parent.parent
-    if keyed is None or keyed.type != "keyed_element" or keyed.named_children[0] != node.parent:
-        return False
-    # a map literal's keys are values (`map[string]T{mGET: ...}`), not fields; an elided
-    # inner literal is a map's when the nearest written type is a map's
-    literal = keyed.parent
-    while literal is not None and literal.type in ("literal_value", "literal_element"):
-        literal = literal.parent
-        if literal is not None and literal.type == "keyed_element":
-            literal = literal.parent  # the outer literal_value of `{k: {inner}}`
-    composite = literal if literal is not None and literal.type == "composite_literal" else None
-    written = composite.child_by_field_name("type") if composite is not None else None
-    return written is None or written.type != "map_type" or keyed.parent.parent != composite
-
-
-def _literal_type(node: tree_sitter.Node) -> str | None:
-    literal = node.parent.parent.parent  # literal_element < keyed_element < literal_value
-    composite = literal.parent if literal is not None else None
-    if composite is None or composite.type != "composite_literal":
-        return None
-    return _first_of(composite.child_by_field_name("type"), "type_identifier")
-
-
-def _owner_name(owner: tree_sitter.Node) -> str | None:
-    """The owner's name when it is a plain name (`os` in `os.path`), else None."""
-    if owner.child_count == 0 and owner.is_named:
-        return owner.text.decode("utf-8", "replace")
-    return None
-
-
 def _enclosing(spans, starts, byte: int) -> str | None:
     """The innermost definition span holding ``byte`` (spans are sorted by start, nested
     ones after their container, so the last containing one before ``byte`` is innermost)."""
@@ -563,7 +362,7 @@ def _own_container(grammar: str, node: tree_sitter.Node) -> str | None:
     """A container the nesting does not show: a Go method's receiver type, a Rust impl's type."""
     if grammar == "go" and node.type == "method_declaration":
         receiver = node.child_by_field_name("receiver")
-        return _first_of(receiver, "type_identifier")
+        return first_of(receiver, "type_identifier")
     if grammar in ("javascript", "typescript", "tsx") and node.type == "assignment_expression":
         # `req.accepts = function () {}`: a member of req, not a name bound in the file
         left = node.child_by_field_name("left")
@@ -575,19 +374,7 @@ def _own_container(grammar: str, node: tree_sitter.Node) -> str | None:
         while parent is not None and parent.type not in ("impl_item", "trait_item", "source_file"):
             parent = parent.parent
         if parent is not None and parent.type == "impl_item":
-            return _first_of(parent.child_by_field_name("type"), "type_identifier")
-    return None
-
-
-def _first_of(node: tree_sitter.Node | None, kind: str) -> str | None:
-    if node is None:
-        return None
-    if node.type == kind:
-        return node.text.decode("utf-8", "replace")
-    for child in node.named_children:
-        found = _first_of(child, kind)
-        if found:
-            return found
+            return first_of(parent.child_by_field_name("type"), "type_identifier")
     return None
 
 

@@ -132,6 +132,9 @@ LOCAL_BINDERS: dict[str, str] = {
 (shorthand_property_identifier_pattern) @local
 (array_pattern (identifier) @local)
 (catch_clause parameter: (identifier) @local)
+(for_in_statement left: (identifier) @local)
+(pair_pattern value: (identifier) @local)
+(rest_pattern (identifier) @local)
 """,
     "typescript": """
 (required_parameter pattern: (identifier) @local)
@@ -142,6 +145,9 @@ LOCAL_BINDERS: dict[str, str] = {
 (shorthand_property_identifier_pattern) @local
 (array_pattern (identifier) @local)
 (catch_clause parameter: (identifier) @local)
+(for_in_statement left: (identifier) @local)
+(pair_pattern value: (identifier) @local)
+(rest_pattern (identifier) @local)
 """,
     "rust": """
 (parameter pattern: (identifier) @local)

@@ -11,7 +11,8 @@ the lookup, since a name's definition may sit in another file:
     HEAD(>STEP)*   HEAD: `T` or `pkg.T` (a type), `f()` / `pkg.f()` (what calling f
                    gives; `f()#1` its second result), `$v` (the type of value v), `^`
                    (the enclosing class's bases: Python `super()`), `!` (a builtin or
-                   literal type: no workspace member);  STEP: `m` (member m's type),
+                   literal type: no workspace member), `=$T` (a type named `$T`), `A|B`
+                   (a TypeScript union: graph.types_js);  STEP: `m` (member m's type),
                    `m()` (what calling method m gives).
 """
 
@@ -22,6 +23,11 @@ import bisect
 import tree_sitter
 
 EXTERNAL = "!"
+TYPE_MARK = "="  # before a type's name that starts with `$` (JavaScript allows it)
+# the step of `await v`: outside stays outside; a workspace type has no such member, so
+# what a workspace promise gives stays unknown
+AWAITED = "~await"
+PARAM = "@"  # `T@i`: parameter i of the function type T (graph.types_js)
 
 _GO_PREDECLARED = {
     "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",

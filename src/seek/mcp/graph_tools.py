@@ -1,6 +1,6 @@
 """The code-graph tools of ``seek mcp``: ``defs``, ``refs``, ``callers``, ``callees``,
-``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``impact``, ``tests``, ``changed``
-and ``history`` (issue 44), answered
+``outline``, ``map`` (seek.md §2; issue 28 deliver 2), ``impact``, ``tests``, ``changed``,
+``review`` and ``history`` (issue 44), answered
 by the facade from the graph stored with the index (:mod:`seek.workspace.code_graph`).
 
 Each description says when the tool beats grep, since that is the choice an agent makes.
@@ -21,7 +21,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from seek.errors import SeekError
-from seek.untrusted import MAX_DEPTH, MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_REF_CHARS, check_query
+from seek.untrusted import (
+    MAX_BUDGET_CHARS,
+    MAX_DEPTH,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REF_CHARS,
+    check_query,
+)
 from seek.workspace.code_graph import MAX_MAP_TOKENS, MAX_NAME_CHARS, MAX_ROWS
 
 if TYPE_CHECKING:
@@ -38,6 +45,7 @@ Question = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 PathArg = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
 Ref = Annotated[str, Field(min_length=1, max_length=MAX_REF_CHARS)]
 Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH, strict=True)]
+Chars = Annotated[int | None, Field(ge=0, le=MAX_BUDGET_CHARS, strict=True)]
 
 
 def register_graph_tools(
@@ -138,6 +146,22 @@ def register_graph_tools(
         reviewing or committing it: whitespace-only edits are left out, renames and moves
         are named as such."""
         return await call(ctx, workspace, workspaces.changed, ref, staged, limit)
+
+    @server.tool(name="review")
+    async def review(
+        ref: Ref = "HEAD", staged: bool = False, workspace: PathArg = None,
+        budget: Chars = None, ctx: Context | None = None,
+    ) -> str:  # fmt: skip
+        """Review context for the change since git revision `ref` (default HEAD) in the
+        working tree (`staged`: in what is staged): each changed definition's code (a long
+        one as its changed lines), the lines that use it (for a removed one, the calls that
+        now break), the tests that reach it and the signatures of what it calls, as
+        labelled blocks within `budget` characters (default 12,000), most useful first,
+        then a one-line report.
+
+        Call it before you review or commit a change, instead of `git diff` plus grep for
+        each changed name: it shows who the change reaches and which tests to run."""
+        return await call(ctx, workspace, workspaces.review, ref, staged, budget)
 
     @server.tool(name="impact")
     async def impact(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from seek.store import lance
 
 COLUMNS = ("path", "definitions", "facts")
-GRAPH_FORMAT = 4
+GRAPH_FORMAT = 5
 """The version of what a row holds: its encoding (:mod:`seek.index.graph_rows`) and the facts
 :mod:`seek.graph` extracts; bumped when either changes. It is part of the table's name, so a
 table of another version is not read as this index's graph: the next run fills the current
@@ -36,7 +36,8 @@ one from the files, as for an index stored before the graph, and drops the old o
 other tables no reader needs (version 1: rows without declared types, bases or owners;
 version 2: with the uses of a function's own locals, which mean no definition; version 3: a
 C or C++ function with a body spanning its declarator's line only, so the uses in its body
-had no enclosing definition)."""
+had no enclosing definition; version 4: TypeScript and JavaScript rows without declared types
+and with loop variables, destructured names and callback parameters as uses)."""
 GRAPH_SUFFIX = f"_graph{GRAPH_FORMAT}"
 
 

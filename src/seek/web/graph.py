@@ -1,15 +1,18 @@
 """The code graph over HTTP (seek.md §2; issues 28 and 44): ``POST /v1/def``,
 ``/v1/refs``, ``/v1/callers``, ``/v1/callees``, ``/v1/outline``, ``/v1/map``,
-``/v1/impact``, ``/v1/tests``, ``/v1/changed`` and ``/v1/history``, the facade's
-:class:`seek.workspace.code_graph.GraphResult` as JSON plus ``workspace``.
+``/v1/impact``, ``/v1/tests``, ``/v1/changed``, ``/v1/review`` and ``/v1/history``, the
+facade's :class:`seek.workspace.code_graph.GraphResult` (``review``:
+:class:`seek.change.review.Review`) as JSON plus ``workspace``.
 
 Bodies (every one may name the workspace with ``path`` and cap its rows with ``limit``):
 ``def`` ``{"name"}``; ``refs`` ``{"name"}`` or ``{"file", "line"}``; ``callers`` and
 ``callees`` ``{"file", "line"}``; ``outline`` ``{"file"}``; ``map`` ``{"question"?,
 "budget"?}`` (tokens); ``changed`` ``{"ref"?, "staged"?}`` (a git revision, default
-HEAD); ``history`` ``{"subject", "patch"?}`` (a name, ``PATH:LINE`` or a relative file);
-``impact`` ``{"name"}`` or ``{"file", "line"}``, ``"depth"?``; ``tests`` the same, or
-``{"file"}`` (its definitions), or ``{"changed": REF, "staged"?}``, ``"depth"?``.
+HEAD); ``review`` ``{"ref"?, "staged"?, "budget"?}`` (``budget`` in characters, default
+``prompt_budget_chars``); ``history`` ``{"subject", "patch"?}`` (a name, ``PATH:LINE`` or
+a relative file); ``impact`` ``{"name"}`` or ``{"file", "line"}``, ``"depth"?``; ``tests``
+the same, or ``{"file"}`` (its definitions), or ``{"changed": REF, "staged"?}``,
+``"depth"?``.
 Checked with the servers' shared rules (:mod:`seek.serving.requests`,
 :mod:`seek.serving.graph_requests`): ``file`` is workspace-relative and cannot climb out.
 """
@@ -33,10 +36,11 @@ from seek.serving.graph_requests import (
     row_limit,
     tests_of,
 )
-from seek.serving.requests import json_body, relative_file, run
+from seek.serving.requests import integer, json_body, relative_file, run
+from seek.untrusted import MAX_BUDGET_CHARS
 
-TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "impact", "changed", "history",
-         "tests")  # fmt: skip
+TOOLS = ("def", "refs", "callers", "callees", "outline", "map", "impact", "changed", "review",
+         "history", "tests")  # fmt: skip
 
 
 def graph_routes(service: Any, handler: Any) -> list[Route]:
@@ -57,6 +61,9 @@ def graph_routes(service: Any, handler: Any) -> list[Route]:
                 call, args = facade.outline, (relative_file(data, "file"), limit)
             elif tool == "changed":
                 call, args = facade.changed, (*change_since(data), limit)
+            elif tool == "review":
+                budget = integer(data, "budget", None, 0, MAX_BUDGET_CHARS)
+                call, args = facade.review, (*change_since(data), budget)
             elif tool == "impact":
                 call, args = facade.impact, (impact_target(data), impact_depth(data), limit)
             elif tool == "tests":

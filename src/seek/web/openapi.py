@@ -102,6 +102,9 @@ def openapi_document() -> dict[str, Any]:
             "/v1/changed": _post(
                 "The definitions changed since a git revision", "ChangedRequest", []
             ),
+            "/v1/review": _post(
+                "Review context for the change since a git revision", "ReviewRequest", []
+            ),
             "/v1/tests": _post(
                 "The tests that reach a definition, or what changed since a git revision",
                 "TestsRequest",
@@ -215,6 +218,15 @@ def openapi_document() -> dict[str, Any]:
                         "staged": {"type": "boolean"},
                         "path": path,
                         "limit": limit,
+                    },
+                },
+                "ReviewRequest": {
+                    "type": "object",
+                    "properties": {
+                        "ref": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "staged": {"type": "boolean"},
+                        "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS},
+                        "path": path,
                     },
                 },
                 "TestsRequest": {

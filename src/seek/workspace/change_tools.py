@@ -1,4 +1,5 @@
-"""The facade's tools about change (issue 44): ``impact``, ``changed`` and ``history``, on
+"""The facade's tools about change (issue 44): ``impact``, ``changed``, ``review`` and
+``history``, on
 the code graph stored with the index (:mod:`seek.change` does the work). A part of
 :class:`seek.workspace.Workspaces`, kept apart so the facade's module holds its core:
 searches, context, the graph's lookups, status and index runs.
@@ -7,12 +8,14 @@ searches, context, the graph's lookups, status and index runs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seek.untrusted import check_query
 
 if TYPE_CHECKING:
+    from seek.change.review import Review
     from seek.settings import Settings
     from seek.workspace.code_graph import GraphResult, Lookup
 
@@ -53,6 +56,50 @@ class ChangeTools:
             return lookup.result("changed", query, rows, limit, render_rows=cr.changed_text)
 
         return self._graph_answer(root, answer)
+
+    def review(
+        self, root: Path, ref: str = "HEAD", staged: bool = False, budget: int | None = None
+    ) -> Review:
+        """Review context for what changed since ``ref`` (``staged``: in the git index): the
+        changed definitions, the lines that use them, the tests that reach them and the
+        definitions they call, as labelled blocks within ``budget`` characters (default
+        ``prompt_budget_chars``) (issue 44 deliver 5; :mod:`seek.change.review`)."""
+        from seek.change.definitions import compare
+        from seek.change.git import diff_sides
+        from seek.change.review import review
+        from seek.errors import SeekError
+        from seek.scan.beneath import read_beneath
+        from seek.untrusted import MAX_BUDGET_CHARS
+        from seek.workspace import code_graph as cg
+
+        settings = self.settings(root)
+        budget = settings.prompt_budget_chars if budget is None else budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or not (
+            0 <= budget <= MAX_BUDGET_CHARS):  # fmt: skip
+            raise SeekError(f"the budget must be from 0 to {MAX_BUDGET_CHARS:,} characters")
+        pairs = diff_sides(root, ref, staged, settings.max_file_bytes)
+        changes = compare(pairs)
+        before = {b.path: b.data for b, _ in pairs if b is not None}
+        after = {a.path: a.data for _, a in pairs if a is not None}
+        query = f"{ref} --staged" if staged else ref
+
+        def answer(update: bool) -> Review:
+            lookup = self._lookup(root, update) if changes else cg.Lookup(root, None)
+            lines = cg.Lines()
+
+            def read(path: str) -> bytes | None:  # for the tests written as calls
+                try:
+                    return read_beneath(root, path)
+                except OSError:
+                    return None
+
+            def line_text(path: str, line: int) -> str:
+                return lines.get(root, path, line)
+
+            found = review(query, lookup.graph, changes, (before, after), line_text, budget, read)
+            return replace(found, notes=(*lookup.notes, *found.notes))
+
+        return self._graph_answer(root, answer)  # type: ignore[arg-type, return-value]
 
     def impact(
         self, root: Path, subject: str, depth: int | None = None, limit: int | None = None

@@ -74,8 +74,47 @@ async function indexAndShow(page) {
   }, { what: "the Index view" });
 }
 
-describe("seek in VS Code", { timeout: 300_000 }, () => {
-  const env = editor({});
+/** The quick pick's title and rows (separators' labels included), as shown now. */
+function quickPickShown(page) {
+  return page.evaluate(() => ({
+    title: document.querySelector(".quick-input-widget .quick-input-title")?.textContent ?? "",
+    rows: [...document.querySelectorAll(".quick-input-list .monaco-list-row")].map((r) => r.textContent),
+    icons: document.querySelectorAll(".quick-input-list .monaco-list-row .codicon-flame").length,
+  }));
+}
+
+/** A Results row ("line path:lines · score 0.53") as its path and lines. */
+const resultPlace = (row) => / (\S+):(\d+)-(\d+) · score \d/.exec(row)?.slice(1) ?? [];
+
+// A caller of configure_retries and a test that reaches it through the caller, for Impact
+// and Tests; the call's comment would draw an icon if a quick pick took it as a label's.
+const JOBS_FILES = {
+  "src/jobs.py": [
+    "from retry import configure_retries",
+    "",
+    "",
+    "def run_job(policy):",
+    '    """Run the nightly job under its policy."""',
+    "    return configure_retries(policy, attempts=5)  # $(flame) the hot path",
+    "",
+  ].join("\n"),
+  "tests/test_jobs.py": [
+    "from jobs import run_job",
+    "",
+    "",
+    "class Policy:",
+    "    initial_delay = 0",
+    "    factor = 2",
+    "",
+    "",
+    "def test_run_job_waits():",
+    "    assert run_job(Policy()) == 0",
+    "",
+  ].join("\n"),
+};
+
+describe("seek in VS Code", { timeout: 360_000 }, () => {
+  const env = editor({ folderFiles: JOBS_FILES });
   const page = () => env().page;
 
   test("the Index view shows the counts after Update Index", async () => {
@@ -86,15 +125,15 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     const rows = await waitFor(
       async () => {
         const r = await viewRows(page(), "Index");
-        return r && r.some((t) => t === "Files 4") && r.some((t) => /^Chunks [1-9]/.test(t)) ? r : null;
+        return r && r.some((t) => t === "Files 6") && r.some((t) => /^Chunks [1-9]/.test(t)) ? r : null;
       },
-      { timeout: 120_000, what: "Files 4 and the chunks in the Index view" },
+      { timeout: 120_000, what: "Files 6 and the chunks in the Index view" },
     );
     assert.ok(rows.some((t) => t.startsWith("Model ")), rows.join(" / "));
     assert.ok(rows.some((t) => t.startsWith("Last update just now")), rows.join(" / "));
     // The view's counts come from the status the run saved; the status bar turns from
     // "finishing" when the run's last progress event arrives, which can be a moment later.
-    await waitStatus(page(), /seek: 4 files, \d+ chunks/, "the counts in the status bar", 30_000);
+    await waitStatus(page(), /seek: 6 files, \d+ chunks/, "the counts in the status bar", 30_000);
   });
 
   test("a search opens the right file at the right lines", async () => {
@@ -108,6 +147,14 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     const [, start, end] = /^src\/retry\.py:(\d+)-(\d+)/.exec(first) ?? assert.fail(`first result: ${first}`);
     assert.ok(Number(start) > 50 && Number(end) >= Number(start), first);
     assert.match(first, /score \d\.\d\d/);
+    // The hit shows its definition's signature (issue 46), not its chunk's first line,
+    // which is a line of palette's colours above it.
+    const signature = "def configure_retries(policy, attempts=3):";
+    const text = fs.readFileSync(path.join(env().workspace, "src/retry.py"), "utf8").split("\n");
+    assert.match(text[Number(start) - 1], /"colour_\d+"/, "the chunk begins in the function before");
+    assert.ok(first.includes(`in configure_retries (function)`), first);
+    assert.ok(first.endsWith(signature), first);
+    assert.ok(!first.includes("colour_"), first);
     // The focused result is previewed while the quick pick stays open (and keeps the focus).
     await waitFor(async () => (await editorState(page())).tab === "retry.py", { what: "retry.py previewed" });
     assert.ok(await page().evaluate(() => document.activeElement === document.querySelector(".quick-input-widget input")), "the quick pick is still open and focused");
@@ -118,11 +165,47 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
       return s.tab === "retry.py" && s.focused && s.cursor.startsWith(`Ln ${end},`) ? s : null;
     }, { what: `retry.py open and focused with lines ${start}-${end} selected` });
     const selected = Number(/\((\d+) selected\)/.exec(state.cursor)?.[1]);
-    const text = fs.readFileSync(path.join(env().workspace, "src/retry.py"), "utf8").split("\n");
     const expected = text.slice(Number(start) - 1, Number(end)).join("\n").length;
     assert.equal(selected, expected, `the selection is exactly lines ${start}-${end}`);
+    // The Results view: the signature, then where it is.
     const results = await viewRows(page(), "Results");
-    assert.ok(results && results.some((t) => t.startsWith(`src/retry.py:${start}-${end}`)), String(results));
+    assert.ok(results && results.some((t) => t.startsWith(`${signature} src/retry.py:${start}-${end} · score `)), String(results));
+  });
+
+  test("Impact and Tests of Definition at Cursor lists the uses and the tests, each opening at its line", async () => {
+    // retry.py is open at the search's hit (the last test left it so): the cursor goes to
+    // the start of its lines, then down to configure_retries' own line.
+    await editorFocused(page(), "retry.py");
+    await page().keyboard.press("ArrowLeft");
+    const at = await waitFor(async () => Number(/^Ln (\d+), Col 1$/.exec((await editorState(page())).cursor)?.[1]), { what: "the cursor at the hit's start" });
+    const line = fs.readFileSync(path.join(env().workspace, "src/retry.py"), "utf8").split("\n").indexOf("def configure_retries(policy, attempts=3):") + 1;
+    for (let i = at; i < line; i++) await page().keyboard.press("ArrowDown");
+    await waitFor(async () => (await editorState(page())).cursor.startsWith(`Ln ${line}, Col 1`), { what: "the cursor on configure_retries' line" });
+    await runCommand(page(), "seek.impactAtCursor");
+    const shown = await waitFor(async () => {
+      const s = await quickPickShown(page());
+      return s.rows.some((r) => r.includes("run_job")) && s.rows.some((r) => r.includes("test_run_job_waits")) ? s : null;
+    }, { what: "the uses and the tests in the quick pick" });
+    assert.equal(shown.title, `Impact and tests of configure_retries (src/retry.py:${line})`);
+    const rows = shown.rows.join(" / ");
+    const uses = shown.rows.findIndex((r) => r.includes("Uses (impact)"));
+    const tests = shown.rows.findIndex((r) => r.includes("Tests") && !r.includes("Uses"));
+    const caller = shown.rows.findIndex((r) => r.includes("run_job") && !r.includes("test_run_job"));
+    const test = shown.rows.findIndex((r) => r.includes("test_run_job_waits"));
+    assert.ok(uses >= 0 && uses <= caller && caller < test && tests >= 0 && tests <= test, rows);
+    assert.match(shown.rows[caller], /run_job.*depth 1 · src\/jobs\.py:4.*calls configure_retries at line 6: return configure_retries\(policy, attempts=5\) # \$\(flame\) the hot path/, rows);
+    assert.equal(shown.icons, 0, "the code's $(flame) is text, not an icon");
+    assert.match(shown.rows[test], /test_run_job_waits.*depth 2 · tests\/test_jobs\.py:9.*pytest: tests\/test_jobs\.py::test_run_job_waits/, rows);
+    assert.ok(!rows.includes("not available"), rows);
+    if (shots) await page().screenshot({ path: path.join(shots, "vscode-impact.png") });
+    // The test picked: its file opens at the test's name.
+    await page().keyboard.sendCharacter("test_run_job");
+    await waitFor(async () => (await quickPickShown(page())).rows.filter((r) => r.includes("test_run_job_waits")).length === 1, { what: "the test alone in the quick pick" });
+    await page().keyboard.press("Enter");
+    await waitFor(async () => {
+      const s = await editorState(page());
+      return s.tab === "test_jobs.py" && s.focused && s.cursor.startsWith("Ln 9, Col 5") ? s : null;
+    }, { what: "test_jobs.py open and focused at line 9, column 5" });
   });
 
   test("Ask streams the answer from the chat server with its sources", async () => {
@@ -184,11 +267,12 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     const rows = await waitFor(
       async () => {
         const r = await viewRows(page(), "Results");
-        return r && r.length && r[0].startsWith("src/backoff.py") ? r : null;
+        return r && r.length && resultPlace(r[0])[0] === "src/backoff.py" ? r : null;
       },
       { what: "src/backoff.py first in the Results view" },
     );
-    assert.ok(!rows.some((t) => t.startsWith("src/retry.py")), rows.join(" / "));
+    assert.ok(rows[0].startsWith("def backoff_delays(initial, factor, attempts): src/backoff.py:1-"), rows[0]);
+    assert.ok(!rows.some((t) => resultPlace(t)[0] === "src/retry.py"), rows.join(" / "));
   });
 
   test("a stopped server is reported, then recovered", async () => {
@@ -201,7 +285,7 @@ describe("seek in VS Code", { timeout: 300_000 }, () => {
     });
     assert.match(message, /stopped/);
     await runCommand(page(), "seek.restart");
-    await waitStatus(page(), /seek: 4 files/, "seek back with its 4 files");
+    await waitStatus(page(), /seek: 6 files/, "seek back with its 6 files");
     const again = seekProcesses(env().workspace);
     assert.ok(again.length >= 1 && again.every((pid) => !pids.includes(pid)), `a new seek process runs (${again} after ${pids})`);
   });

@@ -195,6 +195,7 @@ export const COMMANDS = [
   "seek.cancel",
   "seek.restart",
   "seek.search",
+  "seek.impactAtCursor",
   "seek.ask.focus",
   "workbench.view.extension.seek",
   "workbench.action.closeAllEditors",

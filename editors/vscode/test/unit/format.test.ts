@@ -5,7 +5,9 @@ import {
   escapeMarkdown,
   hitDescription,
   hitLabel,
+  labelText,
   parseSourceLabel,
+  plainText,
   progressFraction,
   progressText,
   skippedLines,
@@ -20,8 +22,26 @@ test("a hit reads path:lines, one line without a range", () => {
 
 test("the description holds the score, and the symbol when there is one", () => {
   assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 0.12345 }), "score 0.12");
-  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 2, symbol: "Router.add" }), "Router.add · score 2.00");
-  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: NaN }), "score ?");
+  // The symbol as seek's search JSON sends it: an object (issue 28), named as the CLI does.
+  const add = { name: "add", kind: "method", container: "Router", line: 1, end_line: 2 };
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 2, symbol: add }), "in Router.add (method) · score 2.00");
+  const top = { name: "main", kind: "function", container: null, line: 1, end_line: 2 };
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: 2, symbol: top }), "in main (function) · score 2.00");
+  assert.equal(hitDescription({ path: "a", start_line: 1, end_line: 1, score: NaN, symbol: null }), "score ?");
+});
+
+test("workspace text shows as one line of plain text, unseen characters escaped", () => {
+  assert.equal(plainText("a\tb\r\nc"), "a b c");
+  assert.equal(plainText("evil\u202egnp.py"), "evil\\u202egnp.py");
+  assert.equal(plainText("bell\u0007 esc\u001b[31m del\u007f"), "bell\\x07 esc\\x1b[31m del\\x7f");
+  assert.equal(plainText("naïve λ 名前"), "naïve λ 名前");
+});
+
+test("a quick pick's text cannot draw icons: $(name) is escaped, other dollars are not", () => {
+  assert.equal(labelText("$(zap) fast"), "\\$(zap) fast");
+  assert.equal(labelText("a $(sync~spin) b $(x-y)"), "a \\$(sync~spin) b \\$(x-y)");
+  assert.equal(labelText("cost = $(a b) + $5"), "cost = $(a b) + $5");
+  assert.equal(labelText("two\nlines \u202e$(zap)"), "two lines \\u202e\\$(zap)");
 });
 
 test("an ask source label parses back to a path and lines, spaces in names included", () => {
