@@ -117,7 +117,7 @@ class Trees:
         for entry in self.blobs.git("ls-tree", "-r", "-z", "-l", commit).split("\0"):
             meta, _, path = entry.partition("\t")
             parts = meta.split()
-            if len(parts) != 4 or parts[1] != "blob" or parts[3] == "-":
+            if len(parts) != 4 or parts[1] != "blob" or not parts[3].isdigit():  # "BAD": absent
                 continue
             if int(parts[3]) <= MAX_FILE_BYTES and (graph_file(path) or path.endswith("go.mod")):
                 out[path] = parts[2]
