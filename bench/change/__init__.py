@@ -1,1 +1,2 @@
-"""Harnesses for the change tools (issue 44): `seek tests` against per-test coverage."""
+"""Harnesses of the change tools (issue 44): impact against history, the one-shot tools cold,
+`seek tests` against per-test coverage."""

@@ -21,6 +21,7 @@ import json
 import logging
 import posixpath
 import re
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from operator import attrgetter
@@ -259,6 +260,8 @@ class StoredFacts(LazyFacts):
                 packages.append(package)
         self._resolver = Resolver(list(self._rows), go_modules, packages)
         self._decoded: dict[str, FileFacts] = {}
+        self._scans = 0
+        self._strings: dict[str, list[str]] | None = None  # see mentioning
 
     def __getitem__(self, path: str) -> FileFacts:
         found = self._decoded.get(path)
@@ -284,10 +287,45 @@ class StoredFacts(LazyFacts):
         return len(self._rows)
 
     def mentioning(self, names: Iterable[str]) -> Iterator[FileFacts]:
+        """The rows whose text holds one of the names' JSON strings: each row's text
+        searched, until a walk over many names has searched them ``INDEX_AFTER`` times;
+        from then on, an index of every string of every row, made once (the same rows: a
+        row whose text holds the JSON string of a name holds it as one of its strings)."""
         spelt = [_json_string(name) for name in names]
-        for path, (_, data) in self._rows.items():
-            if any(text is None or text in data for text in spelt):
+        if self._strings is None and None not in spelt:
+            self._scans += 1
+            if self._scans > INDEX_AFTER:
+                self._strings = _strings_of(self._rows)
+        if self._strings is None or None in spelt:
+            for path, (_, data) in self._rows.items():
+                if any(text is None or text in data for text in spelt):
+                    yield self[path]
+            return
+        holding = {path for text in spelt for path in self._strings.get(text, ())}  # type: ignore[arg-type]
+        for path in self._rows if len(holding) > 1 else holding:  # in the rows' order
+            if path in holding:
                 yield self[path]
+
+
+INDEX_AFTER = 48
+"""How many searches of every row's text :meth:`StoredFacts.mentioning` makes before it
+indexes the rows' strings. One search of a 2,000-file workspace's rows (vitest's: 8 MB)
+costs about 5 ms, the index about 0.3 s once; a one-shot `seek def` searches for a name or
+two, while `seek impact` at depth 3 or `seek tests --changed` ask about hundreds of names
+(vitest: 165 and about 1,000 searches)."""
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+"""A JSON string (a quote, then characters or escapes up to the closing quote)."""
+
+
+def _strings_of(rows: dict[str, Encoded]) -> dict[str, list[str]]:
+    """Each JSON string (as written, quotes included) of the rows' facts -> the paths of the
+    rows holding it, in the rows' order."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for path, (_, data) in rows.items():
+        for text in set(_STRING.findall(data)):
+            found[text].append(path)
+    return found
 
 
 def _json_string(name: str) -> str | None:
