@@ -12,7 +12,7 @@ from bench.experiments.context_graph import pack, variant, words
 from seek import index_workspace
 from seek.retrieve.context import Block
 from seek.store import index_dir_for
-from seek.workspace.code_graph import load_graph
+from seek.workspace.stored_graph import load_graph
 
 HANDLER = (
     "from jobs.backoff import retry_delay\n"

@@ -101,7 +101,7 @@ def test_every_read_of_a_damaged_graph_names_the_index_and_the_cause(
     """The whole graph (a server's), a lazy one (a one-shot lookup's) and one file's
     definitions (a search hit's enclosing definition) read from a damaged table: each is the
     one line that names the index folder and LanceDB's reason."""
-    from seek.workspace import code_graph as cg
+    from seek.workspace import stored_graph as sg
 
     root = make_tree(PROJECT)
     settings = settings_for(provider=hash_provider)
@@ -109,9 +109,9 @@ def test_every_read_of_a_damaged_graph_names_the_index_and_the_cause(
     index_dir = index_dir_for(root, settings)
     damage(graph_table(root, settings))
     for read in (
-        lambda: cg.load_graph(index_dir),
-        lambda: cg.load_graph(index_dir, lazy=True),
-        lambda: cg.file_definitions(index_dir, ["py/shop/cart.py"]),
+        lambda: sg.load_graph(index_dir),
+        lambda: sg.load_graph(index_dir, lazy=True),
+        lambda: sg.file_definitions(index_dir, ["py/shop/cart.py"]),
     ):
         with pytest.raises(DamagedIndexError) as caught:
             read()
@@ -119,7 +119,7 @@ def test_every_read_of_a_damaged_graph_names_the_index_and_the_cause(
         assert message.startswith(f"the code graph stored in {index_dir} cannot be read (")
         assert message.endswith("): run `seek index` to repair it") and "\n" not in message
         assert caught.value.__cause__ is not None and "(None)" not in message
-        assert message == str(cg.graph_damaged(index_dir, caught.value.__cause__))
+        assert message == str(sg.graph_damaged(index_dir, caught.value.__cause__))
 
 
 def test_a_row_a_one_shot_lookup_cannot_decode_is_the_same_one_line(

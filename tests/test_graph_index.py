@@ -18,7 +18,7 @@ from seek.index.indexer import REBUILD, Indexer, index_workspace
 from seek.store import index_dir_for, load_manifest
 from seek.store.graph_table import GraphTable, graph_table_name
 from seek.workspace import Workspaces
-from seek.workspace.code_graph import file_definitions, load_graph
+from seek.workspace.stored_graph import file_definitions, load_graph
 
 PROJECT = {
     # Python: a package, a relative import, a method call through an instance

@@ -16,7 +16,7 @@ from seek_server import running
 
 from seek.errors import SeekError
 from seek.serving.config import ServeConfig
-from seek.workspace import Workspaces
+from seek.workspace import Workspaces, stored_graph
 
 PROJECT = {
     "py/shop/__init__.py": "from .cart import Cart\n",
@@ -423,24 +423,25 @@ def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
     from seek.store import index_dir_for, load_manifest
     from seek.store.graph_table import GraphTable, graph_table_name
     from seek.workspace import code_graph as cg
+    from seek.workspace import stored_graph as sg
 
     library.defs(project, "price_of")  # indexed, graph and all
     settings = settings_for(provider=hash_provider)
     index_dir = index_dir_for(project, settings)
     GraphTable(index_dir, graph_table_name(load_manifest(index_dir).table)).drop()
-    assert cg.load_graph(index_dir) == (None, cg.load_graph(index_dir)[1])
+    assert sg.load_graph(index_dir) == (None, sg.load_graph(index_dir)[1])
     notes: list[str] = []
-    assert cg.graph_for(project, settings, None, notes) is None and notes == [cg.NOT_BUILT]
+    assert sg.graph_for(project, settings, None, notes) is None and notes == [sg.NOT_BUILT]
     loaded = []
-    monkeypatch.setattr(cg, "load_graph", _counting(loaded, cg.load_graph))
-    cache = cg.GraphCache()
-    assert cg.graph_for(project, settings, cache, []) is None
+    monkeypatch.setattr(sg, "load_graph", _counting(loaded, sg.load_graph))
+    cache = sg.GraphCache()
+    assert sg.graph_for(project, settings, cache, []) is None
     assert cache.get(index_dir) is None and len(loaded) == 2  # no graph is not kept
     monkeypatch.undo()
-    outline = cg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
-    assert (outline.rows, outline.notes, notes) == ([], (cg.NOT_BUILT,), [cg.NOT_BUILT])
+    outline = sg.file_outline(project, index_dir, "py/main.py", 10, notes := [])
+    assert (outline.rows, outline.notes, notes) == ([], (sg.NOT_BUILT,), [sg.NOT_BUILT])
     assert (outline.tool, outline.query, outline.truncated) == ("outline", "py/main.py", False)
-    nothing = cg.Lookup(project, None, [cg.NOT_BUILT])
+    nothing = cg.Lookup(project, None, [sg.NOT_BUILT])
     for answer, tool, query in (
         (cg.defs(nothing, "price_of", 10), "defs", "price_of"),
         (cg.refs(nothing, "py/main.py:12", 10), "refs", "py/main.py:12"),
@@ -449,10 +450,10 @@ def test_an_index_without_its_graph_yet_answers_nothing_with_a_note(
         (cg.outline(nothing, "py/main.py", 10), "outline", "py/main.py"),
         (cg.repo_map(nothing, "price", 100), "map", "price"),
     ):
-        assert (answer.rows, answer.notes, answer.truncated) == ([], (cg.NOT_BUILT,), False)
+        assert (answer.rows, answer.notes, answer.truncated) == ([], (sg.NOT_BUILT,), False)
         assert (answer.tool, answer.query, answer.subject, answer.text) == (tool, query, None, "")
-    assert cg.file_definitions(index_dir, ["py/main.py"]) == {}  # no definitions column
-    assert cg.file_definitions(index_dir.parent / "never-indexed", ["py/main.py"]) == {}
+    assert sg.file_definitions(index_dir, ["py/main.py"]) == {}  # no definitions column
+    assert sg.file_definitions(index_dir.parent / "never-indexed", ["py/main.py"]) == {}
 
 
 def test_a_server_keeps_the_graph_until_the_index_changes(
@@ -463,8 +464,8 @@ def test_a_server_keeps_the_graph_until_the_index_changes(
     assert sites(server.defs(project, "price_of")) == [("py/shop/prices.py", 4)]
     loaded = []
     monkeypatch.setattr(
-        "seek.workspace.code_graph.load_graph",
-        _counting(loaded, __import__("seek.workspace.code_graph").workspace.code_graph.load_graph),
+        "seek.workspace.stored_graph.load_graph",
+        _counting(loaded, stored_graph.load_graph),
     )
     server.callers(project, "py/shop/prices.py", 4)
     server.outline(project, "py/main.py")
@@ -484,8 +485,8 @@ def test_a_one_shot_outline_reads_the_files_row_and_answers_as_a_server_does(
     expected = {p: server.outline(project, p) for p in paths}
     loaded = []
     monkeypatch.setattr(
-        "seek.workspace.code_graph.load_graph",
-        _counting(loaded, __import__("seek.workspace.code_graph").workspace.code_graph.load_graph),
+        "seek.workspace.stored_graph.load_graph",
+        _counting(loaded, stored_graph.load_graph),
     )
     for path in paths:
         found = library.outline(project, path)

@@ -43,6 +43,7 @@ from seek.retrieve.types import SearchResult
 from seek.settings import Settings, load_settings
 from seek.untrusted import check_query
 from seek.workspace.change_tools import ChangeTools
+from seek.workspace.graph_tools import GraphTools
 from seek.workspace.test_tools import TestTools
 
 # What one command does not need loads when used: a `seek search` process imports neither
@@ -53,7 +54,8 @@ if TYPE_CHECKING:
     from seek.index.watch import Watcher
     from seek.retrieve import Searcher
     from seek.retrieve.context import ContextResult
-    from seek.workspace.code_graph import GraphCache, GraphResult, Lookup
+    from seek.workspace.code_graph import GraphResult, Lookup
+    from seek.workspace.stored_graph import GraphCache
 
 __all__ = [
     "Workspaces", "context", "index", "related", "resolve_workspace", "search", "status",
@@ -61,7 +63,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Workspaces(ChangeTools, TestTools):
+class Workspaces(GraphTools, ChangeTools, TestTools):
     """Workspaces served by one process: settings per root (with the front-end's overrides),
     and, for a long-running server (``live=True``), searchers kept between calls. A process
     holds one: ``seek ui``'s page and API share it, and so their searchers."""
@@ -216,11 +218,13 @@ class Workspaces(ChangeTools, TestTools):
     ) -> SearchResult:
         return self.search(root, question, settings.rerank_top, focus, settings=settings)
 
-    # -- the code graph (seek.md §2 `seek def/refs/...`; seek.workspace.code_graph) --------
+    # -- the code graph (seek.md §2 `seek def/refs/...`; its tools: seek.workspace.graph_tools,
+    # change_tools, test_tools): the one way they read it, and the one repair -----------------
     def _lookup(self, root: Path, update: bool = True) -> Lookup:
         """The graph stored with ``root``'s index, brought up to date as a search's would be
         (``update=False``: as it stands)."""
-        from seek.workspace.code_graph import GraphCache, Lookup, graph_for
+        from seek.workspace.code_graph import Lookup
+        from seek.workspace.stored_graph import GraphCache, graph_for
 
         settings = self.settings(root)
         if self.live is not None:
@@ -255,75 +259,6 @@ class Workspaces(ChangeTools, TestTools):
                 notes = refresh_before_search(root, settings, repair=True)
             found = answer(False)
             return replace(found, notes=(*notes, GRAPH_REPAIRED, *found.notes))
-
-    def defs(self, root: Path, name: str, limit: int | None = None) -> GraphResult:
-        """Definition sites of ``name`` (or ``Container.name``), best first."""
-        from seek.workspace import code_graph as cg
-
-        name, limit = cg.check_name(name), cg.check_limit(limit)
-        return self._graph_answer(
-            root, lambda update: cg.defs(self._lookup(root, update), name, limit)
-        )
-
-    def refs(self, root: Path, target: str, limit: int | None = None) -> GraphResult:
-        """Uses of NAME, or of the definition at PATH:LINE, grouped by enclosing definition."""
-        from seek.workspace import code_graph as cg
-
-        target, limit = check_query(target, "the name"), cg.check_limit(limit)
-        if cg.parse_location(target) is None:
-            cg.check_name(target)
-        target = target.strip()
-        return self._graph_answer(
-            root, lambda update: cg.refs(self._lookup(root, update), target, limit)
-        )
-
-    def callers(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
-        """Definitions that call the definition at (or around) ``path:line``."""
-        from seek.workspace import code_graph as cg
-
-        path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
-        return self._graph_answer(
-            root, lambda update: cg.callers(self._lookup(root, update), path, line, limit)
-        )
-
-    def callees(self, root: Path, path: str, line: int, limit: int | None = None) -> GraphResult:
-        """What the definition at (or around) ``path:line`` calls."""
-        from seek.workspace import code_graph as cg
-
-        path, line, limit = cg.check_path(path), cg.check_line(line), cg.check_limit(limit)
-        return self._graph_answer(
-            root, lambda update: cg.callees(self._lookup(root, update), path, line, limit)
-        )
-
-    def outline(self, root: Path, path: str, limit: int | None = None) -> GraphResult:
-        """A file's definitions with their spans and signatures, in file order."""
-        from seek.workspace import code_graph as cg
-
-        path, limit = cg.check_path(path), cg.check_limit(limit or cg.MAX_ROWS)
-
-        def answer(update: bool) -> GraphResult:
-            if self.live is not None:  # a server keeps its whole graph: it answers from that
-                return cg.outline(self._lookup(root, update), path, limit)
-            # one call (the CLI, the library): the file's stored row alone
-            from seek.index.refresh import refresh_before_search
-            from seek.store import index_dir_for
-
-            settings = self.settings(root)
-            notes = refresh_before_search(root, settings) if update else []
-            return cg.file_outline(root, index_dir_for(root, settings), path, limit, notes)
-
-        return self._graph_answer(root, answer)
-
-    def map(self, root: Path, question: str = "", budget: int | None = None) -> GraphResult:
-        """The repository's most central definitions as signatures within ``budget`` tokens,
-        personalised toward ``question`` when given."""
-        from seek.workspace import code_graph as cg
-
-        question, budget = check_query(question, "the question"), cg.check_budget(budget)
-        question = question.strip()
-        return self._graph_answer(
-            root, lambda update: cg.repo_map(self._lookup(root, update), question, budget)
-        )
 
     # -- status and index runs -------------------------------------------------------------
 

@@ -2,11 +2,8 @@
 `map` (seek.md §2; issue 28 deliver 2), answered from the graph stored with the index.
 
 The graph is assembled from the index's graph table (:mod:`seek.index.graph_rows`) after the
-index is brought up to date, as a search does. A long-running server keeps it per workspace
-(:class:`GraphCache`) until the index's contents change (the same manifest digest that
-replaces a live searcher: :func:`seek.store.manifest.contents_stamp`), so a burst of lookups
-assembles it once; a one-shot call (CLI, library) reads it lazily for its one answer (the
-files that name what it asks: :func:`seek.index.graph_rows.read_graph`).
+index is brought up to date, as a search does; how it is read (a server's cache per
+workspace, a one-shot answer's lazy read) is :mod:`seek.workspace.stored_graph`'s.
 
 Every answer is a :class:`GraphResult`: rows that name a site by workspace-relative
 ``path`` and 1-based ``line`` (plus ``end_line``, ``kind``, ``name``, ``container`` where
@@ -19,12 +16,11 @@ file read, for a use's line of text, is read with :func:`seek.scan.beneath.read_
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seek.errors import DamagedIndexError, SeekError, failure_line
+from seek.errors import SeekError
 from seek.untrusted import (
     MAX_MAP_TOKENS,
     MAX_NAME_CHARS,
@@ -39,7 +35,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from seek.graph import CodeGraph, Definition, Reference
-    from seek.settings import Settings
 
 TOOLS = ("defs", "refs", "callers", "callees", "outline", "map")
 DEFAULT_ROWS = 50
@@ -47,10 +42,6 @@ DEFAULT_MAP_TOKENS = 1_024
 LINE_TEXT_CHARS = 200
 GRAPH_REPAIRED = (
     "The stored code graph could not be read; the index run made it again from the files."
-)
-NOT_BUILT = (
-    "The code graph is not stored with this index yet (an index from an older seek, or "
-    "one being updated now): run `seek index`."
 )
 _LOCATION = re.compile(r"^(.+):([0-9]+)$")
 
@@ -199,94 +190,6 @@ def check_budget(budget: int | None) -> int:
     return budget
 
 
-# -- loading -----------------------------------------------------------------------------
-
-
-def load_graph(index_dir: Path, lazy: bool = False) -> tuple[CodeGraph | None, str]:
-    """The graph stored with the index in ``index_dir`` (None when it has none yet) and the
-    manifest digest it was read under. ``lazy``: its files decoded as the lookups ask for
-    them (:func:`seek.index.graph_rows.read_graph`), for a one-shot answer; a graph kept for
-    many answers by threads of a server is assembled whole."""
-    from seek.index.graph_rows import assemble, read_graph
-    from seek.store import load_manifest
-    from seek.store.graph_table import GraphTable, graph_table_name
-    from seek.store.manifest import MANIFEST_NAME, contents_stamp
-
-    stamp = contents_stamp(index_dir / MANIFEST_NAME)
-    manifest = load_manifest(index_dir)
-    table = GraphTable(index_dir, graph_table_name(manifest.table))
-    if manifest.has_index and not table.exists():
-        return None, stamp
-    try:
-        rows = table.load_all()
-        if lazy:
-            return read_graph(rows, lambda exc: graph_damaged(index_dir, exc)), stamp
-        return assemble(rows), stamp
-    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
-        raise graph_damaged(index_dir, exc) from exc
-
-
-def graph_damaged(index_dir: Path, exc: BaseException) -> DamagedIndexError:
-    """The stored graph cannot be read: the facade repairs the index (an index run that
-    reads the graph table and makes a damaged one again from the files) and asks once more;
-    this line is what a caller sees when that did not help."""
-    return DamagedIndexError(
-        f"the code graph stored in {index_dir} cannot be read ({failure_line(exc)}): run "
-        "`seek index` to repair it"
-    )
-
-
-def file_definitions(index_dir: Path, paths: list[str]) -> dict[str, list[Definition]]:
-    """The definitions of each of ``paths`` stored with the index in ``index_dir``, in source
-    order, read from the graph table's definitions column alone (no graph is assembled): what
-    a search hit needs to name its enclosing definition. A path without a row (no grammar,
-    not indexed, no graph stored yet) is left out."""
-    from seek.index.graph_rows import definitions
-    from seek.store import load_manifest
-    from seek.store.graph_table import GraphTable, graph_table_name
-
-    manifest = load_manifest(index_dir)
-    if not manifest.has_index:
-        return {}
-    table = GraphTable(index_dir, graph_table_name(manifest.table))
-    try:
-        return {path: definitions(path, text) for path, text in table.definitions(paths).items()}
-    except Exception as exc:  # noqa: BLE001 - lance reports damage as many error types
-        raise graph_damaged(index_dir, exc) from exc
-
-
-class GraphCache:
-    """A server's graphs, one per workspace, replaced when the index's contents change."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._graphs: dict[Path, tuple[str, CodeGraph | None]] = {}
-
-    def get(self, index_dir: Path) -> CodeGraph | None:
-        from seek.store.manifest import MANIFEST_NAME, contents_stamp
-
-        stamp = contents_stamp(index_dir / MANIFEST_NAME)
-        with self._guard:
-            cached = self._graphs.get(index_dir)
-            if cached is not None and cached[0] == stamp and cached[1] is not None:
-                return cached[1]
-            graph, loaded_under = load_graph(index_dir)
-            self._graphs[index_dir] = (loaded_under, graph)
-            return graph
-
-
-def graph_for(
-    root: Path, settings: Settings, cache: GraphCache | None, notes: list[str]
-) -> CodeGraph | None:
-    from seek.store import index_dir_for
-
-    index_dir = index_dir_for(root, settings)
-    graph = cache.get(index_dir) if cache is not None else load_graph(index_dir, lazy=True)[0]
-    if graph is None:
-        notes.append(NOT_BUILT)
-    return graph
-
-
 # -- rows --------------------------------------------------------------------------------
 
 
@@ -423,28 +326,6 @@ def outline(lookup: Lookup, path: str, limit: int) -> GraphResult:
     return lookup.result("outline", path, rows, limit)
 
 
-def file_outline(
-    root: Path, index_dir: Path, path: str, limit: int, notes: list[str]
-) -> GraphResult:
-    """:func:`outline` from the file's stored definitions alone (:func:`file_definitions`),
-    with the same rows and notes, without assembling the workspace's graph: a one-shot
-    `seek outline` reads one row instead of decoding every file's references (gin: 0.4 s,
-    zod: 1.5 s of a call)."""
-    from seek.store import load_manifest
-    from seek.store.graph_table import graph_exists
-
-    manifest = load_manifest(index_dir)
-    lookup = Lookup(root, None, notes)
-    if manifest.has_index and not graph_exists(index_dir, manifest.table):
-        notes.append(NOT_BUILT)
-        return lookup.result("outline", path, [], limit)
-    found = file_definitions(index_dir, [path]).get(path)
-    if found is None:
-        notes.append(f"{path} is not a source file of the index.")
-    ordered = sorted(found or (), key=lambda d: (d.line, d.column))  # CodeGraph.outline's order
-    return lookup.result("outline", path, [definition_row(d) for d in ordered], limit)
-
-
 def repo_map(lookup: Lookup, question: str, budget: int) -> GraphResult:
     """The most central definitions (personalised toward ``question``'s words when given),
     as signatures within ``budget`` tokens; rows are the definitions shown, best first."""
@@ -482,7 +363,6 @@ def _shown(text: str) -> set[tuple[str, int]]:
 
 __all__ = [
     "TOOLS",
-    "GraphCache",
     "GraphResult",
     "Lookup",
     "callees",
@@ -493,7 +373,6 @@ __all__ = [
     "check_name",
     "check_path",
     "defs",
-    "file_definitions",
     "outline",
     "parse_location",
     "refs",
