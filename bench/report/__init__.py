@@ -79,4 +79,15 @@ TABLES: dict[str, Table] = {
         GRAPH + RANKING,
         max_commits=60,
     ),  # fmt: skip
+    "change_tools": Table(
+        (
+            "bench/results/tests_oracle.json",
+            "bench/results/impact_history.json",
+            "bench/results/review_context.json",
+        ),
+        tables.change_tools,
+        ("README.md",),
+        GRAPH + ("src/seek/change",),
+        max_commits=40,
+    ),  # fmt: skip
 }

@@ -250,3 +250,45 @@ def cli_speed(results: Results) -> list[str]:
     head = ["command", "seek wall, median", "wall ratio: median / max / of means",
             "RSS ratio: median / max"]  # fmt: skip
     return header(results)[:-1] + [note + ".", ""] + table(head, rows, "lrrr")
+
+
+# -- bench.change (issue 44) ----------------------------------------------------------------
+
+
+def _f1s(micro: dict, method: str) -> tuple[float, float]:
+    return micro[method]["file"]["f1"], micro[method]["function"]["f1"]
+
+
+def change_tools(results: Results) -> list[str]:
+    """`seek tests` against per-test coverage, `seek impact` against history, `seek context
+    --diff` against real commits: seek beside its baseline, one row a tool."""
+    (_, tests), (_, impact), (_, review) = results
+    repos = list(tests["repositories"])
+    seek = [_f1s(tests["repositories"][r]["micro"], "seek") for r in repos]
+    grep = [_f1s(tests["repositories"][r]["micro"], "grep") for r in repos]
+    functions = sum(tests["repositories"][r]["functions"] for r in repos)
+
+    def f1_cell(pairs: list[tuple[float, float]]) -> str:
+        files = " / ".join(f"{p[0]:.2f}" for p in pairs)
+        funcs = " / ".join(f"{p[1]:.2f}" for p in pairs)
+        return f"test files F1 {files}; functions F1 {funcs}"
+
+    users, every = impact["all"]["users"], impact["all"]
+    rv = review["all"]
+    rows = [
+        ["`seek tests`",
+         f"per-test coverage of {', '.join(repos)} ({functions} functions)",
+         f1_cell(seek), "grep: " + f1_cell(grep)],
+        ["`seek impact`",
+         f"{every['cases']} signature changes in {len(impact['repos'])} repositories' histories",
+         f"{users['depth3']['recall']:.2f} of the users the commit edited, in a median "
+         f"{every['depth3_rows_median']:g} rows",
+         f"grep: {users['grep']['recall']:.2f} in {every['grep_rows_median']:g} rows"],
+        ["`seek context --diff`",
+         f"one file of {rv['n']} real commits ({len(review['repos'])} repositories)",
+         f"{rv['seek']['recall']:.2f} of the other changed files shown, median "
+         f"{chars(rv['seek']['chars_median'])} characters",
+         f"`git diff` + grep: {rv['grep']['recall']:.2f}, "
+         f"{chars(rv['grep']['chars_files_median'])} characters to read"],
+    ]  # fmt: skip
+    return header(results) + table(["tool", "against", "seek", "baseline"], rows, "llll")
