@@ -60,8 +60,8 @@ from seek.graph import CodeGraph, Definition, extract
 from seek.graph.extract import extract_rows
 from seek.graph.lookup import TEST_PATH
 from seek.index.graph_rows import Encoded, encode, read_graph
-from seek.workspace.change_rows import impact_text
-from seek.workspace.code_graph import GraphResult, definition_row, use_row
+from seek.workspace.change_rows import impact_text, reached_rows
+from seek.workspace.code_graph import GraphResult
 
 MAX_FILE_BYTES = 524_288  # seek's default max_file_bytes
 SHOWN_ROWS = 50  # the CLI's default limit
@@ -324,18 +324,7 @@ class BlobLines:
 
 def _rows(reached: list[Reached], lines: BlobLines) -> list[dict]:
     """:func:`seek.workspace.change_rows.reached_rows`, the use's line read from the blob."""
-    rows = []
-    for r in reached:
-        if r.definition is not None:
-            row = definition_row(r.definition)
-        else:
-            row = {"path": r.path, "line": r.use.line, "end_line": r.use.line, "column": 1,
-                   "kind": "file", "name": r.path, "container": None, "signature": "",
-                   "doc": ""}  # fmt: skip
-        rows.append({**row, "depth": r.depth, "test": r.test, "through": r.through.qualified,
-                     "via": use_row(Path("."), r.use, lines)})  # type: ignore[arg-type]  # fmt: skip
-    rows.sort(key=lambda row: row["test"])  # the facade's order: tests apart, after the code
-    return rows
+    return reached_rows(Path("."), reached, lines)  # type: ignore[arg-type]
 
 
 def _key(row: dict) -> tuple[str, str]:

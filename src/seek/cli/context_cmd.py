@@ -64,18 +64,18 @@ def context_command(
         raise click.UsageError("Missing argument 'QUESTION' (or give --diff).")
     result = context(root, question, obj.settings(root), budget=budget, snippets=snippets,
                      threshold=threshold)  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
-        return
-    if result.blocks:
-        click.echo(printable_text(result.prompt()))  # the blocks are workspace text
-    click.echo(result.context_line(), err=True)
+    _print(result, as_json)
 
 
 def _review(obj: Context, root, ref: str, staged: bool, budget: int | None, as_json: bool) -> None:
     from seek.workspace import Workspaces
 
     result = Workspaces(live=False, settings=obj.settings(root)).review(root, ref, staged, budget)
+    _print(result, as_json)
+
+
+def _print(result, as_json: bool) -> None:
+    """A context's or a review's blocks (JSON, or the prompt and the context line)."""
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return

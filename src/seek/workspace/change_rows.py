@@ -27,11 +27,15 @@ def check_depth(depth: int | None) -> int:
     return depth
 
 
-def reached_rows(root: Path, reached: list[Reached]) -> list[dict[str, Any]]:
+def reached_rows(
+    root: Path, reached: list[Reached], lines: Lines | None = None
+) -> list[dict[str, Any]]:
     """``seek impact``'s rows: the definition reached (a file's top level: ``kind`` "file",
     ``name`` its path), its ``depth``, whether it is a ``test``, ``through`` what it uses,
-    and ``via``, the use that reaches it (a use row: line, column, text)."""
-    lines = Lines()
+    and ``via``, the use that reaches it (a use row: line, column, text, read by ``lines``:
+    the working tree's files unless a caller reads them elsewhere, as a harness reads a
+    past commit's blobs)."""
+    lines = lines if lines is not None else Lines()
     rows = []
     for r in reached:
         if r.definition is not None:
