@@ -168,7 +168,16 @@ export async function editorContextMenu(page, label) {
     },
     { timeout: 10_000, what: `"${label}" in the editor's context menu` },
   );
-  await item.click();
+  // A click while the menu still lays itself out can land on nothing (the menu then stays
+  // open, seen once under load): click until the item is gone with its menu.
+  for (let attempt = 0; ; attempt++) {
+    await item.click().catch(() => {});
+    const closed = await waitFor(() => item.evaluate((e) => !e.isConnected || e.offsetParent === null).catch(() => true), {
+      timeout: 3_000,
+      what: `the context menu closed after "${label}"`,
+    }).catch((err) => (attempt < 4 ? false : Promise.reject(err)));
+    if (closed) return;
+  }
 }
 
 /** Waits for the quick pick with this placeholder to hold the focus, then enters `text`
