@@ -2,7 +2,7 @@
 dynamic oracle"): which lines of which files every test function executes.
 
 Each collector returns a :class:`Run`: the tests it ran (id ``PATH::NAME``, see
-/work/oracles/tests/FORMAT.md, written by bench.change.tests_oracle) and, per test, the
+bench/change/FORMAT.md, written by bench.change.tests_oracle) and, per test, the
 executed lines of each file, paths relative to the checkout's root.
 
 * Python: ``pytest --cov=SRC --cov-context=test`` once; coverage's per-line contexts
