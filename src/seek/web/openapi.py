@@ -73,6 +73,7 @@ def openapi_document() -> dict[str, Any]:
     name = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS}
     line = {"type": "integer", "minimum": 1}
     limit = {"type": "integer", "minimum": 1, "maximum": MAX_ROWS}
+    ref = {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS}  # a git revision
     return {
         "openapi": "3.0.3",
         "info": {"title": "seek serve", "version": "1"},
@@ -214,7 +215,7 @@ def openapi_document() -> dict[str, Any]:
                 "ChangedRequest": {
                     "type": "object",
                     "properties": {
-                        "ref": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "ref": ref,
                         "staged": {"type": "boolean"},
                         "path": path,
                         "limit": limit,
@@ -223,7 +224,7 @@ def openapi_document() -> dict[str, Any]:
                 "ReviewRequest": {
                     "type": "object",
                     "properties": {
-                        "ref": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "ref": ref,
                         "staged": {"type": "boolean"},
                         "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS},
                         "path": path,
@@ -235,7 +236,7 @@ def openapi_document() -> dict[str, Any]:
                         "name": name,
                         "file": path,
                         "line": line,
-                        "changed": {"type": "string", "minLength": 1, "maxLength": MAX_REF_CHARS},
+                        "changed": ref,
                         "staged": {"type": "boolean"},
                         "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
                         "path": path,
