@@ -1,0 +1,3 @@
+module orgoracle
+
+go 1.19
