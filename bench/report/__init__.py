@@ -90,4 +90,11 @@ TABLES: dict[str, Table] = {
         GRAPH + ("src/seek/change",),
         max_commits=40,
     ),  # fmt: skip
+    "org_refs": Table(
+        ("bench/results/org_refs.json",),
+        tables.org_refs,
+        ("README.md",),
+        GRAPH + ("src/seek/corpus",),
+        max_commits=40,
+    ),  # fmt: skip
 }

@@ -292,3 +292,36 @@ def change_tools(results: Results) -> list[str]:
          f"{chars(rv['grep']['chars_files_median'])} characters to read"],
     ]  # fmt: skip
     return header(results) + table(["tool", "against", "seek", "baseline"], rows, "llll")
+
+
+# -- bench.org.oracle --------------------------------------------------------------------------
+
+
+def _pr(tally: dict | None) -> str:
+    if not tally:
+        return "not scored"
+    return f"{f3(tally.get('precision'))} / {f3(tally.get('recall'))}"
+
+
+def org_refs(results: Results) -> list[str]:
+    """Cross-repository uses (issue 45): each slice's repositories and oracle, the sample, and
+    seek's and grep's precision / recall of the uses in other repositories than the
+    definition's; seek's dependents against the oracle's."""
+    (_, data), = results  # fmt: skip
+    rows = []
+    for s in data["slices"]:
+        repos = s["repos"]
+        libraries = [name for name, r in repos.items() if r.get("library")]
+        users = [name for name in repos if name not in libraries]
+        seek = s.get("seek")
+        rows.append([
+            f"{LANGUAGE.get(s['language'], s['language'])}: {', '.join(users) or '-'} "
+            f"→ {', '.join(libraries)}",
+            f"{s['oracle']['tool']}: {s['oracle']['cross_refs']:,} uses of "
+            f"{s['oracle']['with_cross_refs']:,} definitions",
+            f"{s['sampled']} ({s['sampled_with_refs']} used)",
+            _pr(seek), _pr(s["grep"]), _pr(seek.get("dependents") if seek else None),
+        ])  # fmt: skip
+    head = ["slice: other repositories → libraries (sampled)", "oracle: cross-repository uses",
+            "definitions", "seek uses P / R", "grep P / R", "seek dependents P / R"]  # fmt: skip
+    return header(results) + table(head, rows, "llrrrr")
