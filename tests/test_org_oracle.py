@@ -126,7 +126,9 @@ def test_micro_precision_and_recall_leave_declaration_lines_out_of_every_answer(
     misses: list = []
     tally = score.score_definitions(oracle, [init], lambda d: answer, misses, "x")
     assert (tally.tp, tally.found, tally.truth) == (1, 2, 3)
-    assert tally.to_json() == {"precision": 0.5, "recall": 0.3333, "tp": 1, "fp": 1, "fn": 2}
+    assert tally.to_json() == {"precision": 0.5, "recall": 0.3333, "tp": 1, "fp": 1, "fn": 2,
+                               "by_kind": {"function": {"precision": 0.5, "recall": 0.3333,
+                                                        "tp": 1, "fp": 1, "fn": 2}}}  # fmt: skip
     assert misses[0]["wrong"] == ["client:src/a.ts:9"]
     assert misses[0]["missed"] == ["client:src/a.ts:1", "server-adapters:x.ts:2"]
     assert score.Tally().to_json()["precision"] is None

@@ -49,20 +49,26 @@ class Tally:
 
     def __init__(self) -> None:
         self.tp = self.found = self.truth = 0
+        self.by_kind: dict[str, Tally] = {}
 
-    def add(self, found: set, truth: set) -> None:
+    def add(self, found: set, truth: set, kind: str | None = None) -> None:
         self.tp += len(found & truth)
         self.found += len(found)
         self.truth += len(truth)
+        if kind is not None:
+            self.by_kind.setdefault(kind, Tally()).add(found, truth)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "precision": round(self.tp / self.found, 4) if self.found else None,
             "recall": round(self.tp / self.truth, 4) if self.truth else None,
             "tp": self.tp,
             "fp": self.found - self.tp,
             "fn": self.truth - self.tp,
         }
+        if self.by_kind:  # the definitions' kinds (function, type, term; Go's are all one)
+            out["by_kind"] = {k: t.to_json() for k, t in sorted(self.by_kind.items())}
+        return out
 
 
 def grep_cross(slice_: Slice, root: Path, name: str, repo: str) -> set[Row]:
@@ -94,7 +100,7 @@ def score_definitions(
         decl = declaration_rows(oracle, d["name"])
         truth = {tuple(x) for x in d["refs"]} - decl
         found = answer(d) - decl
-        tally.add(found, truth)
+        tally.add(found, truth, d.get("kind"))
         if misses is not None and found != truth:
             show = text or (lambda row: f"{row[0]}:{row[1]}:{row[2]}")
             misses.append(
