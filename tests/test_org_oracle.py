@@ -50,7 +50,8 @@ def test_symbol_kinds_leave_out_parameters_and_modules():
     assert symbol_kind("scip-python python p 0 `a.b`/f().(self)") is None
     assert symbol_kind("scip-typescript npm p 1 src/`x.ts`/f().[T]") is None
     assert symbol_kind("scip-python python p 0 a/__init__:") is None
-    assert symbol_kind("12:Flag") == "go"
+    assert symbol_kind("12:type:Flag") == "type"
+    assert symbol_kind("13:other:pflag") is None
 
 
 def _symbols():
@@ -102,9 +103,10 @@ def test_the_oracle_keeps_other_repositories_uses_by_line_without_declarations()
 
 
 def test_the_go_oracle_lines_are_read_with_byte_columns_from_zero():
-    line = {"name": "Flag", "def": {"path": "pflag/flag.go", "line": 3, "col": 6},
+    line = {"name": "Flag", "kind": "type", "def": {"path": "pflag/flag.go", "line": 3, "col": 6},
             "uses": [{"path": "cobra/c.go", "line": 9, "col": 2}]}  # fmt: skip
-    (entry,) = read_go(json.dumps(line) + "\n").values()
+    ((symbol, entry),) = read_go(json.dumps(line) + "\n").items()
+    assert symbol_kind(symbol) == "type"
     assert entry == {"defs": {("pflag/flag.go", 3, 5)}, "refs": {("cobra/c.go", 9, 1)}}
     assert read_go(json.dumps({**line, "uses": None}))  # an unused object: no uses
 

@@ -38,10 +38,12 @@ FORMAT_VERSION = 1
 def symbol_kind(symbol: str) -> str | None:
     """A SCIP symbol's kind by its last descriptor's suffix (``#`` type, ``().`` method or
     function, ``.`` term); None for what no tool is asked about: a parameter ``(x)``, a
-    type parameter ``[T]``, a module or namespace (``:``, ``/``). The Go oracle's ``N:name``
-    symbols are ``go``."""
-    if symbol[:1].isdigit() and ":" in symbol and " " not in symbol:
-        return "go"
+    type parameter ``[T]``, a module or namespace (``:``, ``/``). The Go oracle's symbols
+    (:func:`read_go`, ``N:kind:name``) carry go/types' kind (func, method, type, field, var,
+    const; ``other``, a package name or a label, is left out)."""
+    if symbol[:1].isdigit() and symbol.count(":") == 2 and " " not in symbol:
+        kind = symbol.split(":")[1]
+        return None if kind == "other" else kind
     if symbol.endswith("()."):
         return "function"
     if symbol.endswith("#"):
@@ -93,7 +95,7 @@ def read_go(stdout: str) -> dict[str, dict]:
     for n, line in enumerate(stdout.splitlines()):
         row = json.loads(line)
         d = row["def"]
-        symbols[f"{n}:{row['name']}"] = {
+        symbols[f"{n}:{row.get('kind') or 'other'}:{row['name']}"] = {
             # go/token columns are 1-based bytes; tree-sitter's are 0-based bytes
             "defs": {(d["path"], d["line"], d["col"] - 1)},
             "refs": {(u["path"], u["line"], u["col"] - 1) for u in row["uses"] or ()},

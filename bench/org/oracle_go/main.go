@@ -31,6 +31,7 @@ type site struct {
 
 type object struct {
 	Name string `json:"name"`
+	Kind string `json:"kind"`
 	Def  site   `json:"def"`
 	Uses []site `json:"uses"`
 }
@@ -120,7 +121,7 @@ func main() {
 				continue
 			}
 			if _, ok := objects[obj]; !ok {
-				objects[obj] = &object{Name: obj.Name(), Def: at(fset, ident.Pos(), root)}
+				objects[obj] = &object{Name: obj.Name(), Kind: kindOf(obj), Def: at(fset, ident.Pos(), root)}
 			}
 		}
 		for ident, obj := range info.Uses {
@@ -129,7 +130,7 @@ func main() {
 			}
 			entry, ok := objects[obj]
 			if !ok {
-				entry = &object{Name: obj.Name(), Def: at(fset, obj.Pos(), root)}
+				entry = &object{Name: obj.Name(), Kind: kindOf(obj), Def: at(fset, obj.Pos(), root)}
 				objects[obj] = entry
 			}
 			entry.Uses = append(entry.Uses, at(fset, ident.Pos(), root))
@@ -190,4 +191,26 @@ func at(fset *token.FileSet, pos token.Pos, root string) site {
 	p := fset.Position(pos)
 	rel, _ := filepath.Rel(root, p.Filename)
 	return site{Path: filepath.ToSlash(rel), Line: p.Line, Col: p.Column}
+}
+
+// kindOf names an object's kind as bench/org reports it: func, method, type, field, var,
+// const; package names and labels are "other" (no tool is asked about them).
+func kindOf(obj types.Object) string {
+	switch o := obj.(type) {
+	case *types.Func:
+		if sig, ok := o.Type().(*types.Signature); ok && sig.Recv() != nil {
+			return "method"
+		}
+		return "func"
+	case *types.TypeName:
+		return "type"
+	case *types.Var:
+		if o.IsField() {
+			return "field"
+		}
+		return "var"
+	case *types.Const:
+		return "const"
+	}
+	return "other"
 }
