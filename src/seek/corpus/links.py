@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from seek.corpus.import_names import import_keys
+from seek.corpus.import_names import ecosystem_of, import_keys
 from seek.corpus.location import CorpusError, check_repo_name
 from seek.corpus.provides import ECOSYSTEMS, Provided
 from seek.graph.imports import Resolver
@@ -74,6 +74,9 @@ def link_rows(
         facts = orjson.loads(data)
         if facts.get("i"):
             files[path] = (facts["g"], facts["i"])
+        dynamic = _dynamic(facts)
+        if dynamic is not None:
+            rows.append((repo, IMPORTS, dynamic, DYNAMIC, path, ""))
     resolver = Resolver(paths, go_modules, packages)
     seen: set[tuple[str, str, str]] = set()
     for path, (grammar, imports) in files.items():
@@ -93,6 +96,33 @@ def link_rows(
                     seen.add((path, ecosystem, name))
                     rows.append((repo, IMPORTS, ecosystem, name, path, ""))
     return rows
+
+
+DYNAMIC = "*"
+"""The name of an ``imports`` row for a file that loads modules by a name computed at run
+time: what it loads cannot be known, and an answer about the ecosystem says so."""
+_LOADERS = {
+    "python": {"import_module", "__import__"},
+    "javascript": {"require"},
+    "typescript": {"require"},
+    "tsx": {"require"},
+    "ruby": {"require", "load", "autoload"},
+    "java": {"forName", "loadClass"},
+}
+_NAME, _LINE, _CALL = 0, 1, 4  # of a stored reference (seek.index.graph_rows: no path)
+
+
+def _dynamic(facts: dict) -> str | None:
+    """The ecosystem of a file that calls a module loader other than on an import line
+    (`importlib.import_module(name)`, `require(path)` of a computed path), else None."""
+    loaders = _LOADERS.get(facts.get("g", ""))
+    if not loaders:
+        return None
+    static = {values[0] for values in facts.get("i", ())}
+    for ref in facts.get("r", ()):
+        if ref[_CALL] and ref[_NAME] in loaders and ref[_LINE] not in static:
+            return ecosystem_of(facts["g"])
+    return None
 
 
 def _checked(row: Row) -> Link | None:

@@ -11,7 +11,8 @@ by name, each by file and enclosing definition.
 
 What cannot be bound for sure is said in the notes: a name two repositories provide (the
 import binds to neither), a repository whose links are not stored yet (indexed by an older
-seek), and that imports computed at run time are not followed.
+seek), and the repositories whose files load modules by a name computed at run time (their
+uses through such a module are not followed).
 
 A server keeps the joint graphs it assembled (:class:`JointGraphs`), each until the stamp of
 one of the repositories it read changes.
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from seek.corpus.joint import JointResolver, RepoPart, joined, joint_graph, split
-from seek.corpus.links import Link, importers, provided_by, providers
+from seek.corpus.links import DYNAMIC, Link, importers, provided_by, providers
 from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
 from seek.graph import CodeGraph, Definition, Reference
 from seek.store.corpus_graph import CorpusGraph
@@ -75,11 +76,16 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
         by_ecosystem[link.ecosystem].append(link.name)
     claims: dict[tuple[str, str], list[Link]] = defaultdict(list)
     importing: dict[str, set[str]] = defaultdict(set)
+    loading: dict[str, str] = {}  # repository -> a file that loads modules at run time
     for ecosystem, names in by_ecosystem.items():
         for claim in providers(links, ecosystem, names):
             claims[(claim.ecosystem, claim.name)].append(claim)
-        for found in importers(links, ecosystem, names):
-            if found.repo != repo:
+        for found in importers(links, ecosystem, [*names, DYNAMIC]):
+            if found.repo == repo:
+                continue
+            if found.name == DYNAMIC:
+                loading.setdefault(found.repo, found.path)
+            else:
                 importing[found.repo].add(found.path)
     parts = {repo: RepoPart(rows, [r[0] for r in rows])}
     every_path = graph_table.paths_of(sorted(importing))
@@ -93,6 +99,12 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
                 f"{ecosystem} name {name!r} is provided by {repo} and by {', '.join(others)}: "
                 "imports of it are not bound to either."
             )
+    if loading:
+        shown = ", ".join(f"{r} ({p})" for r, p in sorted(loading.items())[:5])
+        more = f" and {len(loading) - 5} more" if len(loading) > 5 else ""
+        notes.append(
+            f"Modules loaded by a name computed at run time are not followed: {shown}{more}."
+        )
     graph, resolver = joint_graph(parts, claims)
     files = {other: sorted(paths) for other, paths in importing.items()}
     return Joint(repo, graph, resolver, files, notes)
