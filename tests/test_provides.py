@@ -81,6 +81,7 @@ PYTHON = {
     # no manifest at the top: the flat layout at the top still counts
     "toplevel/__init__.py": "X = 1\n",
     "_private/__init__.py": "X = 1\n",
+    "tests/__init__.py": "X = 1\n",
     "examples/__init__.py": "X = 1\n",
     "node_modules/pkg/setup.py": "from setuptools import setup\nsetup(packages=['nm'])\n",
     "node_modules/pkg/nm/__init__.py": "X = 1\n",
