@@ -110,6 +110,8 @@ GO = {
     "internal/x/x.go": "package x\n",
     "sub/go.mod": 'module "example.com/mono/sub" // quoted\n',
     "sub/pkg/p.go": "package pkg\n",
+    "_examples/rest/go.mod": "module rest-example\n",
+    "_examples/rest/main.go": "package main\n",
     "testdata/go.mod": "module example.com/fixture\n",
     "testdata/f.go": "package f\n",
     "vendor/github.com/x/y/go.mod": "module github.com/x/y\n",

@@ -107,9 +107,12 @@ def _manifest(checkout: Checkout, folder: str, basename: str) -> tuple[str, byte
 
 
 def go(checkout: Checkout) -> Found:
-    """Each go.mod's module path, root its folder (Go ignores testdata and vendor folders,
-    and so does this)."""
+    """Each go.mod's module path, root its folder. The go command ignores testdata and
+    vendor folders and those named with a leading ``_`` or ``.`` (chi's ``_examples``), and
+    so does this."""
     for folder in _probed(checkout, "go.mod", (".go",)):
+        if any(part.startswith(("_", ".")) for part in folder.split("/") if part):
+            continue
         path, data = _manifest(checkout, folder, "go.mod")
         text = data.decode("utf-8", "replace") if data is not None else ""
         if (match := _GO_MODULE.search(text)) is not None:
