@@ -313,6 +313,8 @@ def test_hostile_manifests_are_refused_and_the_rest_still_read(tmp_path):
     outside = write(tmp_path / "outside", {
         "package.json": json.dumps({"name": "claimed-by-link"}),
         "go.mod": "module github.com/victim/lib\n",
+        "proj/Victim.csproj": "<Project><PackageId>Victim.Pkg</PackageId></Project>",
+        "proj/A.cs": "namespace Victim.Core { }\n",
     })  # fmt: skip
     root = write(tmp_path / "repo", {
         "linked/index.js": "",
@@ -331,9 +333,10 @@ def test_hostile_manifests_are_refused_and_the_rest_still_read(tmp_path):
     })  # fmt: skip
     (root / "linked" / "package.json").symlink_to(outside / "package.json")
     (root / "gomod" / "go.mod").symlink_to(outside / "go.mod")
+    (root / "cs").symlink_to(outside / "proj", target_is_directory=True)  # a linked folder
     paths = sorted(
         str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink()
-    )  # the links and the huge file listed as if indexed: the reads must refuse them
+    ) + ["cs/A.cs"]  # the links and the huge file listed as if indexed: reads must refuse them
     assert {"linked/package.json", "gomod/go.mod", "huge/package.json"} <= set(paths)
     assert provided(root, paths) == {
         ("npm", "good-pkg", "good"),
