@@ -115,7 +115,9 @@ class _Repo:
     manifest: Manifest
     report: RepoReport
     stale: list[ScannedFile]
-    provided: list[Provided] = field(default_factory=list)
+    provided: list[Provided] | None = None
+    """What it provides, read when its files changed or its links are missing (None: its
+    links are current)."""
     dirty: bool = False
 
 
@@ -202,7 +204,8 @@ class CorpusIndexer:
             self.table.finish(self.ann_min_rows)
             self.graph.finish()
             for repo in repos:
-                keep_current(self.links, self.graph, repo.entry.name, repo.provided)
+                if repo.provided is not None:
+                    keep_current(self.links, self.graph, repo.entry.name, repo.provided)
             self.links.finish()
             for repo in repos:
                 repo.manifest.run_open = False
@@ -293,7 +296,9 @@ class CorpusIndexer:
         if not self.graph.has_graph(entry.name):
             self.links.unmark(entry.name)
             self._fill_graph(entry.name, root, manifest, scanned)
-        provided = read_provides(root, sorted(scanned))
+        provided = None  # read only where the links may change: cheap, but per repository
+        if stale or removed or not self.links.has_links(entry.name):
+            provided = read_provides(root, sorted(scanned))
         return _Repo(entry, root, manifest, report, stale, provided)
 
     def _fill_graph(
