@@ -363,7 +363,8 @@ def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkey
     # across the corpus (issue 45, the default) the rows stand under their repository
     text = runner.invoke(cli, callers)
     assert text.exit_code == 0 and text.output.startswith(
-        "callers of go/store/store.go:4-6  function  Open\nshop:\n  go/main.go:5-8  function  main\n"
+        "callers of go/store/store.go:4-6  function  Open\n"
+        "shop:\n  go/main.go:5-8  function  main\n"
     )
     text = runner.invoke(cli, ["corpus", "map", uri, "--repo", "shop", "--budget", "30"])
     library = lookup(location, "shop", "map", "", budget=30)

@@ -1,10 +1,10 @@
 """Import statements, and the workspace files they name where the language makes that
 decidable (issue 28, deliver 1): Python absolute and relative modules, JS/TS relative paths
 and `require`, Go package folders (under the module path of go.mod), Rust `mod`,
-`use crate::/self::/super::` and `use other_crate::` of a workspace crate, Java and C# type paths, C/C++ quoted includes, Ruby
-`require_relative`; JS/TS bare specifiers of a package.json inside the workspace
-(seek.graph.packages, issue 44).  Anything else (packages from outside the workspace,
-computed paths) stays unresolved: an empty `files`.
+`use crate::/self::/super::` and `use other_crate::` of a workspace crate (issue 45), Java
+and C# type paths, C/C++ quoted includes, Ruby `require_relative`; JS/TS bare specifiers of
+a package.json inside the workspace (seek.graph.packages, issue 44).  Anything else
+(packages from outside the workspace, computed paths) stays unresolved: an empty `files`.
 """
 
 from __future__ import annotations
