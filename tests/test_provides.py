@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from seek.corpus import provides as provides_module
+from seek.corpus import provides_checkout
 from seek.corpus.provides import read_provides
 from seek.scan.walk import scan_workspace
 
@@ -351,7 +352,7 @@ def test_totals_are_bounded_and_logged_once(tmp_path, monkeypatch, caplog):
     files = {f"lib/name{i:02d}.rb": "# n\n" for i in range(12)}
     files |= {f"src/p{i:02d}/A.java": f"package p{i:02d};\n" for i in range(12)}
     root = write(tmp_path, files)
-    monkeypatch.setattr(provides_module, "MAX_OPENED", 5)
+    monkeypatch.setattr(provides_checkout, "MAX_OPENED", 5)
     with caplog.at_level(logging.WARNING, logger="seek.corpus.provides"):
         found = read_provides(root, indexed(root))
     assert [p.name for p in found if p.ecosystem == "java"] == [f"p{i:02d}" for i in range(5)]

@@ -18,11 +18,11 @@ import tomllib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from seek.corpus.provides import for_tests, foreign, lib_folder
+from seek.corpus.provides_checkout import for_tests, foreign, lib_folder
 from seek.graph.packages import read_package
 
 if TYPE_CHECKING:
-    from seek.corpus.provides import Checkout, Found
+    from seek.corpus.provides_checkout import Checkout, Found
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from seek.corpus.provides import Checkout, Found
+    from seek.corpus.provides_checkout import Checkout, Found
 
 log = logging.getLogger(__name__)
 

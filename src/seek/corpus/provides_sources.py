@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from seek.corpus.provides import for_tests, lib_folder
+from seek.corpus.provides_checkout import for_tests, lib_folder
 
 if TYPE_CHECKING:
-    from seek.corpus.provides import Checkout, Found
+    from seek.corpus.provides_checkout import Checkout, Found
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?(\*/|\Z)", re.S)
 _LINE_COMMENT = re.compile(r"//[^\n]*")
