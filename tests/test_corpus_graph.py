@@ -355,9 +355,16 @@ def test_seek_corpus_callers_callees_outline_and_map(location, seek_home, monkey
     text = runner.invoke(cli, ["corpus", "outline", uri, "py/shop/cart.py", "--repo", "shop"])
     assert text.exit_code == 0
     assert text.output.startswith("py/shop/cart.py:4-9  class  Cart\n      class Cart:\n")
-    text = runner.invoke(cli, ["corpus", "callers", uri, "go/store/store.go:4", "--repo", "shop"])
+    callers = ["corpus", "callers", uri, "go/store/store.go:4", "--repo", "shop"]
+    text = runner.invoke(cli, [*callers, "--this-repo"])
     assert text.exit_code == 0 and text.output.startswith(
         "callers of go/store/store.go:4-6  function  Open\ngo/main.go:5-8  function  main\n"
+    )
+    # across the corpus (issue 45, the default) the rows stand under their repository
+    text = runner.invoke(cli, callers)
+    assert text.exit_code == 0 and text.output.startswith(
+        "callers of go/store/store.go:4-6  function  Open\n"
+        "shop:\n  go/main.go:5-8  function  main\n"
     )
     text = runner.invoke(cli, ["corpus", "map", uri, "--repo", "shop", "--budget", "30"])
     library = lookup(location, "shop", "map", "", budget=30)

@@ -259,6 +259,25 @@ def test_rust_mod_and_use_crate_resolve_and_impl_methods_get_their_type():
     assert graph.callers(new) == [graph.defs("run")[0]]
 
 
+CARGO_WORKSPACE = {
+    "crates/tokio-util/src/lib.rs": b"pub mod codec;\n",
+    "crates/tokio-util/src/codec.rs": b"pub struct LinesCodec;\n\nimpl LinesCodec {\n"
+    b"    pub fn new() -> Self { LinesCodec }\n}\n",
+    "crates/app/src/lib.rs": b"use tokio_util::codec::LinesCodec;\nuse serde::Deserialize;\n\n"
+    b"pub fn start() { LinesCodec::new(); }\n",
+}
+
+
+def test_a_cargo_workspaces_crates_use_each_other_by_name():
+    """Issue 45: `use tokio_util::codec::LinesCodec` in a workspace holding the crate
+    tokio-util resolves to its module; a crate from outside (serde) stays unresolved."""
+    graph = build_graph(CARGO_WORKSPACE)
+    files = {i.target: i.files for i in graph.files["crates/app/src/lib.rs"].imports}
+    assert files == {"tokio_util::codec": ("crates/tokio-util/src/codec.rs",), "serde": ()}
+    new = graph.defs("new")[0]
+    assert [(u.path, u.line) for u in graph.uses(new)] == [("crates/app/src/lib.rs", 4)]
+
+
 SAMPLES = {
     "bash": ("a.sh", b"greet() { echo hi; }\ngreet\n", "greet"),
     "c": ("a.c", b"int add(int a) { return a; }\n", "add"),

@@ -49,7 +49,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.common import REPO_ROOT, REPOS_JSON
+from bench.common import REPO_ROOT, REPOS_JSON, git_commit, machine_info
 from seek.chunk.languages import grammar_for_path
 from seek.graph import build_graph
 
@@ -465,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(row)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": machine_info(),
         "command": "python -m bench.graph.oracle "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "sample": args.sample,

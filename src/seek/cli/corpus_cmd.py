@@ -197,12 +197,18 @@ def unlock_command(uri: str, name: str) -> None:
 
 def _graph_command(
     tool: str, target: str, uri: str, repo: str, limit: int | None, as_json: bool,
-    budget: int | None = None,
+    budget: int | None = None, across: bool = False,
 ) -> None:  # fmt: skip
+    """``across``: the answer of every repository of the corpus (issue 45,
+    :mod:`seek.corpus.org`), else of ``repo`` alone."""
     from seek.corpus.graph import lookup
     from seek.corpus.location import CorpusLocation
+    from seek.corpus.org import cross_lookup
 
-    result = lookup(CorpusLocation(uri), repo, tool, target, limit, budget=budget)
+    if across:
+        result = cross_lookup(CorpusLocation(uri), repo, tool, target, limit)
+    else:
+        result = lookup(CorpusLocation(uri), repo, tool, target, limit, budget=budget)
     if as_json:
         click.echo(json.dumps({"repo": repo, **result.to_json()}, indent=2))
         return
@@ -224,6 +230,9 @@ _REPO = click.option("--repo", required=True, help="The repository to look in.")
 _LIMIT = click.option("-n", "--limit", "limit", type=click.IntRange(1, MAX_ROWS), default=50,
                       show_default=True, help="At most this many rows.")  # fmt: skip
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+_THIS_REPO = click.option("--this-repo", is_flag=True,
+                          help="Only the uses inside --repo, not those of the repositories "
+                               "that import it.")  # fmt: skip
 
 
 @corpus_group.command("def")
@@ -244,10 +253,14 @@ def def_command(uri: str, name: str, repo: str, limit: int, as_json: bool) -> No
 @_REPO
 @_LIMIT
 @_JSON
-def refs_command(uri: str, target: str, repo: str, limit: int, as_json: bool) -> None:
-    """Who uses NAME (or the definition at PATH:LINE) in one repository of the corpus,
-    grouped by file and enclosing definition; as `seek refs`."""
-    _graph_command("refs", target, uri, repo, limit, as_json)
+@_THIS_REPO
+def refs_command(
+    uri: str, target: str, repo: str, limit: int, as_json: bool, this_repo: bool
+) -> None:
+    """Who uses NAME (or the definition at PATH:LINE) of one repository: in it and in every
+    repository of the corpus that imports it, grouped by repository, file and enclosing
+    definition; as `seek refs`."""
+    _graph_command("refs", target, uri, repo, limit, as_json, across=not this_repo)
 
 
 @corpus_group.command("callers")
@@ -256,10 +269,25 @@ def refs_command(uri: str, target: str, repo: str, limit: int, as_json: bool) ->
 @_REPO
 @_LIMIT
 @_JSON
-def callers_command(uri: str, location: str, repo: str, limit: int, as_json: bool) -> None:
-    """The definitions that call the function at PATH:LINE (a path of the repository) in
-    one repository of the corpus; as `seek callers`."""
-    _graph_command("callers", _location(location), uri, repo, limit, as_json)
+@_THIS_REPO
+def callers_command(
+    uri: str, location: str, repo: str, limit: int, as_json: bool, this_repo: bool
+) -> None:
+    """The definitions that call the function at PATH:LINE (a path of the repository), in
+    it and in every repository of the corpus that imports it; as `seek callers`."""
+    _graph_command("callers", _location(location), uri, repo, limit, as_json,
+                   across=not this_repo)  # fmt: skip
+
+
+@corpus_group.command("dependents")
+@URI
+@_REPO
+@_LIMIT
+@_JSON
+def dependents_command(uri: str, repo: str, limit: int, as_json: bool) -> None:
+    """The repositories of the corpus that import what --repo provides: how many of their
+    files do, how many of their uses bind to its definitions, and which."""
+    _graph_command("dependents", "", uri, repo, limit, as_json, across=True)
 
 
 @corpus_group.command("callees")

@@ -19,6 +19,12 @@ files, orphans and a rebuilt or removed repository lose their graph rows with th
 rows. A repository whose graph is not stored yet (indexed before the graph was, or under
 another graph format) gets it from its stamped files at the start of its next run.
 
+The links between repositories (issue 45: what each provides, what its files import from
+outside it; :mod:`seek.corpus.links`) are written per repository at the end of a run, from
+its committed graph rows, before its stamps are final: a repository whose files change
+loses its links marker first, so a run stopped before the end leaves it unmarked and the
+next run writes them again; one repository's change rewrites its own links only.
+
 Nothing is lost or written twice when a worker dies: Ray re-runs its task and the driver
 receives one result per task. When the driver itself dies, stamps saved are exactly the
 rows committed before them; the rows committed after the last save belong to files without
@@ -39,7 +45,9 @@ from pathlib import Path
 
 from seek.corpus.catalog import Catalog, RepoEntry
 from seek.corpus.fanout import Runner
+from seek.corpus.links import keep_current
 from seek.corpus.location import CorpusError, CorpusLocation
+from seek.corpus.provides import Provided, read_provides
 from seek.corpus.work import BatchResult, prepare_batch
 from seek.embed import model_id_for, task_prefixes
 from seek.index.graph_rows import file_facts
@@ -49,6 +57,7 @@ from seek.scan import ScannedFile, scan_workspace
 from seek.scan.beneath import read_beneath
 from seek.settings import Settings
 from seek.store.corpus_graph import CorpusGraph
+from seek.store.corpus_links import CorpusLinks
 from seek.store.corpus_table import CorpusTable
 from seek.store.corpus_upkeep import ANN_MIN_ROWS
 from seek.store.faults import as_unwritable
@@ -106,6 +115,9 @@ class _Repo:
     manifest: Manifest
     report: RepoReport
     stale: list[ScannedFile]
+    provided: list[Provided] | None = None
+    """What it provides, read when its files changed or its links are missing (None: its
+    links are current)."""
     dirty: bool = False
 
 
@@ -142,6 +154,7 @@ class CorpusIndexer:
         """Folder sources this run's operator vouched for (``--folder``; see :mod:`.catalog`)."""
         self.table = CorpusTable(location)
         self.graph = CorpusGraph(self.table)
+        self.links = CorpusLinks(self.table)
         self.model_id = model_id_for(settings)
         self.chunking = chunking_spec(settings)
         doc_prefix = task_prefixes(settings.model or self.model_id)[0]
@@ -191,6 +204,10 @@ class CorpusIndexer:
             self.table.finish(self.ann_min_rows)
             self.graph.finish()
             for repo in repos:
+                if repo.provided is not None:
+                    keep_current(self.links, self.graph, repo.entry.name, repo.provided)
+            self.links.finish()
+            for repo in repos:
                 repo.manifest.run_open = False
                 repo.manifest.updated_at = int(time.time() * 1000)
                 repo.report.files = len(repo.manifest.files)
@@ -217,11 +234,16 @@ class CorpusIndexer:
                                   f"{uri} --rebuild` without naming repositories")  # fmt: skip
             self.table.drop()
             self.graph.drop()
+            self.links.drop()
             return "rebuild requested"
         problem = self.graph.problem()
         if problem:
             log.warning("%s: dropped, each repository's graph is read again", problem)
             self.graph.drop()
+        problem = self.links.problem()
+        if problem:  # written again from the graph rows at the end of this run
+            log.warning("%s: dropped, each repository's links are written again", problem)
+            self.links.drop()
         problem = self.table.problem()
         if not problem:
             return ""
@@ -230,6 +252,7 @@ class CorpusIndexer:
                               "repositories, which indexes all of them again")  # fmt: skip
         self.table.drop()
         self.graph.drop()
+        self.links.drop()
         return f"corpus table damaged: {problem}"
 
     # -- per repository ------------------------------------------------------------------
@@ -243,6 +266,7 @@ class CorpusIndexer:
             if reason or manifest.run_open:
                 self.table.delete_repo(entry.name)  # rows of another model or a lost run
                 self.graph.delete_repo(entry.name)
+                self.links.delete_repo(entry.name)
             report.rebuild_reason = reason
             manifest = Manifest(model=self.model_id, chunking=self.chunking)
         scan = scan_workspace(root, max_file_bytes=self.settings.max_file_bytes,
@@ -257,6 +281,7 @@ class CorpusIndexer:
             # killed) before this save leaves the corpus exactly as it was (issue 31).
             manifest.run_open = True
             self.catalog.save_manifest(entry.name, manifest)
+            self.links.unmark(entry.name)  # written again at the end of the run
         if interrupted:  # rows written after the last save of an interrupted run
             orphans = self.table.stored_paths(entry.name) - manifest.files.keys()
             self.table.delete(entry.name, sorted(orphans - set(removed)))
@@ -269,8 +294,12 @@ class CorpusIndexer:
             del manifest.files[path]
         report.removed = len(removed)
         if not self.graph.has_graph(entry.name):
+            self.links.unmark(entry.name)
             self._fill_graph(entry.name, root, manifest, scanned)
-        return _Repo(entry, root, manifest, report, stale)
+        provided = None  # read only where the links may change: cheap, but per repository
+        if stale or removed or not self.links.has_links(entry.name):
+            provided = read_provides(root, sorted(scanned))
+        return _Repo(entry, root, manifest, report, stale, provided)
 
     def _fill_graph(
         self, name: str, root: Path, manifest: Manifest, scanned: dict[str, ScannedFile]
@@ -370,4 +399,5 @@ def remove_repos(location: CorpusLocation, names: Sequence[str]) -> None:
             table = CorpusTable(location)
             table.delete_repo(name)
             CorpusGraph(table).delete_repo(name)
+            CorpusLinks(table).delete_repo(name)
             catalog.delete_manifest(name)

@@ -157,7 +157,7 @@ def lookup(
     if result.subject is not None:
         result.subject["repo"] = repo
     if tool == "refs" and result.rows:
-        _fill_texts(location, repo, result.rows)
+        fill_texts(location, repo, result.rows)
     return result
 
 
@@ -183,7 +183,7 @@ def _tool(
     return lambda found: call(found, name, rows)
 
 
-def _fill_texts(location: CorpusLocation, repo: str, rows: list[dict]) -> None:
+def fill_texts(location: CorpusLocation, repo: str, rows: list[dict]) -> None:
     """Each use's line, cut from the first chunk of its file that holds it."""
     table = CorpusTable(location)
     data = table.fetch_files([(repo, path) for path in sorted({r["path"] for r in rows})])

@@ -13,6 +13,11 @@ The same request checks, limits and error shape as ``seek serve`` of workspaces
   one repository: the workspace server's bodies (:mod:`seek.serving.graph_requests`) plus a
   required ``repo``, answered by :func:`seek.corpus.graph.lookup`. Each repository's graph
   is kept until its manifest changes (:class:`seek.corpus.graph.RepoGraphs`).
+  ``/v1/refs`` and ``/v1/callers`` answer across the corpus (issue 45): the uses in ``repo``
+  and in every repository importing it, unless ``"this_repo": true``;
+  ``POST /v1/dependents`` ``{"repo", "limit"?}`` -> ``seek corpus dependents --json``.
+  Their joint graphs are kept until a repository they read changes
+  (:class:`seek.corpus.org.JointGraphs`).
 
 Several servers can read one corpus while an indexer writes it: each sees the last committed
 table version, and checks for a newer one at most every ``REFRESH_S`` (so a finished commit
@@ -36,6 +41,7 @@ from starlette.routing import Route
 from seek.corpus.catalog import Catalog
 from seek.corpus.graph import RepoGraphs, lookup
 from seek.corpus.location import CorpusLocation, check_repo_name
+from seek.corpus.org import JointGraphs, cross_lookup
 from seek.corpus.search import CorpusSearcher
 from seek.errors import ApiError, CorpusError
 from seek.serving import GuardPolicy, RequestGuard
@@ -57,8 +63,18 @@ from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 REFRESH_S = 5.0
 MAX_REPOS = 1_000
 GRAPH_TOOLS = {"def": "defs", "refs": "refs", "callers": "callers", "callees": "callees",
-               "outline": "outline", "map": "map"}  # fmt: skip
-"""Route -> the tool of :func:`seek.corpus.graph.lookup`."""
+               "outline": "outline", "map": "map", "dependents": "dependents"}  # fmt: skip
+"""Route -> the tool of :func:`seek.corpus.graph.lookup` (``dependents``, and ``refs`` or
+``callers`` across repositories: of :func:`seek.corpus.org.cross_lookup`)."""
+CROSS_TOOLS = {"refs_across": "refs", "callers_across": "callers", "dependents": "dependents"}
+
+
+def this_repo(data: dict[str, Any]) -> bool:
+    """The body's optional ``this_repo``: answer from ``repo`` alone."""
+    value = data.get("this_repo", False)
+    if not isinstance(value, bool):
+        raise ApiError(400, "bad_request", "this_repo must be true or false")
+    return value
 
 
 def name_list(data: dict[str, Any], field: str) -> tuple[str, ...]:
@@ -98,6 +114,7 @@ class CorpusService:
         self._repos_read = 0.0
         self._repos_guard = threading.Lock()
         self.graphs = RepoGraphs(self.location, self._stamps)
+        self.joints = JointGraphs(self.location, self._stamps)
 
     def _fresh(self) -> None:
         with self._guard:
@@ -122,7 +139,11 @@ class CorpusService:
         """``seek corpus TOOL URI TARGET --repo REPO --json``'s object, from the graphs this
         server keeps (each until its repository's manifest changes)."""
         self._known((repo,))  # from the snapshot, without a storage read per request
-        found = lookup(self.location, repo, tool, target, limit, self.graphs, budget)
+        if tool in CROSS_TOOLS:
+            found = cross_lookup(self.location, repo, CROSS_TOOLS[tool], target, limit,
+                                 self.joints)  # fmt: skip
+        else:
+            found = lookup(self.location, repo, tool, target, limit, self.graphs, budget)
         return {"repo": repo, **found.to_json()}
 
     def _stamps(self) -> dict[str, object]:
@@ -185,8 +206,11 @@ def create_corpus_app(uri: str, config: ServeConfig) -> RequestGuard:
             data = await json_body(request, deadline)
             limit = row_limit(data)  # checked in the workspace server's order
             budget = map_budget(data) if tool == "map" else None
-            target = lookup_target(tool, data)
-            return service.graph, (GRAPH_TOOLS[tool], repo_field(data), target, limit, budget)
+            target = lookup_target(tool, data) if tool != "dependents" else ""
+            name = GRAPH_TOOLS[tool]
+            if tool in ("refs", "callers") and not this_repo(data):
+                name = f"{name}_across"
+            return service.graph, (name, repo_field(data), target, limit, budget)
 
         return answer
 

@@ -1,10 +1,10 @@
 """Import statements, and the workspace files they name where the language makes that
 decidable (issue 28, deliver 1): Python absolute and relative modules, JS/TS relative paths
-and `require`, Go package folders (under the module path of go.mod), Rust `mod` and
-`use crate::/self::/super::`, Java and C# type paths, C/C++ quoted includes, Ruby
-`require_relative`; JS/TS bare specifiers of a package.json inside the workspace
-(seek.graph.packages, issue 44).  Anything else (packages from outside the workspace,
-computed paths) stays unresolved: an empty `files`.
+and `require`, Go package folders (under the module path of go.mod), Rust `mod`,
+`use crate::/self::/super::` and `use other_crate::` of a workspace crate (issue 45), Java
+and C# type paths, C/C++ quoted includes, Ruby `require_relative`; JS/TS bare specifiers of
+a package.json inside the workspace (seek.graph.packages, issue 44).  Anything else
+(packages from outside the workspace, computed paths) stays unresolved: an empty `files`.
 """
 
 from __future__ import annotations
@@ -287,6 +287,14 @@ class Resolver:
                 for i in range(len(parts)):
                     self.modules.setdefault(".".join(parts[i:]), []).append(path)
         self.go_modules = go_modules or {}  # folder of a go.mod -> its module path
+        # a workspace's crates by name (issue 45: a cargo workspace's crates `use` each
+        # other): the folder of `<crate>/src/lib.rs`, named as `use` writes it; Cargo.toml is
+        # not indexed, and a workspace member's folder is named after its crate by custom
+        self.crates: dict[str, str] = {}
+        for path in paths:
+            if path.endswith("/src/lib.rs"):
+                crate = posixpath.dirname(posixpath.dirname(path))
+                self.crates.setdefault(posixpath.basename(crate).replace("-", "_"), crate)
         self.packages: dict[str, list[Package]] = {}  # package name -> workspace packages
         for package in packages:
             if package not in self.packages.setdefault(package[1], []):
@@ -383,6 +391,8 @@ class Resolver:
             parts = parts[1:]
             while parts and parts[0] == "super":
                 base, parts = posixpath.dirname(base), parts[1:]
+        elif parts[0] in self.crates:  # another crate of the workspace
+            base, parts = self.crates[parts[0]] + "/src", parts[1:]
         else:
             return []
         # `use crate::a::b::C`: C may be an item of a/b.rs or a module a/b/C.rs

@@ -243,7 +243,10 @@ class StoredFacts(LazyFacts):
         self,
         rows: Iterable[tuple[str, str, str]],
         damaged: Callable[[Exception], Exception] | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
+        """``resolver``: what resolves each file's imports, instead of one over these rows
+        (several repositories' rows read as one graph: seek.corpus.joint)."""
         self._damaged = damaged
         self._rows: dict[str, Encoded] = {}
         self.definitions: dict[str, list[Definition]] = {}
@@ -258,7 +261,7 @@ class StoredFacts(LazyFacts):
             package = _row_package(data)
             if package is not None:
                 packages.append(package)
-        self._resolver = Resolver(list(self._rows), go_modules, packages)
+        self._resolver = resolver or Resolver(list(self._rows), go_modules, packages)
         self._decoded: dict[str, FileFacts] = {}
         self._scans = 0
         self._strings: dict[str, list[str]] | None = None  # see mentioning

@@ -195,3 +195,35 @@ class CorpusGraph:
         if not any(row[0] == MARKER for row in rows):
             return None
         return [row for row in rows if row[0] != MARKER]
+
+    def load_files(self, repo: str, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """The (path, definitions, facts) rows of some files of ``repo`` (those stored)."""
+        table = self.open()
+        if table is None:
+            return []
+        rows: list[tuple[str, str, str]] = []
+        for batch in in_batches(sorted(set(paths) - {MARKER})):
+            where = files_filter(repo, batch)
+            count = table.count_rows(where)
+            if not count:
+                continue
+            data = table.search().where(where).select(list(COLUMNS[1:])).limit(count).to_arrow()
+            rows += zip(*(data.column(c).to_pylist() for c in COLUMNS[1:]), strict=True)
+        return rows
+
+    def paths_of(self, repos: Sequence[str]) -> dict[str, list[str]]:
+        """Every stored file path of each of ``repos``, in one read."""
+        table = self.open()
+        found: dict[str, list[str]] = {repo: [] for repo in repos}
+        if table is None or not repos:
+            return found
+        where = repo_filter(sorted(set(repos)))
+        count = table.count_rows(where)
+        if count:
+            data = table.search().where(where).select(["repo", "path"]).limit(count).to_arrow()
+            for repo, path in zip(
+                data.column("repo").to_pylist(), data.column("path").to_pylist(), strict=True
+            ):
+                if path != MARKER:
+                    found[repo].append(path)
+        return found
