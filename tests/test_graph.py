@@ -1800,3 +1800,42 @@ def test_a_function_nested_in_a_method_is_visible_only_there_and_a_setter_is_its
     assert _bound(graph, "m.py", 9, "helper") == []
     setter = [r for r in graph.files["m.py"].references if r.line == 15 and r.name == "size"]
     assert [d.line for d in graph.candidates(setter[0])] == [12]
+
+
+def test_uses_of_a_python_definition_imported_under_another_name():
+    """`from m import a as b`: the uses of b are uses of a (issue 45: requests uses urllib3's
+    SSLError as _SSLError), and a name that merely equals the alias elsewhere is not."""
+    graph = build_graph(
+        {
+            "errors.py": b"class SSLError(Exception):\n    pass\n",
+            "client.py": b"from errors import SSLError as _SSLError\n\n\ndef send():\n"
+            b"    try:\n        pass\n    except _SSLError:\n        raise\n",
+            "other.py": b"def f(_SSLError):\n    return _SSLError\n",
+        }
+    )
+    ssl = graph.defs("SSLError")[0]
+    assert [(u.path, u.line, u.name) for u in graph.uses(ssl)] == [
+        ("client.py", 1, "SSLError"),
+        ("client.py", 7, "_SSLError"),
+    ]
+
+
+def test_a_python_member_of_a_submodule_named_through_its_package():
+    """`import pkg` then `pkg.exceptions.SSLError`: a member of the submodule the package
+    names (issue 45: urllib3.exceptions.SSLError in requests' tests); a step that is not a
+    module binds nothing."""
+    graph = build_graph(
+        {
+            "pkg/__init__.py": b"from . import exceptions\n",
+            "pkg/exceptions.py": b"class SSLError(Exception):\n    pass\n",
+            "pkg/util/__init__.py": b"",
+            "pkg/util/retry.py": b"class Retry:\n    pass\n",
+            "app.py": b"import pkg\nimport pkg.util\n\n\ndef f():\n"
+            b"    return pkg.exceptions.SSLError, pkg.util.retry.Retry, pkg.nothing.SSLError\n",
+        }
+    )
+    for name in ("SSLError", "Retry"):
+        found = graph.uses(graph.defs(name)[0])
+        assert [(u.path, u.line, u.column) for u in found if u.path == "app.py"] == [
+            ("app.py", 6, 26 if name == "SSLError" else 51)
+        ]

@@ -36,6 +36,7 @@ WORKSPACE = {
     "packages/core/src/v2/index.ts": "export function parseV2(s: string) { return s; }\n",
     "packages/core/src/locales/en.ts": "export function english() { return 'en'; }\n",
     "packages/core/src/plain.ts": "export function plain() { return 1; }\n",
+    "packages/core/src/links/chain.ts": "export function chain() { return 3; }\n",
     "packages/core/dist/index.d.ts": "export declare function parse(s: string): string;\n",
     # a package without exports: main names a build output
     "packages/util/package.json": json.dumps({"name": "util", "main": "lib/index.js"}),
@@ -48,6 +49,7 @@ WORKSPACE = {
         "import { plain } from '@acme/core/plain';\n"
         "import { helper } from 'util';\n"
         "import { nothing } from '@acme/core/missing';\n"
+        "import { chain } from '@acme/core/links/chain';\n"
         "test('parses', () => { parse(' a '); });\n"
         "test('parses v2', () => { parseV2('a'); english(); plain(); helper(); });\n"
     ),
@@ -67,6 +69,8 @@ def test_a_bare_specifier_resolves_through_the_workspace_package_json():
         "@acme/core/plain": ("packages/core/src/plain.ts",),
         "util": ("packages/util/src/index.ts",),
         "@acme/core/missing": (),  # not exported
+        # not exported either, but a source at that path (TypeScript `paths`; issue 45)
+        "@acme/core/links/chain": ("packages/core/src/links/chain.ts",),
     }
 
 

@@ -173,6 +173,8 @@ class JointGraph(CodeGraph):
             return grammar in _STRICT or bool(self._imported(ref.path, ref.name, REEXPORT_DEPTH))
         if ref.qualifier and self.aliases(ref.path).get(ref.qualifier):
             return True  # a member of an imported module
+        if grammar == "python" and ref.owner and self.module_chain(ref.path, ref.owner):
+            return True  # of a submodule of one (`urllib3.exceptions.SSLError`)
         if ref.owner is not None:
             typed = self.owner_types(ref)
             members = self._members(typed, ref.name) if typed else None

@@ -39,6 +39,9 @@ from seek.workspace.code_graph import GraphResult
 
 CROSS_TOOLS = ("refs", "callers", "dependents")
 MAX_KEPT = 8
+MAX_JOINT_FILES = 20_000
+"""The files one joint graph reads whole (the asked repository, then its importers, the
+smallest first): about 2 s to read and assemble on a 2-core machine (issue 45, deliver 5)."""
 """Joint graphs a server keeps (the least recently asked go first)."""
 
 
@@ -89,9 +92,28 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
                 importing[found.repo].add(found.path)
     parts = {repo: RepoPart(rows, [r[0] for r in rows])}
     every_path = graph_table.paths_of(sorted(importing))
-    for other in sorted(importing):
+    # an importing repository is read whole while the graph stays within MAX_JOINT_FILES (a
+    # use in a file that does not import the library itself - a Go file of the importing
+    # package, a type declared beside the import - binds only then); past it, only its
+    # files that import the library, and the answer says so
+    room = MAX_JOINT_FILES - len(rows)
+    whole = []
+    for other in sorted(importing, key=lambda r: (len(every_path.get(r, ())), r)):
+        if len(every_path.get(other, ())) <= room:
+            whole.append(other)
+            room -= len(every_path.get(other, ()))
+    for other, loaded in graph_table.load_repos(whole).items():
+        parts[other] = RepoPart(loaded, every_path.get(other, ()))
+    partly = sorted(set(importing) - set(whole))
+    for other in partly:
         loaded = graph_table.load_files(other, sorted(importing[other]))
         parts[other] = RepoPart(loaded, every_path.get(other, ()))
+    if partly:
+        notes.append(
+            f"{len(partly)} importing repositories are read only through their files that "
+            f"import {repo} (over {MAX_JOINT_FILES:,} files in all): a use elsewhere in them "
+            "may be missing."
+        )
     for (ecosystem, name), found in sorted(claims.items()):
         others = sorted({c.repo for c in found} - {repo})
         if others:

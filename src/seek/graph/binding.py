@@ -23,6 +23,7 @@ alone, own file first.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -104,18 +105,21 @@ class Bindings(DeclaredTypes):
         if not (ref.member and grammar in _ESCAPING):
             named = [d for d in named if self._visible(d, ref)]
         if ref.member:
+            module_files = None
             if ref.qualifier:
                 module_files = self.aliases(ref.path).get(ref.qualifier)
-                if module_files:
-                    hit = [d for d in named if d.path in module_files and exported(d)]
-                    for module in module_files if not hit else ():
-                        hit = self._imported(module, ref.name, REEXPORT_DEPTH)  # an index file
-                        if hit:
-                            break
-                    if hit or grammar == "go":  # a Go package's member is in the package
-                        return hit
-                elif ref.qualifier in self.unresolved_names(ref.path):
-                    return []  # a member of a module from outside the workspace
+            elif grammar == "python" and ref.owner:
+                module_files = self.module_chain(ref.path, ref.owner)
+            if module_files:
+                hit = [d for d in named if d.path in module_files and exported(d)]
+                for module in module_files if not hit else ():
+                    hit = self._imported(module, ref.name, REEXPORT_DEPTH)  # an index file
+                    if hit:
+                        break
+                if hit or grammar == "go":  # a Go package's member is in the package
+                    return hit
+            elif ref.qualifier and ref.qualifier in self.unresolved_names(ref.path):
+                return []  # a member of a module from outside the workspace
             if ref.owner is not None:
                 typed = self.owner_types(ref)
                 if typed is not None:
@@ -167,6 +171,48 @@ class Bindings(DeclaredTypes):
             folder = posixpath.dirname(ref.path)
             return [d for d in named if posixpath.dirname(d.path) == folder]
         return [] if strict else named
+
+    def module_chain(self, path: str, owner: str) -> tuple[str, ...] | None:
+        """The module files a dotted owner names in a Python file: `pkg.exceptions` of
+        `pkg.exceptions.SSLError` after `import pkg` (``owner``: graph.types' written
+        ``$pkg.exceptions``), each step a submodule of the package before it or a module it
+        imports under that name (`from . import exceptions`); None when a step is not one
+        (issue 45)."""
+        first, *rest = re.split(r"[.>]", owner.removeprefix("$"))
+        if not owner.startswith("$") or not rest:
+            return None
+        files = self._packages(path, first)
+        for step in rest:
+            if not files or not step.isidentifier():
+                return None
+            found: list[str] = []
+            for module in files:
+                if posixpath.basename(module) == "__init__.py":
+                    folder = posixpath.dirname(module)
+                    for candidate in (f"{folder}/{step}.py", f"{folder}/{step}/__init__.py"):
+                        if candidate.lstrip("/") in self.files:
+                            found.append(candidate.lstrip("/"))
+                found += self.aliases(module).get(step, ())
+            files = tuple(dict.fromkeys(found))
+        return files or None
+
+    def _packages(self, path: str, name: str) -> tuple[str, ...]:
+        """The files ``name`` means in a Python file as a module: what it aliases, and for
+        `import pkg.util` (which binds ``pkg``), the ``__init__.py`` of ``pkg`` itself."""
+        found = list(self.aliases(path).get(name, ()))
+        facts = self.files.get(path)
+        for imp in facts.imports if facts is not None else ():
+            if imp.alias != name or imp.names or not imp.files or "." not in imp.target:
+                continue
+            folder = posixpath.dirname(imp.files[0])
+            if posixpath.basename(imp.files[0]) != "__init__.py":
+                folder = posixpath.join(folder, "_")  # a module: its folder is a level down
+            for _ in imp.target.split(".")[1:]:
+                folder = posixpath.dirname(folder)
+            package = posixpath.join(folder, "__init__.py")
+            if package in self.files:
+                found.append(package)
+        return tuple(dict.fromkeys(found))
 
     def _outside(self, path: str, name: str, depth: int) -> bool:
         """Whether ``name`` in ``path`` is imported from outside the workspace, directly or

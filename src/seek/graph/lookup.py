@@ -133,12 +133,27 @@ class CodeGraph(Bindings):
         return min(inside, key=lambda d: d.end_line - d.line) if inside else None
 
     def uses(self, definition: Definition) -> list[Reference]:
-        """The uses that bind to ``definition``."""
-        return [
+        """The uses that bind to ``definition``: by its name, and in a Python file that
+        imports it under another (`from m import a as b`: the uses of b)."""
+        found = [
             r
             for r in self.refs_by_name.get(definition.name, ())
             if definition in self.candidates(r)
         ]
+        for facts in self.mentioning((definition.name,)):
+            if facts.grammar != "python":
+                continue
+            aliases = {  # the alias -> its import's line (where the name itself is the use)
+                i.alias: i.line
+                for i in facts.imports
+                if i.alias and i.names and i.names[0] == definition.name != i.alias
+            }
+            found += [
+                r
+                for r in facts.references
+                if aliases.get(r.name, r.line) != r.line and definition in self.candidates(r)
+            ]
+        return found
 
     def refs(self, target: str | Definition) -> list[UseGroup]:
         """Uses of a name (every definition of it) or of one definition, grouped by file and

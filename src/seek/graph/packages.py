@@ -120,6 +120,10 @@ def resolve_package(
         file = source_file(paths, package[0], target)
         if file is not None:
             return file
+    if subpath != "." and not any(_matches(key, subpath) for key, _ in package[2]):
+        # a subpath its `exports` do not list: Node refuses it, but a monorepo's TypeScript
+        # `paths` (`"@trpc/*": ["packages/*/src"]`) map it to the source at that path (issue 45)
+        return source_file(paths, package[0], subpath)
     return None
 
 
@@ -135,15 +139,21 @@ def _entry(package: Package, subpath: str) -> list[str]:
     best: tuple[str, str, list[str]] | None = None
     for key, targets in exports:
         head, star, tail = key.partition("*")
-        if (
-            star
-            and subpath.startswith(head)
-            and subpath.endswith(tail)
-            and len(subpath) >= len(head) + len(tail)
-            and (best is None or len(head) > len(best[0]))
-        ):
+        if star and _matches(key, subpath) and (best is None or len(head) > len(best[0])):
             best = (head, subpath[len(head) : len(subpath) - len(tail)], targets)
     return [t.replace("*", best[1]) for t in best[2]] if best else []
+
+
+def _matches(key: str, subpath: str) -> bool:
+    """Whether an `exports` key names ``subpath``: the same, or a `*` pattern matching it."""
+    head, star, tail = key.partition("*")
+    if not star:
+        return key == subpath
+    return (
+        subpath.startswith(head)
+        and subpath.endswith(tail)
+        and len(subpath) >= len(head) + len(tail)
+    )
 
 
 def source_file(paths: set[str], folder: str, target: str) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from seek.graph.model import Definition, FileFacts, Reference
 from seek.graph.types import EXTERNAL, PARAM, TYPE_MARK
 
-REEXPORT_DEPTH = 3
+REEXPORT_DEPTH = 6
 TYPE_KINDS = {"class", "interface", "type", "struct", "enum", "trait", "object"}
 # What a name used as an owner may mean whose members are its definitions: a type, or a
 # TypeScript namespace (`StandardSchemaV1.Props`)
