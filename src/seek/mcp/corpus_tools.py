@@ -29,7 +29,6 @@ from pydantic import Field
 from seek._version import __version__
 from seek.errors import SeekError
 from seek.mcp.graph_tools import File, Limit, Line, Name
-from seek.retrieve.types import SearchResult
 from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, check_query, printable
 
 MAX_REPO_CHARS = 128
@@ -95,7 +94,7 @@ def build_corpus_server(uri: str, overrides: dict[str, object] | None = None) ->
         if not query.strip():
             raise ToolError("query is empty: pass a question or an identifier")
 
-        def found() -> SearchResult:
+        def found() -> Any:  # the corpus searcher's SearchResult
             wanted = tuple(check_query(p, "a path") for p in paths or ())
             return service.hits(query, k, tuple(repos or ()), wanted)
 
