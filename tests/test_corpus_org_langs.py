@@ -131,6 +131,34 @@ def test_go_refs_of_a_pflag_type_follow_each_files_import_alias(go_corpus):
     assert all("FlagSet" in r["text"] for r in cobra_rows)
 
 
+def defined_at(root: Path, pattern: str) -> str:
+    """``path:line`` of the first line of ``root``'s Go files matching ``pattern``."""
+    for file in sorted(root.glob("*.go")):
+        for number, text in enumerate(file.read_text().splitlines(), 1):
+            if re.search(pattern, text):
+                return f"{file.name}:{number}"
+    raise AssertionError(f"{pattern!r} not in {root}")
+
+
+@needs_go
+@pytest.mark.parametrize("method", ["Lookup", "SetAnnotation", "StringP"])
+def test_go_uses_in_a_package_that_imports_pflag_in_other_files(go_corpus, method):
+    """cobra's tests call pflag's methods on what cobra's methods return
+    (`cmd.Flags().Lookup(...)`) without importing pflag: a Go package's files share one
+    scope, so the files of a package where some file imports pflag are read too."""
+    location, repos = go_corpus
+    cobra = repos["cobra"]
+    target = defined_at(repos["pflag"], rf"^func \(f \*FlagSet\) {method}\(")
+    answer = corpus_json(location, "refs", target, "--repo", "pflag")
+    importing = {p for p, _ in lines_matching(cobra, r'"github\.com/spf13/pflag"$', "*.go", "//")}
+    elsewhere = {f.name for f in cobra.glob("*.go")} - importing  # cobra's package, root folder
+    expected = {(p, n) for p, n in lines_matching(cobra, rf"\.{method}\(", "*.go", "//")
+                if p in elsewhere}  # fmt: skip
+    assert len(expected) >= 3
+    assert expected <= rows_of(answer, "cobra")
+    assert all(method in r["text"] for r in answer["rows"] if r["repo"] == "cobra")
+
+
 @needs_go
 def test_go_callers_and_dependents_name_cobra(go_corpus):
     location, repos = go_corpus

@@ -180,6 +180,24 @@ class JointGraph(CodeGraph):
         return False
 
 
+SHARED_SCOPE = (".go", ".java", ".kt")
+"""Languages whose package is a folder whose files share one scope: a file uses what the
+others declare without importing it."""
+
+
+def package_mates(importing: Iterable[str], every: Iterable[str]) -> set[str]:
+    """The files of ``every`` (one repository's paths) in the package of a file of
+    ``importing``, in the languages of :data:`SHARED_SCOPE`. A file that imports nothing of
+    another repository still reaches it through what its package's files declare: cobra's
+    tests call ``cmd.Flags().Lookup(...)``, pflag's method, on the ``*pflag.FlagSet`` that
+    cobra's command.go returns, without importing pflag."""
+    folders = {(posixpath.dirname(p), posixpath.splitext(p)[1]) for p in importing
+               if p.endswith(SHARED_SCOPE)}  # fmt: skip
+    if not folders:
+        return set()
+    return {p for p in every if (posixpath.dirname(p), posixpath.splitext(p)[1]) in folders}
+
+
 def joint_graph(
     parts: Mapping[str, RepoPart], providers: Mapping[tuple[str, str], list[Link]]
 ) -> tuple[CodeGraph, JointResolver]:
