@@ -180,9 +180,11 @@ class JointGraph(CodeGraph):
         return False
 
 
-SHARED_SCOPE = (".go", ".java", ".kt")
+SHARED_SCOPE = (".go",)
 """Languages whose package is a folder whose files share one scope: a file uses what the
-others declare without importing it."""
+others declare without importing it. (Java's and Kotlin's packages too, but the graph types
+no chained member there, `command.flags().lookup()`, so their package mates would add
+nothing a joint graph binds.)"""
 
 
 def package_mates(importing: Iterable[str], every: Iterable[str]) -> set[str]:

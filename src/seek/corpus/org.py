@@ -4,7 +4,7 @@ repositories, and ``seek corpus dependents`` (issue 45, deliver 3).
 A question about a definition of repository A reads one joint graph
 (:mod:`seek.corpus.joint`): A whole, and of every other repository only the files that
 import one of the names A provides from outside their own repository (the corpus's links,
-:mod:`seek.corpus.links`) and, in Go, Java and Kotlin, the other files of their packages
+:mod:`seek.corpus.links`) and, in Go, the other files of their packages
 (which reach A through what the importing files declare), so its cost follows A and its
 importers, not the corpus. The answer's rows are the workspace tools' rows
 (:mod:`seek.workspace.code_graph`), each naming its ``repo`` and a ``path`` of that
