@@ -166,6 +166,17 @@ class JointGraph(CodeGraph):
             return found
         return [d for d in found if split(d.path)[0] == repo]
 
+    def uses(self, definition: Definition) -> list[Reference]:
+        """The uses that bind to ``definition``, under its name or an alias an import gives
+        it: requests imports `ProxyError as _ProxyError` from urllib3 and spells its uses
+        `_ProxyError` (:meth:`seek.graph.CodeGraph.uses` reads the name alone)."""
+        return [
+            ref
+            for name in sorted(self.spellings((definition.name,)))
+            for ref in self.refs_by_name.get(name, ())
+            if definition in self.candidates(ref)
+        ]
+
     def _through_imports(self, ref: Reference, found: list[Definition]) -> bool:
         grammar = self.files[ref.path].grammar if ref.path in self.files else ""
         if not ref.member:

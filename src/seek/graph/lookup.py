@@ -209,8 +209,14 @@ class CodeGraph(Bindings):
         wanted = set(names)
         if self._inbound is not None:
             return {d: n for d, n in self._inbound.items() if d.name in wanted}
-        spelt = set(wanted)
-        while True:  # the aliases of the names, and the aliases of those
+        uses = (ref for name in self.spellings(wanted) for ref in self.refs_by_name.get(name, ()))
+        return self._bound_counts(uses, wanted)
+
+    def spellings(self, names: Iterable[str]) -> set[str]:
+        """``names`` and the aliases imports give them (`from m import a as b`), and the
+        aliases of those: the names a use of one of them may be spelt by."""
+        spelt = set(names)
+        while True:
             more = {
                 imp.alias
                 for facts in self.mentioning(spelt)
@@ -218,10 +224,8 @@ class CodeGraph(Bindings):
                 if imp.alias and imp.names and imp.names[0] in spelt and imp.alias not in spelt
             }
             if not more:
-                break
+                return spelt
             spelt |= more
-        uses = (ref for name in spelt for ref in self.refs_by_name.get(name, ()))
-        return self._bound_counts(uses, wanted)
 
     def _bound_counts(
         self, uses: Iterable[Reference], wanted: set[str] | None = None
