@@ -125,7 +125,11 @@ def resolve_package(
 
 def _entry(package: Package, subpath: str) -> list[str]:
     """The targets of ``subpath``: its `exports` entry (exact, else the `*` pattern of the
-    longest prefix), or without `exports`, `main` & co. for "." and the path itself."""
+    longest prefix), or without `exports`, `main` & co. for "." and the path itself. A
+    subpath the `exports` do not name is read as the path itself too, as a monorepo's
+    TypeScript `paths` mapping reads it (trpc's tests import
+    `@trpc/client/internals/dataLoader`, which Node would refuse): only a file that is there
+    answers (:func:`source_file`)."""
     _, _, exports, mains = package
     if not exports:
         return [*mains, "./index"] if subpath == "." else [subpath]
@@ -143,7 +147,9 @@ def _entry(package: Package, subpath: str) -> list[str]:
             and (best is None or len(head) > len(best[0]))
         ):
             best = (head, subpath[len(head) : len(subpath) - len(tail)], targets)
-    return [t.replace("*", best[1]) for t in best[2]] if best else []
+    if best is None:
+        return [subpath] if subpath != "." else []
+    return [t.replace("*", best[1]) for t in best[2]]
 
 
 def source_file(paths: set[str], folder: str, target: str) -> str | None:
