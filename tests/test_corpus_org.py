@@ -151,3 +151,20 @@ def test_dependents_name_the_importing_repositories_and_what_they_use(corpus):
     assert cross_lookup(location, "requests", "dependents", "").rows == []
     text = CliRunner().invoke(cli, ["corpus", "dependents", location.uri, "--repo", "urllib3"])
     assert text.exit_code == 0 and text.output.startswith("requests  ")
+
+
+def test_refs_across_repositories_follow_an_imports_alias(corpus):
+    """requests imports `ProxyError as _ProxyError` and `Timeout as TimeoutSauce` (from
+    urllib3.util, which re-exports it) and spells its uses by the alias."""
+    location, repos, _ = corpus
+    adapters = repos["requests"] / "src/requests/adapters.py"
+    for path, pattern, alias in [
+        ("src/urllib3/exceptions.py", r"^class ProxyError\b", "_ProxyError"),
+        ("src/urllib3/util/timeout.py", r"^class Timeout\b", "TimeoutSauce"),
+    ]:
+        line = line_of(repos["urllib3"] / path, pattern)
+        result = cross_lookup(location, "urllib3", "refs", f"{path}:{line}", 1000)
+        theirs = {(r["path"], r["line"]) for r in result.rows if r["repo"] == "requests"}
+        spelt = {("src/requests/adapters.py", n) for p, n in uses_in(adapters.parent, alias)
+                 if p == "adapters.py"}  # fmt: skip
+        assert len(spelt) >= 3 and spelt <= theirs, (alias, spelt - theirs)

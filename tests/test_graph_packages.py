@@ -74,6 +74,29 @@ def test_a_bare_specifier_resolves_through_the_workspace_package_json():
     }
 
 
+def test_a_subpath_the_exports_do_not_name_resolves_to_the_file_there():
+    """A monorepo's TypeScript `paths` mapping lets a test import a package's internals by
+    a subpath its `exports` do not name (trpc's tests: `@trpc/client/internals/dataLoader`);
+    the file under the package (or its `src/`) answers, a subpath with no file nothing."""
+    data = {k: v.encode() for k, v in WORKSPACE.items()}
+    data["packages/core/src/internals/loader.ts"] = b"export function loader() { return 1; }\n"
+    data["packages/app/main.ts"] = (
+        b"import { loader } from '@acme/core/internals/loader';\n"
+        b"import { gone } from '@acme/core/internals/gone';\n"
+        b"export const value = loader();\n"
+    )
+    graph = build_graph(data)
+    assert imports_of(graph, "packages/app/main.ts") == {
+        "@acme/core/internals/loader": ("packages/core/src/internals/loader.ts",),
+        "@acme/core/internals/gone": (),
+    }
+    (definition,) = graph.defs("loader")
+    assert [(u.path, u.line) for u in graph.uses(definition)] == [
+        ("packages/app/main.ts", 1),
+        ("packages/app/main.ts", 3),
+    ]
+
+
 def test_seek_tests_reaches_the_test_importing_the_package_by_name():
     data = {k: v.encode() for k, v in WORKSPACE.items()}
     graph = build_graph(data)

@@ -13,12 +13,26 @@ from seek.store.warm import preload_lancedb
 
 
 @cli.command("mcp")
+@click.option(
+    "--corpus",
+    default=None,
+    metavar="URI",
+    help="Answer from this corpus (`seek corpus`: a folder or s3:// URI) instead of workspaces.",
+)
 @click.pass_obj
-def mcp_command(obj: Context) -> None:
-    """Serve seek's tools over MCP on stdin/stdout (for Claude Code, Codex, Cursor...)."""
+def mcp_command(obj: Context, corpus: str | None) -> None:
+    """Serve seek's tools over MCP on stdin/stdout (for Claude Code, Codex, Cursor...).
+
+    With --corpus: search, repos, def, refs, callers and dependents over a corpus's
+    repositories, refs and callers across the repositories that import one another."""
     bound_native_threads()
     limit_malloc_arenas()
     preload_lancedb()
+    if corpus is not None:
+        from seek.mcp.corpus_tools import run_corpus_stdio
+
+        run_corpus_stdio(corpus, obj.overrides)
+        return
     from seek.mcp import run_stdio
 
     run_stdio(obj.workspace(), obj.overrides)

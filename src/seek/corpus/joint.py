@@ -37,7 +37,7 @@ from seek.graph import CodeGraph
 from seek.graph.binding import _STRICT
 from seek.graph.imports import Resolver
 from seek.graph.model import Definition, FileFacts, Import, Reference
-from seek.graph.resolve import REEXPORT_DEPTH
+from seek.graph.resolve import reexport_depth
 from seek.index.graph_rows import StoredFacts, _row_module, _row_package
 
 SEP = "/"
@@ -170,7 +170,9 @@ class JointGraph(CodeGraph):
         grammar = self.files[ref.path].grammar if ref.path in self.files else ""
         if not ref.member:
             # a bare name binds through the file's imports only, in these languages
-            return grammar in _STRICT or bool(self._imported(ref.path, ref.name, REEXPORT_DEPTH))
+            return grammar in _STRICT or bool(
+                self._imported(ref.path, ref.name, reexport_depth(grammar))
+            )
         if ref.qualifier and self.aliases(ref.path).get(ref.qualifier):
             return True  # a member of an imported module
         if grammar == "python" and ref.owner and self.module_chain(ref.path, ref.owner):
@@ -180,6 +182,26 @@ class JointGraph(CodeGraph):
             members = self._members(typed, ref.name) if typed else None
             return bool(members) and set(found) <= set(members)
         return False
+
+
+SHARED_SCOPE = (".go",)
+"""Languages whose package is a folder whose files share one scope: a file uses what the
+others declare without importing it. (Java's and Kotlin's packages too, but the graph types
+no chained member there, `command.flags().lookup()`, so their package mates would add
+nothing a joint graph binds.)"""
+
+
+def package_mates(importing: Iterable[str], every: Iterable[str]) -> set[str]:
+    """The files of ``every`` (one repository's paths) in the package of a file of
+    ``importing``, in the languages of :data:`SHARED_SCOPE`. A file that imports nothing of
+    another repository still reaches it through what its package's files declare: cobra's
+    tests call ``cmd.Flags().Lookup(...)``, pflag's method, on the ``*pflag.FlagSet`` that
+    cobra's command.go returns, without importing pflag."""
+    folders = {(posixpath.dirname(p), posixpath.splitext(p)[1]) for p in importing
+               if p.endswith(SHARED_SCOPE)}  # fmt: skip
+    if not folders:
+        return set()
+    return {p for p in every if (posixpath.dirname(p), posixpath.splitext(p)[1]) in folders}
 
 
 def joint_graph(

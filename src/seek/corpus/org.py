@@ -4,10 +4,12 @@ repositories, and ``seek corpus dependents`` (issue 45, deliver 3).
 A question about a definition of repository A reads one joint graph
 (:mod:`seek.corpus.joint`): A whole, and of every other repository only the files that
 import one of the names A provides from outside their own repository (the corpus's links,
-:mod:`seek.corpus.links`), so its cost follows A and its importers, not the corpus. The
-answer's rows are the workspace tools' rows (:mod:`seek.workspace.code_graph`), each naming
-its ``repo`` and a ``path`` of that repository; A's rows first, then each other repository's
-by name, each by file and enclosing definition.
+:mod:`seek.corpus.links`) and, in Go, the other files of their packages
+(which reach A through what the importing files declare), so its cost follows A and its
+importers, not the corpus. The answer's rows are the workspace tools' rows
+(:mod:`seek.workspace.code_graph`), each naming its ``repo`` and a ``path`` of that
+repository; A's rows first, then each other repository's by name, each by file and
+enclosing definition.
 
 What cannot be bound for sure is said in the notes: a name two repositories provide (the
 import binds to neither), a repository whose links are not stored yet (indexed by an older
@@ -27,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seek.corpus.joint import JointResolver, RepoPart, joined, joint_graph, split
+from seek.corpus.joint import (
+    JointResolver,
+    RepoPart,
+    joined,
+    joint_graph,
+    package_mates,
+    split,
+)
 from seek.corpus.links import DYNAMIC, Link, importers, provided_by, providers
 from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
 from seek.graph import CodeGraph, Definition, Reference
@@ -39,9 +48,6 @@ from seek.workspace.code_graph import GraphResult
 
 CROSS_TOOLS = ("refs", "callers", "dependents")
 MAX_KEPT = 8
-MAX_JOINT_FILES = 20_000
-"""The files one joint graph reads whole (the asked repository, then its importers, the
-smallest first): about 2 s to read and assemble on a 2-core machine (issue 45, deliver 5)."""
 """Joint graphs a server keeps (the least recently asked go first)."""
 
 
@@ -55,6 +61,9 @@ class Joint:
     importing: dict[str, list[str]] = field(default_factory=dict)
     """Other repository -> its files that import a name ``repo`` provides."""
     notes: list[str] = field(default_factory=list)
+    reading: dict[str, list[str]] = field(default_factory=dict)
+    """Other repository -> its files in the graph: those importing, and their package's
+    files in languages whose package shares one scope (:func:`package_mates`)."""
 
 
 def read_joint(location: CorpusLocation, repo: str) -> Joint:
@@ -92,28 +101,11 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
                 importing[found.repo].add(found.path)
     parts = {repo: RepoPart(rows, [r[0] for r in rows])}
     every_path = graph_table.paths_of(sorted(importing))
-    # an importing repository is read whole while the graph stays within MAX_JOINT_FILES (a
-    # use in a file that does not import the library itself - a Go file of the importing
-    # package, a type declared beside the import - binds only then); past it, only its
-    # files that import the library, and the answer says so
-    room = MAX_JOINT_FILES - len(rows)
-    whole = []
-    for other in sorted(importing, key=lambda r: (len(every_path.get(r, ())), r)):
-        if len(every_path.get(other, ())) <= room:
-            whole.append(other)
-            room -= len(every_path.get(other, ()))
-    for other, loaded in graph_table.load_repos(whole).items():
-        parts[other] = RepoPart(loaded, every_path.get(other, ()))
-    partly = sorted(set(importing) - set(whole))
-    for other in partly:
-        loaded = graph_table.load_files(other, sorted(importing[other]))
-        parts[other] = RepoPart(loaded, every_path.get(other, ()))
-    if partly:
-        notes.append(
-            f"{len(partly)} importing repositories are read only through their files that "
-            f"import {repo} (over {MAX_JOINT_FILES:,} files in all): a use elsewhere in them "
-            "may be missing."
-        )
+    reading: dict[str, list[str]] = {}
+    for other in sorted(importing):
+        every = every_path.get(other, ())
+        reading[other] = sorted(importing[other] | package_mates(importing[other], every))
+        parts[other] = RepoPart(graph_table.load_files(other, reading[other]), every)
     for (ecosystem, name), found in sorted(claims.items()):
         others = sorted({c.repo for c in found} - {repo})
         if others:
@@ -129,7 +121,7 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
         )
     graph, resolver = joint_graph(parts, claims)
     files = {other: sorted(paths) for other, paths in importing.items()}
-    return Joint(repo, graph, resolver, files, notes)
+    return Joint(repo, graph, resolver, files, notes, reading)
 
 
 class JointGraphs:
@@ -257,13 +249,14 @@ def _note_ambiguous(joint: Joint, notes: list[str]) -> None:
 
 def dependents(joint: Joint) -> list[dict[str, Any]]:
     """Each repository importing what ``joint.repo`` provides: how many of its files do, how
-    many of its uses bind to the repository's definitions, and which, most used first."""
+    many of its uses (in the files read) bind to the repository's definitions, and which,
+    most used first."""
     graph, repo = joint.graph, joint.repo
     out = []
     for other, paths in sorted(joint.importing.items()):
         names: Counter[str] = Counter()
         if graph is not None:
-            for path in paths:
+            for path in joint.reading.get(other, paths):
                 facts = graph.files.get(joined(other, path))
                 for ref in facts.references if facts is not None else ():
                     bound = {d.qualified for d in graph.candidates(ref)

@@ -44,6 +44,7 @@ from seek.corpus.location import CorpusLocation, check_repo_name
 from seek.corpus.org import JointGraphs, cross_lookup
 from seek.corpus.search import CorpusSearcher
 from seek.errors import ApiError, CorpusError
+from seek.retrieve.types import SearchResult
 from seek.serving import GuardPolicy, RequestGuard
 from seek.serving.config import ServeConfig
 from seek.serving.graph_requests import lookup_target, map_budget, row_limit
@@ -59,6 +60,7 @@ from seek.serving.requests import (
 )
 from seek.settings import load_settings
 from seek.untrusted import MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from seek.workspace.code_graph import GraphResult
 
 REFRESH_S = 5.0
 MAX_REPOS = 1_000
@@ -129,22 +131,33 @@ class CorpusService:
             raise ApiError(404, "no_repo", f"the corpus has no repository {', '.join(unknown)}")
 
     def search(self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]) -> dict:
+        return self.hits(query, k, repos, paths).to_json()
+
+    def hits(
+        self, query: str, k: int, repos: tuple[str, ...], paths: tuple[str, ...]
+    ) -> SearchResult:
+        """The search's result (``seek mcp --corpus`` prints it as text)."""
         self._known(repos)
         self._fresh()
-        return self.searcher.search(query, k, repos=repos, prefixes=paths).to_json()
+        return self.searcher.search(query, k, repos=repos, prefixes=paths)
 
     def graph(
         self, tool: str, repo: str, target: str, limit: int | None, budget: int | None = None
     ) -> dict[str, Any]:
         """``seek corpus TOOL URI TARGET --repo REPO --json``'s object, from the graphs this
         server keeps (each until its repository's manifest changes)."""
+        return {"repo": repo, **self.answer(tool, repo, target, limit, budget).to_json()}
+
+    def answer(
+        self, tool: str, repo: str, target: str, limit: int | None, budget: int | None = None
+    ) -> GraphResult:
+        """:meth:`graph`'s answer as the library gives it (``seek mcp --corpus`` prints its
+        text)."""
         self._known((repo,))  # from the snapshot, without a storage read per request
         if tool in CROSS_TOOLS:
-            found = cross_lookup(self.location, repo, CROSS_TOOLS[tool], target, limit,
-                                 self.joints)  # fmt: skip
-        else:
-            found = lookup(self.location, repo, tool, target, limit, self.graphs, budget)
-        return {"repo": repo, **found.to_json()}
+            return cross_lookup(self.location, repo, CROSS_TOOLS[tool], target, limit,
+                                self.joints)  # fmt: skip
+        return lookup(self.location, repo, tool, target, limit, self.graphs, budget)
 
     def _stamps(self) -> dict[str, object]:
         return {repo["name"]: repo["updated_at"] for repo in self.repos()["repos"]}

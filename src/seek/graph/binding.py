@@ -30,7 +30,13 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from seek.graph.model import Definition, FileFacts, Import, LazyFacts, Reference
-from seek.graph.resolve import REEXPORT_DEPTH, TYPE_KINDS, DeclaredTypes, exported
+from seek.graph.resolve import (
+    REEXPORT_DEPTH,
+    TYPE_KINDS,
+    DeclaredTypes,
+    exported,
+    reexport_depth,
+)
 
 _STRICT = {"python", "javascript", "typescript", "tsx", "rust", "go"}
 # Languages where members of an object built inside a function commonly escape it (object
@@ -113,7 +119,7 @@ class Bindings(DeclaredTypes):
             if module_files:
                 hit = [d for d in named if d.path in module_files and exported(d)]
                 for module in module_files if not hit else ():
-                    hit = self._imported(module, ref.name, REEXPORT_DEPTH)  # an index file
+                    hit = self._imported(module, ref.name, reexport_depth(grammar))  # an index
                     if hit:
                         break
                 if hit or grammar == "go":  # a Go package's member is in the package
@@ -164,7 +170,7 @@ class Bindings(DeclaredTypes):
         own = [d for d in named if d.path == ref.path]
         if own:
             return own
-        imported = self._imported(ref.path, ref.name, REEXPORT_DEPTH)
+        imported = self._imported(ref.path, ref.name, reexport_depth(grammar))
         if imported:
             return imported
         if grammar == "go":

@@ -133,27 +133,18 @@ class CodeGraph(Bindings):
         return min(inside, key=lambda d: d.end_line - d.line) if inside else None
 
     def uses(self, definition: Definition) -> list[Reference]:
-        """The uses that bind to ``definition``: by its name, and in a Python file that
-        imports it under another (`from m import a as b`: the uses of b)."""
+        """The uses that bind to ``definition``, under its name or an alias an import gives
+        it (`from m import a as b`: the uses of b; issue 45: requests spells urllib3's
+        ProxyError `_ProxyError`). The alias on an import line that names the definition
+        too is that line's one use."""
         found = [
-            r
-            for r in self.refs_by_name.get(definition.name, ())
-            if definition in self.candidates(r)
+            ref
+            for name in sorted(self.spellings((definition.name,)))
+            for ref in self.refs_by_name.get(name, ())
+            if definition in self.candidates(ref)
         ]
-        for facts in self.mentioning((definition.name,)):
-            if facts.grammar != "python":
-                continue
-            aliases = {  # the alias -> its import's line (where the name itself is the use)
-                i.alias: i.line
-                for i in facts.imports
-                if i.alias and i.names and i.names[0] == definition.name != i.alias
-            }
-            found += [
-                r
-                for r in facts.references
-                if aliases.get(r.name, r.line) != r.line and definition in self.candidates(r)
-            ]
-        return found
+        named = {(r.path, r.line) for r in found if r.name == definition.name}
+        return [r for r in found if r.name == definition.name or (r.path, r.line) not in named]
 
     def refs(self, target: str | Definition) -> list[UseGroup]:
         """Uses of a name (every definition of it) or of one definition, grouped by file and
@@ -224,8 +215,14 @@ class CodeGraph(Bindings):
         wanted = set(names)
         if self._inbound is not None:
             return {d: n for d, n in self._inbound.items() if d.name in wanted}
-        spelt = set(wanted)
-        while True:  # the aliases of the names, and the aliases of those
+        uses = (ref for name in self.spellings(wanted) for ref in self.refs_by_name.get(name, ()))
+        return self._bound_counts(uses, wanted)
+
+    def spellings(self, names: Iterable[str]) -> set[str]:
+        """``names`` and the aliases imports give them (`from m import a as b`), and the
+        aliases of those: the names a use of one of them may be spelt by."""
+        spelt = set(names)
+        while True:
             more = {
                 imp.alias
                 for facts in self.mentioning(spelt)
@@ -233,10 +230,8 @@ class CodeGraph(Bindings):
                 if imp.alias and imp.names and imp.names[0] in spelt and imp.alias not in spelt
             }
             if not more:
-                break
+                return spelt
             spelt |= more
-        uses = (ref for name in spelt for ref in self.refs_by_name.get(name, ()))
-        return self._bound_counts(uses, wanted)
 
     def _bound_counts(
         self, uses: Iterable[Reference], wanted: set[str] | None = None

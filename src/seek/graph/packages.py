@@ -120,16 +120,16 @@ def resolve_package(
         file = source_file(paths, package[0], target)
         if file is not None:
             return file
-    if subpath != "." and not any(_matches(key, subpath) for key, _ in package[2]):
-        # a subpath its `exports` do not list: Node refuses it, but a monorepo's TypeScript
-        # `paths` (`"@trpc/*": ["packages/*/src"]`) map it to the source at that path (issue 45)
-        return source_file(paths, package[0], subpath)
     return None
 
 
 def _entry(package: Package, subpath: str) -> list[str]:
     """The targets of ``subpath``: its `exports` entry (exact, else the `*` pattern of the
-    longest prefix), or without `exports`, `main` & co. for "." and the path itself."""
+    longest prefix), or without `exports`, `main` & co. for "." and the path itself. A
+    subpath the `exports` do not name is read as the path itself too, as a monorepo's
+    TypeScript `paths` mapping reads it (trpc's tests import
+    `@trpc/client/internals/dataLoader`, which Node would refuse): only a file that is there
+    answers (:func:`source_file`)."""
     _, _, exports, mains = package
     if not exports:
         return [*mains, "./index"] if subpath == "." else [subpath]
@@ -141,7 +141,9 @@ def _entry(package: Package, subpath: str) -> list[str]:
         head, star, tail = key.partition("*")
         if star and _matches(key, subpath) and (best is None or len(head) > len(best[0])):
             best = (head, subpath[len(head) : len(subpath) - len(tail)], targets)
-    return [t.replace("*", best[1]) for t in best[2]] if best else []
+    if best is None:
+        return [subpath] if subpath != "." else []
+    return [t.replace("*", best[1]) for t in best[2]]
 
 
 def _matches(key: str, subpath: str) -> bool:

@@ -18,6 +18,7 @@ back escaped, as in the CLI's text output (:mod:`seek.untrusted`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import unquote, urlparse
@@ -30,7 +31,7 @@ from pydantic import Field
 from seek._version import __version__
 from seek.errors import SeekError
 from seek.mcp.graph_tools import register_graph_tools, workspace_relative
-from seek.retrieve.types import SearchResult
+from seek.retrieve.types import Hit, SearchResult
 from seek.settings import load_settings
 from seek.settings.trust import describe_line
 from seek.untrusted import (
@@ -101,9 +102,10 @@ class McpWorkspaces(Workspaces):
         return resolve_workspace(resolved)
 
 
-def format_hits(result: SearchResult) -> str:
+def format_hits(result: SearchResult, where: Callable[[Hit], str] | None = None) -> str:
     """Compact text an agent reads cheaply: one header line per hit (with the qualified name
-    of its enclosing definition when it has one), then its first lines."""
+    of its enclosing definition when it has one), then its first lines. ``where``: the
+    hit's file as named in its header (default: its path; a corpus's hit: ``repo:path``)."""
     if not result.hits:
         return "No matching code." + "".join(f"\nnote: {printable(n)}" for n in result.notes)
     blocks = []
@@ -113,7 +115,8 @@ def format_hits(result: SearchResult) -> str:
         more = f"\n… {len(lines) - SNIPPET_LINES} more lines" if len(lines) > SNIPPET_LINES else ""
         symbol = f" {printable(hit.symbol.qualified)}" if hit.symbol else ""
         blocks.append(
-            f"{rank}. {printable(hit.path)}:{hit.start_line}-{hit.end_line} "
+            f"{rank}. {printable(where(hit) if where else hit.path)}:{hit.start_line}-"
+            f"{hit.end_line} "
             f"(score {hit.score:.4f}){symbol}\n"
             f"{printable_text(shown)}{more}"
         )
