@@ -227,23 +227,3 @@ class CorpusGraph:
                 if path != MARKER:
                     found[repo].append(path)
         return found
-
-    def load_repos(self, repos: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
-        """Every (path, definitions, facts) row of each of ``repos`` that has its graph
-        stored, in one read (a repository without its marker is left out)."""
-        table = self.open()
-        found: dict[str, list[tuple[str, str, str]]] = {}
-        if table is None or not repos:
-            return found
-        where = repo_filter(sorted(set(repos)))
-        count = table.count_rows(where)
-        if not count:
-            return found
-        data = table.search().where(where).select(list(COLUMNS)).limit(count).to_arrow()
-        marked = set()
-        for repo, *row in zip(*(data.column(c).to_pylist() for c in COLUMNS), strict=True):
-            if row[0] == MARKER:
-                marked.add(repo)
-            else:
-                found.setdefault(repo, []).append(tuple(row))
-        return {repo: rows for repo, rows in found.items() if repo in marked}
