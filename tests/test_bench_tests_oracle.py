@@ -149,8 +149,9 @@ def test_a_repository_is_scored_per_method_and_level_against_the_oracle(tmp_path
 def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tmp_path, exported):
     # The test imports the package by its own name (as zod's tests import "zod/v4"). When
     # package.json exports that subpath (a build output, mapped to its source) the graph
-    # resolves it and the test reaches the function; when it does not, the import resolves
-    # to no file, no chain of uses reaches the test, and the ceiling names why.
+    # resolves it and the test reaches the function; when the subpath names no file there
+    # (neither exported nor a source at that path, issue 45), the import resolves to no
+    # file, no chain of uses reaches the test, and the ceiling names why.
     exports = {".": "./dist/index.js", **({"./lib": "./dist/lib.js"} if exported else {})}
     (tmp_path / "package.json").write_text(json.dumps({"name": "tinypkg", "exports": exports}))
     (tmp_path / "src").mkdir()
@@ -159,7 +160,7 @@ def test_the_ceiling_names_an_unresolved_import_of_the_workspaces_own_package(tm
     )
     (tmp_path / "src" / "lib.test.ts").write_text(
         'import { test, expect } from "vitest";\n'
-        'import { shout } from "tinypkg/lib";\n'
+        f'import {{ shout }} from "tinypkg/{"lib" if exported else "shouting"}";\n'
         "\n"
         'test("shouts", () => {\n'
         '  expect(shout("a")).toBe("A");\n'
