@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -47,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO_ROOT, RESULTS, loadavg
+from bench.common import REPO_ROOT, RESULTS, loadavg, run_record
 from bench.org.scale_base import LIBRARY, build_base, read_real
 from bench.org.scale_synth import Plan, dependent_name, set_dependents, write_corpus
 
@@ -105,10 +104,20 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+CPU: list[float] = []
+"""The CPU seconds (user + system) of each process :func:`timed` ran, in order: a loaded
+machine inflates them less than wall time."""
+
+
 def timed(command: list[str], cwd: Path | None = None) -> tuple[float, str]:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=seek_env(), cwd=cwd)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if done.returncode:
         raise RuntimeError(f"{command} failed: {done.stderr[-2000:]}")
     return seconds, done.stdout
@@ -220,7 +229,7 @@ def index_phase(work: Path, real: dict, sizes: list[int], runs: int = 3) -> dict
         built = write_corpus(folder, real, plan, real[LIBRARY].manifest["model"],
                              sources={repo: str(checkout)})  # fmt: skip
         assert as_repository  # the base's checkouts are laid out by it
-        walls, found = [], []
+        walls, found, cpus = [], [], []
         for run in range(runs):
             adapters = checkout / "src" / "requests" / "adapters.py"
             text = adapters.read_text()
@@ -231,6 +240,7 @@ def index_phase(work: Path, real: dict, sizes: list[int], runs: int = 3) -> dict
                                                  "--folder", str(checkout), "--in-process",
                                                  "--json"))  # fmt: skip
             walls.append(seconds)
+            cpus.append(CPU[-1])
             report = json.loads(stdout)
             result = cross_lookup(CorpusLocation(str(folder)), LIBRARY, "refs",
                                   f"{SUBJECT}:{subject_line(folder)}", 1000)  # fmt: skip
@@ -243,6 +253,7 @@ def index_phase(work: Path, real: dict, sizes: list[int], runs: int = 3) -> dict
                        "chunk_rows": built["chunk_rows"], "dependents": dependents,
                        "cold_cli_s": {"median": round(statistics.median(walls), 2),
                                       "all": [round(w, 2) for w in walls]},
+                       "cold_cli_cpu_s": round(statistics.median(cpus), 2),
                        "new_use_found_after_run": found, "loadavg": loadavg()}  # fmt: skip
         out[str(n)]["where"] = index_where(folder, repo, checkout)
     return out
@@ -265,13 +276,15 @@ def refs_phase(work: Path, size: str, runs: int = 5) -> dict[str, Any]:
     time of one goes."""
     folder = work / size
     target = f"{SUBJECT}:{subject_line(folder)}"
-    walls, rows, floor = [], set(), []
+    walls, rows, floor, cpu, floor_cpu = [], set(), [], [], []
     for _ in range(runs):
         # what any cold corpus command pays before it reads anything
         floor.append(timed([sys.executable, "-c", FLOOR])[0])
+        floor_cpu.append(CPU[-1])
         seconds, stdout = timed(seek_command("corpus", "refs", str(folder), target, "--repo",
                                              LIBRARY, "--json", "-n", "1000"))  # fmt: skip
         walls.append(seconds)
+        cpu.append(CPU[-1])
         answer = json.loads(stdout)
         rows.add((len(answer["rows"]), len({r["repo"] for r in answer["rows"]}),
                   sum(1 for r in answer["rows"] if r.get("text"))))  # fmt: skip
@@ -284,14 +297,16 @@ def refs_phase(work: Path, size: str, runs: int = 5) -> dict[str, Any]:
     out = {"target": target, "rows": count, "repos_in_answer": repos, "rows_with_text": texts,
            "cold_cli_s": {"median": round(statistics.median(walls), 2),
                           "all": [round(w, 2) for w in walls]},
+           "cold_cli_cpu_s": round(statistics.median(cpu), 2),
            "cold_imports_only_s": round(statistics.median(floor), 2),
+           "cold_imports_only_cpu_s": round(statistics.median(floor_cpu), 2),
            "where": json.loads(done.stdout.strip().splitlines()[-1]),
            "loadavg": loadavg()}  # fmt: skip
     log(f"refs {size}: {out}")
     return out
 
 
-def serve_phase(work: Path, size: str, asks: int = 30) -> dict[str, Any]:
+def serve_phase(work: Path, size: str, asks: int = 50) -> dict[str, Any]:
     """``seek serve --corpus`` on 127.0.0.1: the first refs answer, then ``asks`` more."""
     import urllib.request
 
@@ -351,19 +366,6 @@ def manifests_read_s(work: Path, size: str) -> float:
     return round(time.perf_counter() - started, 2)
 
 
-def git_commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True, cwd=REPO_ROOT)  # fmt: skip
-    return done.stdout.strip()
-
-
-def machine() -> dict[str, Any]:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"platform": platform.platform(), "python": platform.python_version(),
-            "cpus": os.cpu_count(), "mem_gb": round(mem, 1),
-            "note": "shared with other runs: see each entry's loadavg"}  # fmt: skip
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.org.scale",
                                      description=__doc__.split("\n")[0])  # fmt: skip
@@ -388,10 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [s for s in args.sizes.split(",") if s]
     counts = [int(d) for d in args.dependents.split(",") if d]
     results = json.loads(args.out.read_text()) if args.out.is_file() else {}
-    results.update({"date": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-                    "commit": git_commit(), "machine": machine(),
-                    "command": "python -m bench.org.scale "
-                               + " ".join(argv or sys.argv[1:])})  # fmt: skip
+    results.update(run_record())  # date, commit, machine
+    results["loadavg_start"] = loadavg()  # the machine is shared: each entry has its own
+    results["command"] = "python -m bench.org.scale " + " ".join(argv or sys.argv[1:])
     real = read_real(build_base(args.work))
     base = {n: {"chunks": r.chunk_count, "chunk_rows": r.chunks.num_rows, "files": len(r.graph),
                 "link_rows": len(r.links)} for n, r in real.items()}  # fmt: skip
