@@ -207,7 +207,7 @@ class CorpusGraph:
         (repository -> paths; those stored), in one read per group of repositories: every
         asked path in every asked repository, the other pairs dropped here. A question
         across the corpus reads a few files of each of its importers, often the same paths
-        (one read instead of one per importer: 0.36 s -> 0.03 s for 100 importers on the
+        (one read instead of one per importer: 0.36 s -> 0.06 s for 100 importers on the
         1M-chunk corpus, bench/org/scale.py)."""
         table = self.open()
         found: dict[str, list[tuple[str, str, str]]] = {repo: [] for repo in files}
