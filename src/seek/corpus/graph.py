@@ -35,6 +35,7 @@ from seek.corpus.location import CorpusError, CorpusLocation, check_repo_name
 from seek.errors import SeekError
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_table import CorpusTable
+from seek.store.table import SQL_IN_BATCH
 from seek.untrusted import MAX_ROWS, check_query
 from seek.workspace import code_graph as cg
 from seek.workspace.code_graph import LINE_TEXT_CHARS, GraphResult, Lookup
@@ -157,7 +158,7 @@ def lookup(
     if result.subject is not None:
         result.subject["repo"] = repo
     if tool == "refs" and result.rows:
-        fill_texts(location, repo, result.rows)
+        fill_texts(location, result.rows)
     return result
 
 
@@ -183,21 +184,47 @@ def _tool(
     return lambda found: call(found, name, rows)
 
 
-def fill_texts(location: CorpusLocation, repo: str, rows: list[dict]) -> None:
-    """Each use's line, cut from the first chunk of its file that holds it."""
+def fill_texts(location: CorpusLocation, rows: list[dict]) -> None:
+    """Each use's line, cut from the first chunk of its file that holds it; ``rows`` name
+    their ``repo`` and ``path``. One read of the chunk table per group of repositories
+    (a question across the corpus names files of many: one read instead of one per
+    repository, 0.70 s -> 0.05 s for 101 repositories on the 1M-chunk corpus,
+    bench/org/scale.py)."""
     table = CorpusTable(location)
-    data = table.fetch_files([(repo, path) for path in sorted({r["path"] for r in rows})])
-    chunks: dict[str, list[tuple[int, int, str]]] = {}
-    for path, start, end, content in zip(
-        data["path"], data["start_line"], data["end_line"], data["content"], strict=True
-    ):
-        if content is not None:
-            chunks.setdefault(path, []).append((start, end, content))
+    files = sorted({(r["repo"], r["path"]) for r in rows})
+    chunks: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+    for group in _file_groups(files):
+        data = table.fetch_files(group)
+        columns = ("repo", "path", "start_line", "end_line", "content")
+        for repo, path, start, end, content in zip(*(data[c] for c in columns), strict=True):
+            if content is not None:
+                chunks.setdefault((repo, path), []).append((start, end, content))
     for row in rows:
         line = row["line"] - 1  # the rows' lines are 1-based, the stored chunks' 0-based
-        for start, end, content in chunks.get(row["path"], ()):
+        for start, end, content in chunks.get((row["repo"], row["path"]), ()):
             if start <= line <= end:
                 lines = content.split("\n")
                 if line - start < len(lines):
                     row["text"] = lines[line - start].strip()[:LINE_TEXT_CHARS]
                     break
+
+
+def _file_groups(files: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """``(repo, path)`` pairs in groups of at most ``SQL_IN_BATCH`` repositories and paths
+    each (:meth:`CorpusTable.fetch_files` asks every path in every repository of a group)."""
+    groups: list[list[tuple[str, str]]] = []
+    repos: set[str] = set()
+    paths: set[str] = set()
+    for repo, path in files:
+        if (
+            groups
+            and (repo in repos or len(repos) < SQL_IN_BATCH)
+            and (path in paths or len(paths) < SQL_IN_BATCH)
+        ):
+            groups[-1].append((repo, path))
+        else:
+            groups.append([(repo, path)])
+            repos, paths = set(), set()
+        repos.add(repo)
+        paths.add(path)
+    return groups

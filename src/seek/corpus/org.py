@@ -101,11 +101,13 @@ def read_joint(location: CorpusLocation, repo: str) -> Joint:
                 importing[found.repo].add(found.path)
     parts = {repo: RepoPart(rows, [r[0] for r in rows])}
     every_path = graph_table.paths_of(sorted(importing))
-    reading: dict[str, list[str]] = {}
+    reading = {
+        other: sorted(importing[other] | package_mates(importing[other], every_path.get(other, ())))
+        for other in sorted(importing)
+    }
+    loaded = graph_table.load_files_of(reading)
     for other in sorted(importing):
-        every = every_path.get(other, ())
-        reading[other] = sorted(importing[other] | package_mates(importing[other], every))
-        parts[other] = RepoPart(graph_table.load_files(other, reading[other]), every)
+        parts[other] = RepoPart(loaded[other], every_path.get(other, ()))
     for (ecosystem, name), found in sorted(claims.items()):
         others = sorted({c.repo for c in found} - {repo})
         if others:
@@ -276,11 +278,7 @@ def dependents(joint: Joint) -> list[dict[str, Any]]:
 def _fill_texts(location: CorpusLocation, rows: list[dict[str, Any]]) -> None:
     from seek.corpus.graph import fill_texts
 
-    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_repo[row["repo"]].append(row)
-    for repo, some in by_repo.items():
-        fill_texts(location, repo, some)
+    fill_texts(location, rows)  # every repository's rows in one read of the chunks
 
 
 def render_rows(result: GraphResult) -> list[str]:

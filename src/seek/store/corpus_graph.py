@@ -18,7 +18,7 @@ one ``merge_insert`` commit, as its chunk rows are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from seek.store.corpus_table import (
@@ -30,7 +30,7 @@ from seek.store.corpus_table import (
     repo_filter,
 )
 from seek.store.graph_table import graph_table_name
-from seek.store.table import in_batches
+from seek.store.table import SQL_IN_BATCH, in_batches, sql_quote
 
 if TYPE_CHECKING:
     from seek.store.corpus_table import CorpusTable
@@ -198,18 +198,32 @@ class CorpusGraph:
 
     def load_files(self, repo: str, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         """The (path, definitions, facts) rows of some files of ``repo`` (those stored)."""
+        return self.load_files_of({repo: paths}).get(repo, [])
+
+    def load_files_of(
+        self, files: Mapping[str, Sequence[str]]
+    ) -> dict[str, list[tuple[str, str, str]]]:
+        """The (path, definitions, facts) rows of some files of each repository of ``files``
+        (repository -> paths; those stored), in one read per group of repositories: every
+        asked path in every asked repository, the other pairs dropped here. A question
+        across the corpus reads a few files of each of its importers, often the same paths
+        (one read instead of one per importer: 0.36 s -> 0.06 s for 100 importers on the
+        1M-chunk corpus, bench/org/scale.py)."""
         table = self.open()
+        found: dict[str, list[tuple[str, str, str]]] = {repo: [] for repo in files}
         if table is None:
-            return []
-        rows: list[tuple[str, str, str]] = []
-        for batch in in_batches(sorted(set(paths) - {MARKER})):
-            where = files_filter(repo, batch)
+            return found
+        wanted = {(repo, p) for repo, paths in files.items() for p in paths if p != MARKER}
+        for repos, paths in _groups(files):
+            where = f"{repo_filter(repos)} AND path IN ({', '.join(map(sql_quote, paths))})"
             count = table.count_rows(where)
             if not count:
                 continue
-            data = table.search().where(where).select(list(COLUMNS[1:])).limit(count).to_arrow()
-            rows += zip(*(data.column(c).to_pylist() for c in COLUMNS[1:]), strict=True)
-        return rows
+            data = table.search().where(where).select(list(COLUMNS)).limit(count).to_arrow()
+            for repo, *row in zip(*(data.column(c).to_pylist() for c in COLUMNS), strict=True):
+                if (repo, row[0]) in wanted:
+                    found[repo].append((row[0], row[1], row[2]))
+        return found
 
     def paths_of(self, repos: Sequence[str]) -> dict[str, list[str]]:
         """Every stored file path of each of ``repos``, in one read."""
@@ -227,3 +241,26 @@ class CorpusGraph:
                 if path != MARKER:
                     found[repo].append(path)
         return found
+
+
+def _groups(files: Mapping[str, Sequence[str]]) -> Iterator[tuple[list[str], list[str]]]:
+    """``files``' repositories in groups of at most ``SQL_IN_BATCH`` repositories whose
+    paths together are at most ``SQL_IN_BATCH`` (a repository asking for more gets groups
+    of its own): each group one filter within what LanceDB takes."""
+    repos: list[str] = []
+    paths: set[str] = set()
+    for repo in sorted(files):
+        asked = sorted(set(files[repo]) - {MARKER})
+        if not asked:
+            continue
+        if len(asked) > SQL_IN_BATCH:
+            for i in range(0, len(asked), SQL_IN_BATCH):
+                yield [repo], asked[i : i + SQL_IN_BATCH]
+            continue
+        if repos and (len(repos) >= SQL_IN_BATCH or len(paths | set(asked)) > SQL_IN_BATCH):
+            yield repos, sorted(paths)
+            repos, paths = [], set()
+        repos.append(repo)
+        paths.update(asked)
+    if repos:
+        yield repos, sorted(paths)

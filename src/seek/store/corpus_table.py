@@ -163,9 +163,9 @@ class CorpusTable:
 
     def connect(self) -> Any:
         if self._db is None:
-            os.environ.setdefault("LANCEDB_LOG", "error")
-            import lancedb
+            from seek.store.lance import package
 
+            lancedb = package()
             self._session = lancedb.Session(
                 index_cache_size_bytes=INDEX_CACHE_BYTES,
                 metadata_cache_size_bytes=METADATA_CACHE_BYTES,
@@ -210,7 +210,9 @@ class CorpusTable:
         if self._reader is None:
             if self.open() is None:
                 raise ValueError("the corpus has no table yet")
-            import lancedb
+            from seek.store.lance import package
+
+            lancedb = package()
 
             async def open_reader() -> Any:
                 db = await lancedb.connect_async(

@@ -115,8 +115,12 @@ def _load_native() -> Any | None:
 
 
 def package() -> Any:
-    """The public ``lancedb`` package (its extension is the one already loaded, if any)."""
+    """The public ``lancedb`` package (its extension is the one already loaded, if any;
+    its REST namespace client loaded when first used, :mod:`seek.store.lance_client`)."""
+    from seek.store.lance_client import defer_namespace_client
+
     os.environ.setdefault("LANCEDB_LOG", "error")
+    defer_namespace_client(os.environ.get(ENV_SWITCH, ""))
     import lancedb
 
     if NATIVE_NAME in sys.modules and "_lancedb" not in vars(lancedb):
