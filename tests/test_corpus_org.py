@@ -44,17 +44,23 @@ def settings_in(home: Path) -> Settings:
                          user_config=home / "no-user-config.toml")  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    base = tmp_path_factory.mktemp("org")
+def make_corpus(base: Path) -> tuple[CorpusLocation, dict[str, Path], Path]:
+    """urllib3 and requests as two repositories of a corpus under ``base``, indexed; and
+    the seek home it was indexed with."""
     repos = {
         "urllib3": as_repository("urllib3", base / "urllib3"),
         "requests": as_repository("requests", base / "requests"),
     }
     location = CorpusLocation(str(base / "corpus"))
     add_repos(location, repos)
-    index(location, settings_in(base / "home"))
-    return location, repos, base
+    home = base / "home"
+    index(location, settings_in(home))
+    return location, repos, home
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return make_corpus(tmp_path_factory.mktemp("org"))
 
 
 def line_of(path: Path, pattern: str) -> int:

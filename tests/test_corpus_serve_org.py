@@ -9,9 +9,8 @@ served by uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import pytest
-from corpus_helpers import add_repos, index
 from test_corpus import corpus_server
-from test_corpus_org import as_repository, line_of, settings_in
+from test_corpus_org import line_of, make_corpus, settings_in
 
 import seek.corpus.serve
 from seek.corpus.build import CorpusIndexer
@@ -24,18 +23,6 @@ from seek.serving.config import ServeConfig
 
 RETRY = "src/urllib3/util/retry.py"
 POOLMANAGER = "src/urllib3/poolmanager.py"
-
-
-def make_corpus(base):
-    repos = {
-        "urllib3": as_repository("urllib3", base / "urllib3"),
-        "requests": as_repository("requests", base / "requests"),
-    }
-    location = CorpusLocation(str(base / "corpus"))
-    add_repos(location, repos)
-    home = base / "home"
-    index(location, settings_in(home))
-    return location, repos, home
 
 
 @pytest.fixture(scope="module")

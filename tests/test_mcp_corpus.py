@@ -10,10 +10,9 @@ import sys
 
 import anyio
 import pytest
-from corpus_helpers import add_repos, index
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from test_corpus_org import as_repository, line_of, settings_in
+from test_corpus_org import line_of, make_corpus
 
 from seek.corpus.catalog import Catalog
 from seek.corpus.graph import lookup
@@ -28,16 +27,7 @@ POOLMANAGER = "src/urllib3/poolmanager.py"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    base = tmp_path_factory.mktemp("mcp-org")
-    repos = {
-        "urllib3": as_repository("urllib3", base / "urllib3"),
-        "requests": as_repository("requests", base / "requests"),
-    }
-    location = CorpusLocation(str(base / "corpus"))
-    add_repos(location, repos)
-    home = base / "home"
-    index(location, settings_in(home))
-    return location, repos, home
+    return make_corpus(tmp_path_factory.mktemp("mcp-org"))
 
 
 async def session_calls(location: CorpusLocation, home, calls):

@@ -38,7 +38,7 @@ from seek.graph.binding import _STRICT
 from seek.graph.imports import Resolver
 from seek.graph.model import Definition, FileFacts, Import, Reference
 from seek.graph.resolve import reexport_depth
-from seek.index.graph_rows import StoredFacts, _row_module, _row_package
+from seek.index.graph_rows import StoredFacts, rows_resolver
 
 SEP = "/"
 
@@ -63,16 +63,7 @@ class RepoPart:
     resolver: Resolver = field(init=False)
 
     def __post_init__(self) -> None:
-        go_modules: dict[str, str] = {}
-        packages = []
-        for _, _, data in self.rows:
-            module = _row_module(data)
-            if module is not None:
-                go_modules[module[0]] = module[1]
-            package = _row_package(data)
-            if package is not None:
-                packages.append(package)
-        self.resolver = Resolver(sorted(set(self.paths)), go_modules, packages)
+        self.resolver = rows_resolver(sorted(set(self.paths)), (r[2] for r in self.rows))
 
 
 class JointResolver(Resolver):

@@ -28,9 +28,8 @@ import orjson
 from seek.corpus.import_names import ecosystem_of, import_keys
 from seek.corpus.location import CorpusError, check_repo_name
 from seek.corpus.provides import ECOSYSTEMS, Provided
-from seek.graph.imports import Resolver
 from seek.graph.model import Import
-from seek.index.graph_rows import _row_module, _row_package
+from seek.index.graph_rows import rows_resolver
 from seek.store.corpus_graph import CorpusGraph
 from seek.store.corpus_links import IMPORTS, PROVIDES, CorpusLinks, Row
 
@@ -59,25 +58,16 @@ def link_rows(
     """``repo``'s rows: what it provides, and what its files import from outside it.
     ``graph_rows``: its stored (path, definitions, facts) rows."""
     rows: list[Row] = [(repo, PROVIDES, p.ecosystem, p.name, p.source, p.root) for p in provided]
-    paths: list[str] = []
+    graph_rows = list(graph_rows)
     files: dict[str, tuple[str, list]] = {}
-    go_modules: dict[str, str] = {}
-    packages = []
     for path, _, data in graph_rows:
-        paths.append(path)
-        module = _row_module(data)
-        if module is not None:
-            go_modules[module[0]] = module[1]
-        package = _row_package(data)
-        if package is not None:
-            packages.append(package)
         facts = orjson.loads(data)
         if facts.get("i"):
             files[path] = (facts["g"], facts["i"])
         dynamic = _dynamic(facts)
         if dynamic is not None:
             rows.append((repo, IMPORTS, dynamic, DYNAMIC, path, ""))
-    resolver = Resolver(paths, go_modules, packages)
+    resolver = rows_resolver([r[0] for r in graph_rows], (r[2] for r in graph_rows))
     seen: set[tuple[str, str, str]] = set()
     for path, (grammar, imports) in files.items():
         for values in imports:

@@ -287,22 +287,18 @@ def render_rows(result: GraphResult) -> list[str]:
     from seek.untrusted import printable
 
     out: list[str] = []
-    repo = group = None
-    for row in result.rows:
-        if result.tool == "dependents":
+    if result.tool == "dependents":
+        for row in result.rows:
             names = ", ".join(f"{printable(n)} {c}" for n, c in row["names"].items())
             out.append(f"{row['repo']}  {row['files']} files, {row['uses']} uses  {names}")
-            continue
-        if row["repo"] != repo:
-            repo, group = row["repo"], None
-            out.append(f"{repo}:")
+        return out
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for row in result.rows:  # the rows come grouped by repository already
+        by_repo.setdefault(row["repo"], []).append(row)
+    for repo, rows in by_repo.items():
+        out.append(f"{repo}:")
         if result.tool == "refs":
-            if (row["path"], row["container"]) != group:
-                group = (row["path"], row["container"])
-                inside = row["container"] or "(file level)"
-                out.append(f"  {printable(row['path'])}  {printable(inside)}")
-            kind = " call" if row["kind"] == "call" else ""
-            out.append(f"    {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
+            out.extend(cg.use_lines(rows, indent="  "))
         else:
-            out.append("  " + cg.definition_line(row))
+            out.extend("  " + cg.definition_line(row) for row in rows)
     return out

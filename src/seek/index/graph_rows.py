@@ -230,6 +230,21 @@ def read_graph(
     return CodeGraph(StoredFacts(rows, damaged))
 
 
+def rows_resolver(paths: Iterable[str], datas: Iterable[str]) -> Resolver:
+    """The resolver of a workspace's imports over ``paths``, with the Go modules and npm
+    packages its rows' facts (``datas``) carry."""
+    go_modules: dict[str, str] = {}
+    packages: list[Package] = []
+    for data in datas:
+        module = _row_module(data)
+        if module is not None:
+            go_modules[module[0]] = module[1]
+        package = _row_package(data)
+        if package is not None:
+            packages.append(package)
+    return Resolver(list(paths), go_modules, packages)
+
+
 class StoredFacts(LazyFacts):
     """Stored (path, definitions, facts) rows as a :class:`seek.graph.model.LazyFacts`.
 
@@ -250,18 +265,12 @@ class StoredFacts(LazyFacts):
         self._damaged = damaged
         self._rows: dict[str, Encoded] = {}
         self.definitions: dict[str, list[Definition]] = {}
-        go_modules: dict[str, str] = {}
-        packages: list[Package] = []
         for path, defined, data in rows:
             self._rows[path] = (defined, data)
             self.definitions[path] = definitions(path, defined)
-            module = _row_module(data)
-            if module is not None:
-                go_modules[module[0]] = module[1]
-            package = _row_package(data)
-            if package is not None:
-                packages.append(package)
-        self._resolver = resolver or Resolver(list(self._rows), go_modules, packages)
+        self._resolver = resolver or rows_resolver(
+            self._rows, (data for _, data in self._rows.values())
+        )
         self._decoded: dict[str, FileFacts] = {}
         self._scans = 0
         self._strings: dict[str, list[str]] | None = None  # see mentioning

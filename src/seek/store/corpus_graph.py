@@ -18,7 +18,7 @@ one ``merge_insert`` commit, as its chunk rows are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from seek.store.corpus_table import (
@@ -44,6 +44,21 @@ MARKER = ""
 Row = tuple[str, str, str]
 """A file's (path, definitions, facts), as :func:`seek.index.graph_rows.file_facts` encodes
 them."""
+
+
+def add_or_create(chunks: CorpusTable, name: str, data: Any, open_table: Callable[[], Any]) -> Any:
+    """Append ``data`` to the corpus's table ``name`` (``open_table`` opens it, None when
+    there is none), creating the table with them if need be; returns the table."""
+    table = open_table()
+    if table is None:
+        try:
+            return chunks.connect().create_table(name, data)
+        except (ValueError, OSError):  # another writer created it meanwhile
+            table = open_table()
+            if table is None:
+                raise
+    table.add(data)
+    return table
 
 
 class CorpusGraph:
@@ -78,17 +93,7 @@ class CorpusGraph:
         """Append (repo, path, definitions, facts) rows in one commit."""
         if not rows:
             return
-        data = self._arrow(rows)
-        table = self.open()
-        if table is None:
-            try:
-                self._table = self.chunks.connect().create_table(GRAPH_TABLE, data)
-                return
-            except (ValueError, OSError):  # another writer created it meanwhile
-                table = self.open()
-                if table is None:
-                    raise
-        table.add(data)
+        self._table = add_or_create(self.chunks, GRAPH_TABLE, self._arrow(rows), self.open)
 
     def commit(self, batches: Sequence[tuple[str, Sequence[Row], Sequence[str]]]) -> None:
         """Write task results: ``(repo, graph rows, files that had chunk rows before)`` each.

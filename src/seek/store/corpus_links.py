@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from seek.store.corpus_graph import add_or_create
 from seek.store.corpus_table import TABLE, delete_repo, read_problem, repo_filter
 from seek.store.table import in_batches, sql_quote
 
@@ -73,16 +74,7 @@ class CorpusLinks:
         appended in one commit."""
         self.delete_repo(repo)
         data = self._arrow([*rows, (repo, MARKER, "", "", "", "")])
-        table = self.open()
-        if table is None:
-            try:
-                self._table = self.chunks.connect().create_table(LINKS_TABLE, data)
-                return
-            except (ValueError, OSError):  # another writer created it meanwhile
-                table = self.open()
-                if table is None:
-                    raise
-        table.add(data)
+        self._table = add_or_create(self.chunks, LINKS_TABLE, data, self.open)
 
     def unmark(self, repo: str) -> None:
         """Say ``repo``'s links are out of date (its files are about to change)."""

@@ -100,14 +100,7 @@ class GraphResult:
         elif self.render_rows is not None:
             out.extend(self.render_rows(self))
         elif self.tool == "refs":
-            group = None
-            for row in self.rows:
-                if (row["path"], row["container"]) != group:
-                    group = (row["path"], row["container"])
-                    inside = row["container"] or "(file level)"
-                    out.append(f"{printable(row['path'])}  {printable(inside)}")
-                kind = " call" if row["kind"] == "call" else ""
-                out.append(f"  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
+            out.extend(use_lines(self.rows))
         else:
             for row in self.rows:
                 out.append(definition_line(row))
@@ -123,6 +116,20 @@ class GraphResult:
 _ABOUT = {"refs": "uses of", "callers": "callers of", "callees": "callees of",
           "history": "history of", "impact": "impact of", "tests": "tests of"}  # fmt: skip
 """The tools that may answer about a definition at PATH:LINE, and how their text says so."""
+
+
+def use_lines(rows: list[dict[str, Any]], indent: str = "") -> list[str]:
+    """Uses as ``refs`` prints them: under their file and enclosing definition,
+    ``line:column  text`` each, escaped."""
+    out, group = [], None
+    for row in rows:
+        if (row["path"], row["container"]) != group:
+            group = (row["path"], row["container"])
+            inside = row["container"] or "(file level)"
+            out.append(f"{indent}{printable(row['path'])}  {printable(inside)}")
+        kind = " call" if row["kind"] == "call" else ""
+        out.append(f"{indent}  {row['line']}:{row['column']}{kind}  {printable(row['text'])}")
+    return out
 
 
 def definition_line(row: dict[str, Any]) -> str:
