@@ -90,6 +90,13 @@ TABLES: dict[str, Table] = {
         GRAPH + ("src/seek/change",),
         max_commits=40,
     ),  # fmt: skip
+    "org_scale": Table(
+        ("bench/results/org_scale.json",),
+        tables.org_scale,
+        ("bench/README.md",),
+        ("src/seek/corpus", "src/seek/store/corpus_graph.py", "src/seek/store/corpus_links.py"),
+        max_commits=40,
+    ),  # fmt: skip
     "org_refs": Table(
         ("bench/results/org_refs.json",),
         tables.org_refs,

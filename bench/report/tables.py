@@ -325,3 +325,34 @@ def org_refs(results: Results) -> list[str]:
     head = ["slice: other repositories → libraries (sampled)", "oracle: cross-repository uses",
             "definitions", "seek uses P / R", "grep P / R", "seek dependents P / R"]  # fmt: skip
     return header(results) + table(head, rows, "llrrrr")
+
+
+def org_scale(results: Results) -> list[str]:
+    """Cross-repository references at organisation scale (issue 45, deliver 5): `corpus refs`
+    across every repository from a cold CLI and served, per corpus size and dependents; the
+    links table and one repository's change."""
+    (_, data), = results  # fmt: skip
+    sizes = data["sizes"]
+    columns = [(size, d) for size in sizes for d in (100, 10) if f"dependents_{d}" in sizes[size]]
+    head = ["`corpus refs` across every repository"] + [
+        f"{sizes[size]['build']['chunks'] / 1e6:.1f}M chunks, D={d}" for size, d in columns
+    ]
+    cold, served = ["cold CLI, median (its imports alone)"], ["served p50 / p95 (first answer)"]
+    for size, d in columns:
+        found = sizes[size][f"dependents_{d}"]
+        refs, serve = found["refs"], found["serve"]
+        cold.append(f"{refs['cold_cli_s']['median']:.2f} s ({refs['cold_imports_only_s']:.2f})")
+        served.append(f"{serve['p50_ms']:.0f} / {serve['p95_ms']:.0f} ms "
+                      f"({serve['first_ms'] / 1000:.2f} s)")  # fmt: skip
+    lines = header(results) + table(head, [cold, served], "l" + "r" * len(columns))
+    biggest = max(sizes.values(), key=lambda s: s["links"]["repos"])["links"]
+    index = data["index"]
+    runs = ", ".join(f"{v['cold_cli_s']['median']:.2f} s at {v['repos']} repositories"
+                     for v in index.values())  # fmt: skip
+    return lines + [
+        "",
+        f"Links of {biggest['repos']:,} repositories: {biggest['rows'] / 1e6:.2f}M rows, "
+        f"{biggest['bytes_on_disk'] / 1e6:.0f} MB; one repository's rewritten in "
+        f"{biggest['keep_current_one_repo_s']['median']:.2f} s. `seek corpus index URI REPO` "
+        f"after one file of it changed: {runs}.",
+    ]
