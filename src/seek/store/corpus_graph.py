@@ -18,9 +18,10 @@ one ``merge_insert`` commit, as its chunk rows are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from seek.store.corpus_side import SideTable
 from seek.store.corpus_table import (
     TABLE,
     delete_files,
@@ -33,7 +34,7 @@ from seek.store.graph_table import graph_table_name
 from seek.store.table import SQL_IN_BATCH, in_batches, sql_quote
 
 if TYPE_CHECKING:
-    from seek.store.corpus_table import CorpusTable
+    pass
 
 GRAPH_TABLE = graph_table_name(TABLE)
 COLUMNS = ("repo", "path", "definitions", "facts")
@@ -46,54 +47,20 @@ Row = tuple[str, str, str]
 them."""
 
 
-def add_or_create(chunks: CorpusTable, name: str, data: Any, open_table: Callable[[], Any]) -> Any:
-    """Append ``data`` to the corpus's table ``name`` (``open_table`` opens it, None when
-    there is none), creating the table with them if need be; returns the table."""
-    table = open_table()
-    if table is None:
-        try:
-            return chunks.connect().create_table(name, data)
-        except (ValueError, OSError):  # another writer created it meanwhile
-            table = open_table()
-            if table is None:
-                raise
-    table.add(data)
-    return table
+class CorpusGraph(SideTable):
+    """The corpus's graph table (:class:`SideTable`: opened lazily through the chunk table's
+    connection). Dropped, each repository's graph is filled again from its stamped files by
+    its next run (:meth:`seek.corpus.build.CorpusIndexer._fill_graph`)."""
 
-
-class CorpusGraph:
-    """The corpus's graph table, opened lazily through the chunk table's connection (the same
-    location, local or S3, and its one-line storage errors)."""
-
-    def __init__(self, chunks: CorpusTable) -> None:
-        self.chunks = chunks
-        self._table: Any = None
-
-    def open(self) -> Any | None:
-        if self._table is None:
-            db = self.chunks.connect()
-            with self.chunks._storage():  # the chunk table's S3 errors, one line each
-                if GRAPH_TABLE in db.list_tables().tables:
-                    self._table = db.open_table(GRAPH_TABLE)
-        return self._table
-
-    @staticmethod
-    def _arrow(rows: Sequence[tuple[str, str, str, str]]) -> Any:
-        import pyarrow as pa
-
-        return pa.table(
-            {
-                name: pa.array([row[i] for row in rows], pa.string())
-                for i, name in enumerate(COLUMNS)
-            }
-        )
+    NAME = GRAPH_TABLE
+    COLUMNS = COLUMNS
 
     # -- writing ---------------------------------------------------------------------
     def add(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
         """Append (repo, path, definitions, facts) rows in one commit."""
         if not rows:
             return
-        self._table = add_or_create(self.chunks, GRAPH_TABLE, self._arrow(rows), self.open)
+        self._append(rows)
 
     def commit(self, batches: Sequence[tuple[str, Sequence[Row], Sequence[str]]]) -> None:
         """Write task results: ``(repo, graph rows, files that had chunk rows before)`` each.
@@ -174,12 +141,6 @@ class CorpusGraph:
         """What is wrong with the table ("" when nothing is, or when there is none), as
         :meth:`CorpusTable.problem` finds it."""
         return read_problem(self.chunks, self.open, "path", "the corpus's code graph table")
-
-    def drop(self) -> None:
-        """Drop the table: each repository's graph is filled again from its stamped files by
-        its next run (:meth:`seek.corpus.build.CorpusIndexer._fill_graph`)."""
-        self.chunks.drop(GRAPH_TABLE)
-        self._table = None
 
     def has_graph(self, repo: str) -> bool:
         """Whether ``repo``'s graph is stored (its marker row is there)."""

@@ -24,14 +24,14 @@ The store does not judge the rows: they come from repositories' content, and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from seek.store.corpus_graph import add_or_create
+from seek.store.corpus_side import SideTable
 from seek.store.corpus_table import TABLE, delete_repo, read_problem, repo_filter
 from seek.store.table import in_batches, sql_quote
 
 if TYPE_CHECKING:
-    from seek.store.corpus_table import CorpusTable
+    pass
 
 LINKS_FORMAT = 1
 LINKS_TABLE = f"{TABLE}_links{LINKS_FORMAT}"
@@ -42,39 +42,19 @@ Row = tuple[str, str, str, str, str, str]
 """(repo, kind, ecosystem, name, path, root), as :data:`COLUMNS` names them."""
 
 
-class CorpusLinks:
-    """The corpus's links table, opened lazily through the chunk table's connection."""
+class CorpusLinks(SideTable):
+    """The corpus's links table (:class:`SideTable`: opened lazily through the chunk table's
+    connection)."""
 
-    def __init__(self, chunks: CorpusTable) -> None:
-        self.chunks = chunks
-        self._table: Any = None
-
-    def open(self) -> Any | None:
-        if self._table is None:
-            db = self.chunks.connect()
-            with self.chunks._storage():
-                if LINKS_TABLE in db.list_tables().tables:
-                    self._table = db.open_table(LINKS_TABLE)
-        return self._table
-
-    @staticmethod
-    def _arrow(rows: Sequence[Row]) -> Any:
-        import pyarrow as pa
-
-        return pa.table(
-            {
-                name: pa.array([row[i] for row in rows], pa.string())
-                for i, name in enumerate(COLUMNS)
-            }
-        )
+    NAME = LINKS_TABLE
+    COLUMNS = COLUMNS
 
     # -- writing ---------------------------------------------------------------------
     def replace_repo(self, repo: str, rows: Sequence[Row]) -> None:
         """``repo``'s rows, whole: the old ones deleted, then the new ones and the marker
         appended in one commit."""
         self.delete_repo(repo)
-        data = self._arrow([*rows, (repo, MARKER, "", "", "", "")])
-        self._table = add_or_create(self.chunks, LINKS_TABLE, data, self.open)
+        self._append([*rows, (repo, MARKER, "", "", "", "")])
 
     def unmark(self, repo: str) -> None:
         """Say ``repo``'s links are out of date (its files are about to change)."""
@@ -98,10 +78,6 @@ class CorpusLinks:
             if (column,) not in have:
                 table.create_index(column, config=BTree())
         table.optimize()
-
-    def drop(self) -> None:
-        self.chunks.drop(LINKS_TABLE)
-        self._table = None
 
     def problem(self) -> str:
         return read_problem(self.chunks, self.open, "name", "the corpus's links table")
