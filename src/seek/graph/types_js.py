@@ -314,13 +314,7 @@ class JsTypeFacts(TypeFacts):
             inner = node.named_children
             return self.value_of(inner[0], where, depth + 1) if inner else None
         if kind == "member_expression":
-            owner = node.child_by_field_name("object")
-            field = node.child_by_field_name("property")
-            if owner is None or field is None:
-                return None
-            if self._names_module(where, owner):
-                return f"${_text(owner)}.{_text(field)}"
-            return self._step(self.value_of(owner, where, depth + 1), _text(field))
+            return self._member(node, where, depth, call=False)
         if kind == "await_expression":  # what an outside promise gives is outside too
             inner = node.named_children
             head = self.value_of(inner[0], where, depth + 1) if inner else None
@@ -339,14 +333,20 @@ class JsTypeFacts(TypeFacts):
                 return None  # calling a local: unknown
             return f"{name}()"
         if function.type == "member_expression":
-            owner = function.child_by_field_name("object")
-            field = function.child_by_field_name("property")
-            if owner is None or field is None:
-                return None
-            if self._names_module(where, owner):
-                return f"{_text(owner)}.{_text(field)}()"
-            return self._step(self.value_of(owner, where, depth + 1), _text(field) + "()")
+            return self._member(function, where, depth, call=True)
         return None
+
+    def _member(self, node, where, depth: int, call: bool) -> str | None:
+        """`owner.field` as a value, or called (`owner.field()`): a module's member by its
+        name (a value written ``$module.field``), else one step from the owner's type."""
+        owner = node.child_by_field_name("object")
+        field = node.child_by_field_name("property")
+        if owner is None or field is None:
+            return None
+        step = _text(field) + ("()" if call else "")
+        if self._names_module(where, owner):
+            return f"{'' if call else '$'}{_text(owner)}.{step}"
+        return self._step(self.value_of(owner, where, depth + 1), step)
 
     def _step(self, head: str | None, step: str) -> str | None:
         # what a type declared outside the workspace holds or returns is declared outside
