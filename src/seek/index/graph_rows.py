@@ -357,13 +357,9 @@ def _row_module(data: str) -> tuple[str, str] | None:
     followed by two closing braces and does not parse, and the whole row is decoded."""
     if not data.startswith('{"g":"go",'):
         return None  # only Go rows carry a module
-    at = data.rfind(',"m":[')
-    if at < 0:
+    value = _last_key(data, "m", fallback=False)
+    if value is _ABSENT:
         return None
-    try:
-        value = orjson.loads(data[at + 5 : -1])
-    except orjson.JSONDecodeError:
-        value = None
     if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
         return value[0], value[1]
     module = _loads(data).get("m")
@@ -375,14 +371,24 @@ def _row_package(data: str) -> Package | None:
     a Go row's module (the package is the row's last key, ``"p"``)."""
     if not data.startswith(('{"g":"typescript",', '{"g":"tsx",', '{"g":"javascript",')):
         return None
-    at = data.rfind(',"p":[')
+    value = _last_key(data, "p", fallback=True)
+    return None if value is _ABSENT else _package(value)
+
+
+_ABSENT = object()
+
+
+def _last_key(data: str, key: str, fallback: bool) -> object:
+    """The list value of the row's last key ``key`` (see :func:`_row_module`), parsed from
+    the text after its last ``,"key":``; :data:`_ABSENT` without one. When that text does
+    not parse (a nested key of that name), the whole row's value (``fallback``) or None."""
+    at = data.rfind(f',"{key}":[')
     if at < 0:
-        return None
+        return _ABSENT
     try:
-        value = orjson.loads(data[at + 5 : -1])
+        return orjson.loads(data[at + len(key) + 4 : -1])
     except orjson.JSONDecodeError:
-        value = _loads(data).get("p")
-    return _package(value)
+        return _loads(data).get(key) if fallback else None
 
 
 def _package(value: object) -> Package | None:
