@@ -11,10 +11,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 pytestmark = pytest.mark.slow
 
 
-async def session_calls(workspace, seek_home, calls):
+async def session_calls(workspace, seek_home, calls, options=()):
+    """``seek mcp [OPTIONS]`` started in ``workspace``: its tools, then each call's result."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "seek", "mcp"],
+        args=["-m", "seek", "mcp", *options],
         cwd=str(workspace),
         env={**os.environ, "SEEK_HOME": str(seek_home), "XDG_CONFIG_HOME": str(seek_home)},
     )

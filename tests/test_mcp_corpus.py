@@ -5,18 +5,13 @@ importing `urllib3`). Each answer is the text the library gives for the same que
 
 from __future__ import annotations
 
-import os
-import sys
-
 import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from test_corpus_org import line_of, make_corpus
+from test_mcp import session_calls, text_of
 
 from seek.corpus.catalog import Catalog
 from seek.corpus.graph import lookup
-from seek.corpus.location import CorpusLocation
 from seek.corpus.org import cross_lookup
 
 pytestmark = pytest.mark.slow
@@ -28,27 +23,6 @@ POOLMANAGER = "src/urllib3/poolmanager.py"
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     return make_corpus(tmp_path_factory.mktemp("mcp-org"))
-
-
-async def session_calls(location: CorpusLocation, home, calls):
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "seek", "mcp", "--corpus", location.uri],
-        cwd=str(home),
-        env={**os.environ, "SEEK_HOME": str(home), "XDG_CONFIG_HOME": str(home)},
-    )
-    results = []
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            results.append(await session.list_tools())
-            for name, arguments in calls:
-                results.append(await session.call_tool(name, arguments))
-    return results
-
-
-def text_of(result) -> str:
-    return "\n".join(part.text for part in result.content)
 
 
 def test_an_agent_asks_the_corpus_who_uses_a_definition_across_repositories(corpus):
@@ -68,7 +42,7 @@ def test_an_agent_asks_the_corpus_who_uses_a_definition_across_repositories(corp
         ("search", {"query": "retry backoff factor", "repos": ["urllib3"], "k": 3}),
         ("search", {"query": "session cookies", "paths": ["src/requests/"], "k": 2}),
     ]
-    listed, *answers = anyio.run(session_calls, location, home, calls)
+    listed, *answers = anyio.run(session_calls, home, home, calls, ["--corpus", location.uri])
     assert {t.name for t in listed.tools} == {
         "search", "repos", "def", "refs", "callers", "dependents"
     }  # fmt: skip
@@ -127,7 +101,9 @@ BAD_CALLS = [  # (tool, arguments, a phrase of the one-sentence error)
 
 def test_bad_arguments_are_tool_errors_of_one_sentence(corpus):
     location, _, home = corpus
-    _, *answers = anyio.run(session_calls, location, home, [(t, a) for t, a, _ in BAD_CALLS])
+    _, *answers = anyio.run(
+        session_calls, home, home, [(t, a) for t, a, _ in BAD_CALLS], ["--corpus", location.uri]
+    )
     for (tool, arguments, phrase), answer in zip(BAD_CALLS, answers, strict=True):
         text = text_of(answer)
         assert answer.is_error, (tool, arguments, text)
