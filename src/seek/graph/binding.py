@@ -83,6 +83,7 @@ class Bindings(DeclaredTypes):
         self._ancestor_cache: dict[Definition, tuple[Definition, ...]] = {}
         self._inbound: dict[Definition, int] | None = None
         self._rank: np.ndarray | None = None
+        self._alias_index: dict[str, set[str]] | None = None  # see CodeGraph.spellings
 
     def mentioning(self, names: Iterable[str]) -> Iterable[FileFacts]:
         """The files whose facts may hold one of ``names``: every file, or where the facts

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from seek.graph.binding import Bindings
-from seek.graph.model import Definition, Reference
+from seek.graph.model import Definition, LazyFacts, Reference
 from seek.graph.rank import pagerank, render_map
 
 _KIND_WEIGHT = {
@@ -223,15 +223,25 @@ class CodeGraph(Bindings):
         aliases of those: the names a use of one of them may be spelt by."""
         spelt = set(names)
         while True:
-            more = {
-                imp.alias
-                for facts in self.mentioning(spelt)
-                for imp in facts.imports
-                if imp.alias and imp.names and imp.names[0] in spelt and imp.alias not in spelt
-            }
+            if isinstance(self.files, LazyFacts):  # the files that name them, decoded
+                imports = (i for facts in self.mentioning(spelt) for i in facts.imports)
+                more = {i.alias for i in imports if i.names and i.names[0] in spelt and i.alias}
+            else:  # every file's aliases, indexed once: `uses` asks for each definition
+                more = {a for name in spelt for a in self._aliases_of().get(name, ())}
+            more -= spelt
             if not more:
                 return spelt
             spelt |= more
+
+    def _aliases_of(self) -> dict[str, set[str]]:
+        """Imported name -> the aliases imports give it, over every file."""
+        if self._alias_index is None:
+            self._alias_index = defaultdict(set)
+            for facts in self.files.values():
+                for imp in facts.imports:
+                    if imp.alias and imp.names:
+                        self._alias_index[imp.names[0]].add(imp.alias)
+        return self._alias_index
 
     def _bound_counts(
         self, uses: Iterable[Reference], wanted: set[str] | None = None
