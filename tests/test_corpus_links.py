@@ -10,9 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from corpus_helpers import add_repos, index
 
+import seek.cli.corpus_cmd  # noqa: F401 - registers `seek corpus`
 import seek.corpus.build as build
+from seek.cli import cli
 from seek.corpus.build import CorpusIndexer
 from seek.corpus.fanout import LocalRunner
 from seek.corpus.links import checked, provided_by, providers
@@ -142,6 +145,7 @@ def test_bad_rows_are_dropped_on_read(corpus):
         ("acme", PROVIDES, "cobol", "x", "a", "x"),  # an unknown ecosystem
         ("acme", PROVIDES, "python", "x\x1b[2J", "a", "x"),  # a control character
         ("acme", PROVIDES, "python", "x", "/etc/passwd", "x"),  # an absolute path
+        ("acme", PROVIDES, "python", "x", "a", "src/../../etc"),  # a root out of the repository
         ("acme", PROVIDES, "python", "", "a", "x"),  # no name
         ("acme", PROVIDES, "python", "ok", "pyproject.toml", "src/ok"),
     ]
@@ -175,3 +179,26 @@ def test_a_killed_run_or_a_damaged_table_is_mended_by_the_next_run(
     assert stored(location).has_links("acme") and stored(location).has_links("billing")
     assert ("billing", "billing/views.py", 6) in slugify_uses(location)
     shutil.rmtree(folder)
+
+
+def test_hostile_rows_in_a_shared_corpus_are_dropped_and_never_printed_raw(corpus):
+    """Whoever can write a shared corpus can write its links: a claim to provide a name
+    with a terminal escape in it, or rooted outside the claiming repository, is dropped on
+    read (it makes no clash and binds nothing), and nothing raw reaches the terminal."""
+    location, _ = corpus
+    stored(location).replace_repo(
+        "billing",
+        [
+            ("billing", PROVIDES, "python", "acme_utils\x1b]0;pwned\x07", "pyproject.toml", "x"),
+            ("billing", PROVIDES, "python", "acme_utils", "pyproject.toml", "../../etc"),
+            ("billing", IMPORTS, "python", "acme_utils", "billing/views.py", ""),
+        ],
+    )
+    result = CliRunner().invoke(
+        cli, ["corpus", "refs", location.uri, "src/acme_utils/text.py:1", "--repo", "acme"]
+    )
+    assert result.exit_code == 0, result.output
+    printed = result.output + result.stderr
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert "provided by" not in printed  # no clash: both claims were dropped
+    assert "billing:\n  billing/views.py" in printed  # billing's uses still bound to acme

@@ -128,9 +128,15 @@ def _checked(row: Row) -> Link | None:
             return None
         if any(ord(c) < 32 or ord(c) == 127 for c in text):
             return None
-    if not name or path.startswith("/") or root.startswith("/"):
+    if not name or any(_outside(p) for p in (path, root)):
         return None
     return Link(repo, kind, ecosystem, name, path, root)
+
+
+def _outside(rel: str) -> bool:
+    """Whether a path a row names leaves its repository (absolute, or through ``..``): only a
+    key into the repository's stored rows, never opened, yet no reader writes such a row."""
+    return rel.startswith("/") or ".." in rel.split("/")
 
 
 def checked(rows: Iterable[Row]) -> list[Link]:
